@@ -1,0 +1,82 @@
+"""The ``xlacli`` application and its one error boundary."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import typer
+
+from xlacli import __version__
+from xlacli.errors import EXIT_INTERRUPTED, XlacliError
+from xlacli.render.console import print_error
+
+app = typer.Typer(
+    name="xlacli",
+    help="Compile, explain and profile PyTorch models on PyTorch/XLA.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def error_boundary(command: Callable[..., int | None]) -> Callable[..., None]:
+    """Turn a command's return code and expected errors into typer exits.
+
+    Expected failures (``XlacliError``) become one line on stderr and their
+    exit code; anything else is a bug in xlacli and keeps its traceback.
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        try:
+            code = command(*args, **kwargs)
+        except XlacliError as error:
+            print_error(error)
+            raise typer.Exit(error.exit_code) from None
+        except KeyboardInterrupt:
+            print("xlacli: interrupted", file=sys.stderr)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        if code:
+            raise typer.Exit(code)
+
+    return wrapper
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        print(f"xlacli {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Print the version."
+    ),
+) -> None:
+    """Compile, explain and profile PyTorch models on PyTorch/XLA."""
+
+
+def _register() -> None:
+    # Command modules are imported here, not at their definition, so that each
+    # stays a plain function that tests can call without the typer app.
+    from xlacli.cli import compile as compile_cmd
+
+    app.command("compile")(error_boundary(compile_cmd.compile_command))
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and return its exit code."""
+    try:
+        app(args=argv, prog_name="xlacli")
+    except SystemExit as exit_:
+        code = exit_.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    return 0

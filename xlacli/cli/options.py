@@ -1,0 +1,42 @@
+"""Options shared by several commands, as ``Annotated`` types."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated
+
+import typer
+
+
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+class OptimizerName(str, Enum):
+    sgd = "sgd"
+    adamw = "adamw"
+
+
+Steps = Annotated[int, typer.Option("--steps", min=1, help="Number of steps to run.")]
+Train = Annotated[
+    bool,
+    typer.Option(
+        "--train",
+        help="Run training steps (forward, loss, backward, optimizer) instead of inference.",
+    ),
+]
+Optimizer = Annotated[
+    OptimizerName, typer.Option("--optimizer", help="Optimizer for --train.")
+]
+Out = Annotated[
+    str | None,
+    typer.Option("--out", "-o", help="Run folder to create (default: a new one under .xlacli/runs/)."),
+]
+Force = Annotated[
+    bool, typer.Option("--force", help="Replace the --out folder if it already exists.")
+]
+Format = Annotated[
+    OutputFormat,
+    typer.Option("--format", help="text for people, json for programs (only JSON on stdout)."),
+]

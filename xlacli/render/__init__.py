@@ -1,0 +1,1 @@
+"""Renderers: terminal (rich) and JSON, one module per view."""

@@ -1,0 +1,35 @@
+"""The consoles: data on stdout, progress and messages on stderr."""
+
+from __future__ import annotations
+
+import sys
+
+from rich.console import Console
+from rich.markup import escape
+
+from xlacli.errors import XlacliError
+
+
+def stdout_console() -> Console:
+    """A console for data (tables, reports) on stdout."""
+    return Console(file=sys.stdout, highlight=False, soft_wrap=False)
+
+
+def stderr_console() -> Console:
+    """A console for progress and messages on stderr."""
+    return Console(file=sys.stderr, highlight=False, soft_wrap=True)
+
+
+def print_error(error: XlacliError) -> None:
+    """Print an expected error as one line, then its details and hint."""
+    err = stderr_console()
+    err.print(f"[bold red]xlacli: error:[/] {escape(error.message)}")
+    if error.details:
+        err.print(escape(error.details.rstrip()), style="dim")
+    if error.hint:
+        err.print(f"[yellow]hint:[/] {escape(error.hint)}")
+
+
+def print_message(message: str) -> None:
+    """Print a progress or status message on stderr."""
+    stderr_console().print(message)
