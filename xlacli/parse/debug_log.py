@@ -1,0 +1,123 @@
+"""The ``PT_XLA_DEBUG_LEVEL=2`` log (``PT_XLA_DEBUG_FILE``).
+
+torch_xla writes one "Compilation Analysis" block per compile (followed by a
+``Computation hash`` line and a "Post Compilation Analysis" block) and one
+"Execution Analysis" block per graph execution, in the order they happen.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from xlacli.parse.frames import Frame, parse_frame
+
+_PREFIXES = {
+    "Compilation Analysis: ": "compile",
+    "Execution Analysis: ": "execute",
+    "Post Compilation Analysis: ": "post_compile",
+}
+_COMPUTATION_HASH = re.compile(r"^Computation hash: ([0-9a-f]+)\s*$")
+_GRAPH_HASH = re.compile(r"^\s*Graph Hash: ([0-9a-f]+)")
+_COUNT = re.compile(r"^\s*Number of Graph (Inputs|Outputs): (\d+)")
+_SIZE = re.compile(r"^(.+?) size: ([0-9.]+) GB")
+
+
+@dataclass(frozen=True)
+class AnalysisEvent:
+    """One compile or one execution, as torch_xla's debug analysis reports it."""
+
+    kind: str  # "compile" or "execute"
+    cause: str  # "user torch_xla.sync", "most likely user code trying to access ..."
+    graph_hash: str | None
+    inputs: int | None
+    outputs: int | None
+    frames: tuple[Frame, ...]  # innermost first
+    computation_hash: str | None = None
+    # "Graph input", "Graph output", "Aliased Input", "Intermediate tensor",
+    # "Compiled program" sizes in bytes (torch_xla prints GB with 6 decimals).
+    sizes: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class _Builder:
+    kind: str
+    cause: list[str] = field(default_factory=list)
+    graph_hash: str | None = None
+    inputs: int | None = None
+    outputs: int | None = None
+    frames: list[Frame] = field(default_factory=list)
+    computation_hash: str | None = None
+    sizes: dict[str, int] = field(default_factory=dict)
+    section: str = ""
+
+    def build(self) -> AnalysisEvent:
+        return AnalysisEvent(
+            self.kind,
+            " ".join(self.cause).strip(),
+            self.graph_hash,
+            self.inputs,
+            self.outputs,
+            tuple(self.frames),
+            self.computation_hash,
+            dict(self.sizes),
+        )
+
+
+def parse_debug_log(text: str) -> list[AnalysisEvent]:
+    """Parse the compile and execute events of a PT_XLA_DEBUG log, in order."""
+    events: list[AnalysisEvent] = []
+    current: _Builder | None = None
+    for line in text.splitlines():
+        kind, body = _split_prefix(line)
+        if kind is None:
+            match = _COMPUTATION_HASH.match(line)
+            if match and current is not None and current.kind == "compile":
+                current.computation_hash = match.group(1)
+            continue
+        if kind == "post_compile":
+            if current is not None and current.kind == "compile":
+                _read_size(current, body)
+            continue
+        if body.strip() in ("Compilation Cause", "Execution Cause"):
+            if current is not None:
+                events.append(current.build())
+            current = _Builder(kind, section="cause")
+            continue
+        if current is not None:
+            _read_line(current, body)
+    if current is not None:
+        events.append(current.build())
+    return events
+
+
+def _split_prefix(line: str) -> tuple[str | None, str]:
+    for prefix, kind in _PREFIXES.items():
+        if line.startswith(prefix):
+            return kind, line[len(prefix) :]
+    return None, line
+
+
+def _read_line(event: _Builder, body: str) -> None:
+    stripped = body.strip()
+    if stripped.startswith("Graph Info:"):
+        event.section = "graph"
+    elif stripped.startswith("Python Frame Triggered Execution:"):
+        event.section = "frames"
+    elif stripped.startswith(("=====", "-----")):
+        event.section = ""
+    elif event.section == "cause":
+        event.cause.append(stripped)
+    elif event.section == "graph":
+        if (match := _GRAPH_HASH.match(body)) is not None:
+            event.graph_hash = match.group(1)
+        elif (match := _COUNT.match(body)) is not None:
+            setattr(event, match.group(1).lower(), int(match.group(2)))
+    elif event.section == "frames" and (frame := parse_frame(body)) is not None:
+        event.frames.append(frame)
+
+
+def _read_size(event: _Builder, body: str) -> None:
+    match = _SIZE.match(body.strip())
+    if match:
+        event.sizes[match.group(1)] = round(float(match.group(2)) * 1e9)

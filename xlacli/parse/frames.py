@@ -1,0 +1,70 @@
+"""Python frames as torch_xla prints them: ``fn (/path/file.py:12)``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_FRAME = re.compile(r"^\s*(?P<function>.*?) \((?P<file>.*):(?P<line>\d+)\)\s*$")
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One Python frame: function, file and line."""
+
+    function: str
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.function} ({self.file}:{self.line})"
+
+    @property
+    def location(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+def parse_frame(text: str) -> Frame | None:
+    """Parse ``fn (file:line)``; None when the text is not a frame."""
+    match = _FRAME.match(text)
+    if match is None:
+        return None
+    return Frame(match["function"], match["file"], int(match["line"]))
+
+
+@dataclass(frozen=True)
+class CodeRoots:
+    """Where library code lives, to tell the user's frames from the rest.
+
+    Library: the standard library, site-packages, and xlacli itself. Anything
+    else (the model's folder, the user's project) is the user's code.
+    """
+
+    library: tuple[str, ...]
+    xlacli: str
+
+    def is_user(self, frame: Frame) -> bool:
+        file = frame.file
+        if file.startswith("<") or "/site-packages/" in file or "/dist-packages/" in file:
+            return False
+        return not file.startswith(self.library) and not file.startswith(self.xlacli)
+
+    def is_xlacli(self, frame: Frame) -> bool:
+        return frame.file.startswith(self.xlacli)
+
+
+def first_user_frame(frames: tuple[Frame, ...] | list[Frame], roots: CodeRoots) -> Frame | None:
+    """The innermost frame in the user's own code."""
+    return next((frame for frame in frames if roots.is_user(frame)), None)
+
+
+def current_code_roots() -> CodeRoots:
+    """The library roots of the running interpreter (the child uses the same one)."""
+    import sysconfig
+    from pathlib import Path
+
+    import xlacli
+
+    keys = ("stdlib", "platstdlib", "purelib", "platlib")
+    library = tuple(sorted({sysconfig.get_paths()[key] + "/" for key in keys}))
+    return CodeRoots(library, str(Path(xlacli.__file__).resolve().parent) + "/")

@@ -1,0 +1,167 @@
+"""The file torch_xla writes for ``XLA_SAVE_TENSORS_FILE`` (text format).
+
+One block per graph sync, cached or not::
+
+    [ScheduleSyncTensorsGraph]
+    TensorsGraphInfo:
+      sync (/site-packages/torch_xla/torch_xla.py:87)
+      <module> (/tmp/m.py:13)
+
+    Root Hashes: (4a2305d38175456f635bec1afa1ded9c)
+
+    ## BEGIN_GRAPH
+    IR {
+      %0 = f32[4]{0} xla::device_data(), location=convert@module.py:1357, xla_shape=f32[4]{0}
+      ...
+    }
+
+    Graph Hash: cca4eee73418f834388a01c55649bc03
+
+    ## END_GRAPH
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from xlacli.parse.frames import Frame, parse_frame
+
+_HEADER = re.compile(r"^\[(\w+)\]\s*$")
+_ROOT_HASHES = re.compile(r"^Root Hashes: \((.*)\)\s*$")
+_GRAPH_HASH = re.compile(r"^Graph Hash: ([0-9a-f]+)\s*$")
+# %7 = f32[4,32]{1,0} aten::addmm(%6, %5, %3), location=forward@linear.py:134, ...
+_NODE = re.compile(
+    r"^\s*%(?P<id>\d+) = (?P<shape>\(.*?\)|\S+) (?P<op>[\w:.]+)\((?P<operands>[^)]*)\)(?P<rest>.*)$"
+)
+_LOCATION = re.compile(r"location=(?P<function>[^@,]*)@(?P<file>[^:,]+):(?P<line>\d+)")
+_ROOT = re.compile(r"ROOT=(\d+)")
+_ATTRIBUTE = re.compile(r"(\w+)=")
+
+
+@dataclass(frozen=True)
+class IrNode:
+    """One node of torch_xla's lazy IR."""
+
+    id: int
+    shape: str
+    op: str
+    operands: tuple[str, ...]  # "%6", or "%3.1" for the second output of a node
+    location: Frame | None  # innermost Python frame (file is a base name)
+    attributes: str  # the rest of the line minus location, shape echo and ROOT
+    root_index: int | None
+
+    @property
+    def is_device_data(self) -> bool:
+        return self.op == "xla::device_data"
+
+
+@dataclass(frozen=True)
+class IrGraph:
+    """The IR of one sync, as dumped by torch_xla."""
+
+    kind: str  # "ScheduleSyncTensorsGraph"
+    frames: tuple[Frame, ...]  # innermost first
+    root_hashes: tuple[str, ...]
+    graph_hash: str | None
+    ir_text: str  # the "IR { ... }" block, verbatim
+    nodes: tuple[IrNode, ...]
+
+
+def parse_ir_dump(text: str) -> list[IrGraph]:
+    """Parse every graph block of an ``XLA_SAVE_TENSORS_FILE`` text file.
+
+    A block cut short (the process died while writing) is kept with what it
+    has; a file that ends mid-node loses only that node.
+    """
+    return [_parse_block(kind, lines) for kind, lines in _split_blocks(text.splitlines())]
+
+
+def _split_blocks(lines: list[str]) -> Iterator[tuple[str, list[str]]]:
+    kind: str | None = None
+    block: list[str] = []
+    for line in lines:
+        header = _HEADER.match(line)
+        if header:
+            if kind is not None:
+                yield kind, block
+            kind, block = header.group(1), []
+        elif kind is not None:
+            block.append(line)
+    if kind is not None:
+        yield kind, block
+
+
+def _parse_block(kind: str, lines: list[str]) -> IrGraph:
+    frames: list[Frame] = []
+    root_hashes: tuple[str, ...] = ()
+    graph_hash = None
+    ir_lines: list[str] = []
+    section = "info"
+    for line in lines:
+        if section == "ir":
+            ir_lines.append(line)
+            if line.startswith("}"):
+                section = "after"
+            continue
+        if line.startswith("IR {"):
+            section = "ir"
+            ir_lines.append(line)
+        elif (match := _ROOT_HASHES.match(line)) is not None:
+            root_hashes = tuple(h.strip() for h in match.group(1).split(",") if h.strip())
+        elif (match := _GRAPH_HASH.match(line)) is not None:
+            graph_hash = match.group(1)
+        elif section == "info" and (frame := parse_frame(line)) is not None:
+            frames.append(frame)
+    nodes = tuple(node for line in ir_lines if (node := parse_ir_node(line)) is not None)
+    return IrGraph(kind, tuple(frames), root_hashes, graph_hash, "\n".join(ir_lines), nodes)
+
+
+def parse_ir_node(line: str) -> IrNode | None:
+    """Parse one ``%N = shape op(operands), attrs`` line; None for other lines."""
+    match = _NODE.match(line)
+    if match is None:
+        return None
+    rest = match["rest"]
+    location = None
+    if (loc := _LOCATION.search(rest)) is not None:
+        location = Frame(loc["function"], loc["file"], int(loc["line"]))
+    root = _ROOT.search(rest)
+    operands = tuple(o.strip() for o in match["operands"].split(",") if o.strip())
+    return IrNode(
+        id=int(match["id"]),
+        shape=match["shape"],
+        op=match["op"],
+        operands=operands,
+        location=location,
+        attributes=_strip_known_attributes(rest),
+        root_index=int(root.group(1)) if root else None,
+    )
+
+
+def _strip_known_attributes(rest: str) -> str:
+    """Keep the attributes that describe the op, drop the debug ones."""
+    kept = []
+    for part in _split_top_level(rest.lstrip(", ")):
+        name = _ATTRIBUTE.match(part)
+        if name and name.group(1) in ("location", "xla_shape", "ROOT", "scope"):
+            continue
+        if part:
+            kept.append(part)
+    return ", ".join(kept)
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split on commas outside parentheses and brackets."""
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(text):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:index].strip())
+            start = index + 1
+    parts.append(text[start:].strip())
+    return parts
