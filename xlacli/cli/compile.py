@@ -11,7 +11,7 @@ from xlacli.cli import options
 
 
 def compile_command(
-    model: Annotated[str, typer.Argument(help="Model file, PATH.py or PATH.py:FACTORY.")],
+    model: Annotated[str, typer.Argument(help="Model file: PATH.py, or PATH.py:FACTORY.")],
     steps: options.Steps = 2,
     train: options.Train = False,
     optimizer: options.Optimizer = options.OptimizerName.sgd,
@@ -19,15 +19,26 @@ def compile_command(
     force: options.Force = False,
     output_format: options.Format = options.OutputFormat.text,
 ) -> int:
-    """Trace MODEL lazily on an XLA device, dump IR and HLO, and report each graph."""
-    from xlacli.commands.compile import run_compile
+    """Trace MODEL lazily on an XLA device, dump IR and HLO, and report each graph.
 
-    return run_compile(
-        model=model,
+    MODEL defines get_model() and get_inputs(step) (see the README). The run
+    folder keeps, per graph, the IR with source locations, the HLO before and
+    after optimization and XLA's buffer assignment.
+    """
+    from xlacli.render.compile_report import render_compile_report
+    from xlacli.session import capture, resolve_target
+
+    target = resolve_target(model)
+    result = capture(
+        target,
         steps=steps,
         train=train,
-        optimizer=optimizer,
+        optimizer=optimizer.value,
         out=Path(out) if out else None,
         force=force,
-        output_format=output_format,
+        label=f"Compiling {target.path.name}",
     )
+    render_compile_report(result.report, output_format.value)
+    if result.error is not None:
+        raise result.error
+    return 0

@@ -1,0 +1,124 @@
+"""The child process: ``python -m xlacli.capture.child RUN/request.json``.
+
+It imports torch and torch_xla (with the debug environment the parent set),
+loads the model, runs the steps and appends events to ``events.jsonl`` as it
+goes. Its exit code is the one the parent should exit with.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from xlacli.capture.events import EventWriter
+from xlacli.capture.request import CaptureRequest, RunPaths
+from xlacli.errors import EXIT_INTERRUPTED, EXIT_OK, CaptureError, XlacliError
+
+REQUIRED_VERSIONS = {"torch": "2.9", "torch_xla": "2.9"}
+
+
+def main(argv: list[str]) -> int:
+    request_path = Path(argv[1])
+    request = CaptureRequest.load(request_path)
+    paths = RunPaths(request_path.parent)
+    # A crash in native code prints the Python stack into child.log.
+    faulthandler.enable()
+    # SIGTERM (a timeout, a CI cancel) ends like Ctrl-C: stop, flush, report.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    events = EventWriter(paths.events)
+    try:
+        return _run(request, paths, events)
+    except XlacliError as error:
+        events.write(
+            "error",
+            kind=type(error).__name__,
+            message=error.message,
+            details=error.details,
+            hint=error.hint,
+            exit_code=error.exit_code,
+        )
+        return error.exit_code
+    except KeyboardInterrupt:
+        events.write(
+            "error", kind="interrupted", message="interrupted", exit_code=EXIT_INTERRUPTED
+        )
+        return EXIT_INTERRUPTED
+    finally:
+        _write_metrics_report(paths)
+        events.close()
+
+
+def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
+    versions = _import_torch_xla()
+    import torch_xla
+
+    from xlacli.capture.steps import MetricTracker, StepRunner
+    from xlacli.discover import ModelTarget, load_model
+
+    device = torch_xla.device()
+    events.write(
+        "start",
+        versions=versions,
+        device=_device_kind(),
+        device_count=torch_xla.device_count(),
+    )
+    tracker = MetricTracker()
+    loaded = load_model(ModelTarget(Path(request.model_path), request.model_entry))
+    runner = StepRunner(
+        loaded,
+        device,
+        train=request.train,
+        optimizer_name=request.optimizer,
+        warn=lambda message: events.write("warning", message=message),
+        wait_each_step=request.wait_each_step,
+    )
+    events.write("setup", entry_site=loaded.entry_site, **tracker.delta())
+    for step in range(request.steps):
+        record = runner.run(step)
+        events.write("step", step=step, **record, **tracker.delta())
+    events.write("end")
+    return EXIT_OK
+
+
+def _import_torch_xla() -> dict[str, str]:
+    """Import torch and torch_xla, checking the versions xlacli supports."""
+    try:
+        import torch
+        import torch_xla
+    except ImportError as error:
+        raise CaptureError(
+            f"cannot import {error.name or 'torch_xla'}: {error}",
+            hint="pip install 'torch==2.9.0' 'torch-xla==2.9.0'",
+        ) from None
+    versions = {"torch": torch.__version__, "torch_xla": torch_xla.__version__}
+    for name, wanted in REQUIRED_VERSIONS.items():
+        if not versions[name].startswith(wanted):
+            raise CaptureError(
+                f"{name} {versions[name]} is installed; xlacli needs {name} {wanted}.x",
+                hint="pip install 'torch==2.9.0' 'torch-xla==2.9.0'",
+            )
+    return versions
+
+
+def _device_kind() -> str:
+    import torch_xla.runtime as xr
+
+    return str(xr.device_type())
+
+
+def _write_metrics_report(paths: RunPaths) -> None:
+    """Save torch_xla's metrics report, if torch_xla got imported at all."""
+    metrics: Any = sys.modules.get("torch_xla.debug.metrics")
+    if metrics is None:
+        return
+    try:
+        paths.metrics.write_text(metrics.metrics_report(), encoding="utf-8")
+    except Exception as error:  # a report is a bonus; never mask the real outcome
+        print(f"xlacli: could not write the metrics report: {error}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

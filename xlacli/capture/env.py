@@ -1,0 +1,50 @@
+"""The child's environment: torch_xla's and XLA's debug switches.
+
+torch_xla reads these once, at import, which is why the model runs in a
+child process whose environment is set before Python starts.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+
+from xlacli.capture.request import CaptureRequest, RunPaths
+
+# Deep enough to reach the user's frame through nn.Module and library calls.
+DEBUG_MAX_FRAMES = 64
+
+
+def capture_environment(
+    base: Mapping[str, str], request: CaptureRequest, paths: RunPaths
+) -> dict[str, str]:
+    """The environment for the child: ``base`` plus the switches the request needs."""
+    env = dict(base)
+    # torch_xla warns and picks CPU when PJRT_DEVICE is unset; say it.
+    env.setdefault("PJRT_DEVICE", "CPU")
+    env["PYTHONUNBUFFERED"] = "1"
+    if request.debug_artifacts:
+        env.update(
+            {
+                "XLA_IR_DEBUG": "1",  # location=fn@file:line on IR nodes
+                "XLA_HLO_DEBUG": "1",  # source_file/source_line in HLO metadata
+                "XLA_SAVE_TENSORS_FILE": str(paths.ir_dump),
+                "XLA_SAVE_TENSORS_FMT": "text",
+                "PT_XLA_DEBUG_LEVEL": "2",
+                "PT_XLA_DEBUG_FILE": str(paths.debug_log),
+                "PT_XLA_DEBUG_MAX_FRAME": str(DEBUG_MAX_FRAMES),
+            }
+        )
+        env["XLA_FLAGS"] = _with_dump_flags(base.get("XLA_FLAGS", ""), paths)
+    return env
+
+
+def _with_dump_flags(xla_flags: str, paths: RunPaths) -> str:
+    """The user's XLA_FLAGS with xlacli's dump folder (any other dump folder removed)."""
+    kept = [
+        flag
+        for flag in shlex.split(xla_flags)
+        if not flag.startswith(("--xla_dump_to", "--xla_dump_hlo_as_text"))
+    ]
+    kept += [f"--xla_dump_to={paths.xla_dump}", "--xla_dump_hlo_as_text"]
+    return " ".join(shlex.quote(flag) for flag in kept)

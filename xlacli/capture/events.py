@@ -1,0 +1,73 @@
+"""The child's progress log, ``events.jsonl``: one JSON object per line.
+
+The child appends and flushes an event as each thing happens, so whatever
+kills it (a signal, an abort in native code, the OOM killer) leaves every
+completed step on disk. Kinds: ``start``, ``setup``, ``step``, ``warning``,
+``error``, ``end``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+
+class EventWriter:
+    """Appends events to the log, one flushed line each."""
+
+    def __init__(self, path: Path):
+        self._file: TextIO = path.open("a", encoding="utf-8")
+
+    def write(self, kind: str, **fields: Any) -> None:
+        self._file.write(json.dumps({"event": kind, **fields}, sort_keys=True) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+@dataclass
+class ChildLog:
+    """What the events log says, read by the parent (tolerates a cut-off last line)."""
+
+    start: dict[str, Any] | None = None
+    setup: dict[str, Any] | None = None
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    error: dict[str, Any] | None = None
+    ended: bool = False
+
+    @property
+    def metric_events(self) -> list[dict[str, Any]]:
+        """The events carrying metric deltas, in order."""
+        return ([self.setup] if self.setup else []) + self.steps
+
+
+def read_events(path: Path) -> ChildLog:
+    """Read the events log; a missing file is an empty log."""
+    log = ChildLog()
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return log
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # the child died mid-write
+        kind = event.get("event")
+        if kind == "start":
+            log.start = event
+        elif kind == "setup":
+            log.setup = event
+        elif kind == "step":
+            log.steps.append(event)
+        elif kind == "warning":
+            log.warnings.append(event.get("message", ""))
+        elif kind == "error":
+            log.error = event
+        elif kind == "end":
+            log.ended = True
+    return log

@@ -1,0 +1,28 @@
+"""Tracebacks the user can act on: their frames, not xlacli's."""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+
+import xlacli
+
+_XLACLI_DIR = str(Path(xlacli.__file__).resolve().parent)
+_HIDDEN = (_XLACLI_DIR, "<frozen importlib", "importlib/__init__.py")
+
+
+def format_user_traceback(error: BaseException, *, limit: int = 12) -> str:
+    """Format ``error``'s traceback without xlacli's own frames.
+
+    Library frames (torch, transformers...) stay: they say where the user's
+    call ended up. Only the innermost ``limit`` frames are kept.
+    """
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if not any(hidden in frame.filename for hidden in _HIDDEN)
+    ]
+    lines = ["Traceback (most recent call last, xlacli's frames hidden):"]
+    lines.extend(traceback.format_list(frames[-limit:]))
+    lines.extend(traceback.format_exception_only(type(error), error))
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines).rstrip()

@@ -1,0 +1,82 @@
+"""What the parent asks the child to do, and where the run's files live."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class CaptureRequest:
+    """One capture: which model, how many steps, which artifacts.
+
+    Written by the parent as ``request.json`` in the run folder and read back
+    by the child, so the child needs nothing but that path.
+    """
+
+    model_path: str
+    model_entry: str | None
+    steps: int
+    train: bool = False
+    optimizer: str = "sgd"
+    warmup: int = 0  # steps run before the recorded ones (profile)
+    debug_artifacts: bool = True  # IR, HLO dumps and the PT_XLA_DEBUG log (compile)
+    profile_logdir: str | None = None  # set: trace the recorded steps (profile)
+    profile_session: str | None = None
+    wait_each_step: bool = True  # wait for the device after each step (exact counters)
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n")
+
+    @classmethod
+    def load(cls, path: Path) -> CaptureRequest:
+        return cls(**json.loads(path.read_text()))
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """The files of one run folder."""
+
+    root: Path
+
+    @property
+    def request(self) -> Path:
+        return self.root / "request.json"
+
+    @property
+    def events(self) -> Path:
+        return self.root / "events.jsonl"
+
+    @property
+    def child_log(self) -> Path:
+        return self.root / "child.log"
+
+    @property
+    def metrics(self) -> Path:
+        return self.root / "metrics.txt"
+
+    @property
+    def raw(self) -> Path:
+        return self.root / "raw"
+
+    @property
+    def ir_dump(self) -> Path:
+        # torch_xla appends ".<ordinal>" to this path.
+        return self.raw / "ir-dump.txt"
+
+    @property
+    def debug_log(self) -> Path:
+        return self.raw / "pt-xla-debug.txt"
+
+    @property
+    def xla_dump(self) -> Path:
+        return self.raw / "xla-dump"
+
+    @property
+    def graphs(self) -> Path:
+        return self.root / "graphs"
+
+    def ir_dump_files(self) -> list[Path]:
+        """The IR dump files torch_xla wrote, one per device ordinal."""
+        return sorted(self.raw.glob(self.ir_dump.name + ".*"))

@@ -1,0 +1,47 @@
+"""Paths as users read them: relative to where they ran xlacli when possible."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def display_path(path: str | Path, base: Path | None = None) -> str:
+    """``path`` relative to ``base`` (default: the working directory) when it
+    lies inside it, else unchanged."""
+    base = base or Path.cwd()
+    try:
+        return str(Path(path).relative_to(base))
+    except ValueError:
+        return str(path)
+
+
+def split_location(location: str) -> tuple[str, int | None]:
+    """``"a/b.py:12"`` -> ``("a/b.py", 12)``; no line -> ``(location, None)``."""
+    file, sep, line = location.rpartition(":")
+    if sep and line.isdigit():
+        return file, int(line)
+    return location, None
+
+
+def source_line(location: str, base: Path | None = None) -> str | None:
+    """The text of the source line at ``file:line``, stripped; None if unreadable."""
+    file, line = split_location(location)
+    if line is None:
+        return None
+    path = Path(file)
+    if not path.is_absolute():
+        path = (base or Path.cwd()) / path
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            for number, text in enumerate(handle, start=1):
+                if number == line:
+                    return text.strip()
+    except OSError:
+        return None
+    return None
+
+
+def is_writable_dir(path: Path) -> bool:
+    """Whether files can be created in ``path`` (an existing folder)."""
+    return path.is_dir() and os.access(path, os.W_OK | os.X_OK)

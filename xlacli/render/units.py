@@ -1,0 +1,30 @@
+"""Numbers as people read them."""
+
+from __future__ import annotations
+
+_BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def format_bytes(value: int | None) -> str:
+    """``3544`` -> ``3.5 KiB``; None -> ``-``."""
+    if value is None:
+        return "-"
+    size = float(value)
+    for unit in _BYTE_UNITS:
+        if abs(size) < 1024 or unit == _BYTE_UNITS[-1]:
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def format_seconds(value: float | None) -> str:
+    """Seconds with a unit that keeps 2-3 significant digits; None -> ``-``."""
+    if value is None:
+        return "-"
+    if value >= 100:
+        return f"{value:.0f} s"
+    if value >= 1:
+        return f"{value:.2f} s"
+    if value >= 1e-3:
+        return f"{value * 1e3:.3g} ms"
+    return f"{value * 1e6:.3g} µs"

@@ -1,0 +1,190 @@
+"""The run report: frozen dataclasses, saved as versioned JSON with sorted keys.
+
+A run folder holds ``report.json``; every renderer and analysis works from a
+``RunReport``, so a saved run re-renders without re-running the model.
+Loading reads keys with defaults, so reports saved by older versions of the
+same schema keep loading.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from xlacli.errors import UsageError
+
+SCHEMA_VERSION = 1
+REPORT_FILE = "report.json"
+
+
+@dataclass(frozen=True)
+class GraphRecord:
+    """One distinct graph, keyed by torch_xla's graph hash."""
+
+    hash: str
+    site: str | None  # the user's ``file:line`` that triggered the graph
+    trigger: str  # "step_end" (xlacli's sync), "user_sync", "host_sync" (a value read)
+    frames: tuple[str, ...]  # the Python frames torch_xla recorded, innermost first
+    ir_nodes: int
+    hlo_instructions: int | None
+    optimized_hlo_instructions: int | None
+    fusions: int | None
+    input_bytes: int | None
+    output_bytes: int | None
+    temp_bytes: int | None
+    compilations: int
+    compile_time_s: float
+    executions: int
+    execute_time_s: float | None  # median over executions
+    total_execute_time_s: float
+    first_step: int | None
+    files: Mapping[str, str] = field(default_factory=dict)  # relative to the run folder
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What one step did, from torch_xla's counters around it."""
+
+    step: int
+    wall_time_s: float
+    compilations: int
+    executions: int
+    input_signature: tuple[str, ...]  # e.g. ("input 0 f32[4,16]",)
+
+
+@dataclass(frozen=True)
+class ErrorRecord:
+    """Why the run stopped early."""
+
+    kind: str  # "model", "usage", "capture", "signal", "interrupted"
+    message: str
+    exit_code: int
+    details: str | None = None
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """Everything ``xlacli compile`` learned from one run."""
+
+    model: str
+    device: str
+    steps: int  # steps completed
+    steps_requested: int
+    train: bool
+    run_dir: str
+    compilations: int
+    executions: int
+    total_compile_time_s: float
+    total_execute_time_s: float
+    graphs: tuple[GraphRecord, ...]
+    step_records: tuple[StepRecord, ...] = ()
+    counters: Mapping[str, int] = field(default_factory=dict)
+    versions: Mapping[str, str] = field(default_factory=dict)
+    error: ErrorRecord | None = None
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def report_to_dict(report: RunReport) -> dict[str, Any]:
+    """The JSON form of a report (plain dicts and lists)."""
+    return dataclasses.asdict(report)
+
+
+def dump_report(report: RunReport) -> str:
+    """Serialize a report as JSON with sorted keys."""
+    return json.dumps(report_to_dict(report), indent=2, sort_keys=True) + "\n"
+
+
+def save_report(report: RunReport, run_dir: Path) -> Path:
+    """Write ``report.json`` into the run folder and return its path."""
+    path = run_dir / REPORT_FILE
+    path.write_text(dump_report(report), encoding="utf-8")
+    return path
+
+
+def load_report(run_dir: Path) -> RunReport:
+    """Load ``report.json`` from a run folder (or the file itself).
+
+    Raises:
+        UsageError: the folder holds no report, or a report of another schema.
+    """
+    path = run_dir / REPORT_FILE if run_dir.is_dir() else run_dir
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(
+            f"{run_dir} is not an xlacli run folder (no {REPORT_FILE})",
+            hint="run `xlacli compile MODEL.py` first; it prints its run folder",
+        ) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UsageError(f"cannot read {path}: {error}") from None
+    return report_from_dict(data, source=str(path))
+
+
+def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
+    """Rebuild a report from its JSON form, tolerating missing optional keys."""
+    if not isinstance(data, dict) or "graphs" not in data:
+        raise UsageError(f"{source} is not an xlacli run report")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise UsageError(
+            f"{source} has report schema version {version}; this xlacli reads {SCHEMA_VERSION}"
+        )
+    error = data.get("error")
+    return RunReport(
+        model=data.get("model", ""),
+        device=data.get("device", ""),
+        steps=data.get("steps", 0),
+        steps_requested=data.get("steps_requested", data.get("steps", 0)),
+        train=data.get("train", False),
+        run_dir=data.get("run_dir", ""),
+        compilations=data.get("compilations", 0),
+        executions=data.get("executions", 0),
+        total_compile_time_s=data.get("total_compile_time_s", 0.0),
+        total_execute_time_s=data.get("total_execute_time_s", 0.0),
+        graphs=tuple(_graph_from_dict(g) for g in data.get("graphs", [])),
+        step_records=tuple(_step_from_dict(s) for s in data.get("step_records", [])),
+        counters=dict(data.get("counters", {})),
+        versions=dict(data.get("versions", {})),
+        error=ErrorRecord(**error) if error else None,
+    )
+
+
+def _graph_from_dict(data: dict[str, Any]) -> GraphRecord:
+    return GraphRecord(
+        hash=data["hash"],
+        site=data.get("site"),
+        trigger=data.get("trigger", "step_end"),
+        frames=tuple(data.get("frames", ())),
+        ir_nodes=data.get("ir_nodes", 0),
+        hlo_instructions=data.get("hlo_instructions"),
+        optimized_hlo_instructions=data.get("optimized_hlo_instructions"),
+        fusions=data.get("fusions"),
+        input_bytes=data.get("input_bytes"),
+        output_bytes=data.get("output_bytes"),
+        temp_bytes=data.get("temp_bytes"),
+        compilations=data.get("compilations", 0),
+        compile_time_s=data.get("compile_time_s", 0.0),
+        executions=data.get("executions", 0),
+        execute_time_s=data.get("execute_time_s"),
+        total_execute_time_s=data.get("total_execute_time_s", 0.0),
+        first_step=data.get("first_step"),
+        files=dict(data.get("files", {})),
+    )
+
+
+def _step_from_dict(data: dict[str, Any]) -> StepRecord:
+    return StepRecord(
+        step=data["step"],
+        wall_time_s=data.get("wall_time_s", 0.0),
+        compilations=data.get("compilations", 0),
+        executions=data.get("executions", 0),
+        input_signature=tuple(data.get("input_signature", ())),
+    )

@@ -1,0 +1,107 @@
+"""One capture, start to report: the flow ``compile``, ``check`` and
+``profile`` share. Capture once, then render (or re-render) the report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from xlacli.capture.events import ChildLog
+from xlacli.capture.outcome import error_record, outcome_error
+from xlacli.capture.request import CaptureRequest, RunPaths
+from xlacli.capture.runner import check_torch_xla_installed, prepare_run_dir, run_child
+from xlacli.collect import build_report, read_raw_run
+from xlacli.discover import ModelTarget, check_model_file, parse_target
+from xlacli.errors import XlacliError
+from xlacli.paths import display_path
+from xlacli.render.console import stderr_console
+from xlacli.report import RunReport, save_report
+
+
+@dataclass(frozen=True)
+class CaptureResult:
+    """The saved report, and the error the run ended with (if any)."""
+
+    report: RunReport
+    paths: RunPaths
+    error: XlacliError | None
+
+
+def resolve_target(model: str) -> ModelTarget:
+    """Parse and check the model argument (no torch needed)."""
+    return check_model_file(parse_target(model))
+
+
+def capture(
+    target: ModelTarget,
+    *,
+    steps: int,
+    train: bool = False,
+    optimizer: str = "sgd",
+    out: Path | None = None,
+    force: bool = False,
+    warmup: int = 0,
+    debug_artifacts: bool = True,
+    profile_logdir: str | None = None,
+    profile_session: str | None = None,
+    label: str | None = None,
+) -> CaptureResult:
+    """Run the model in a child process and build, save and return its report."""
+    check_torch_xla_installed()
+    paths = prepare_run_dir(out, target.path.stem, force=force)
+    request = CaptureRequest(
+        model_path=str(target.path),
+        model_entry=target.entry,
+        steps=steps,
+        train=train,
+        optimizer=optimizer,
+        warmup=warmup,
+        debug_artifacts=debug_artifacts,
+        profile_logdir=profile_logdir,
+        profile_session=profile_session,
+        wait_each_step=profile_logdir is None,
+    )
+    with _StepProgress(label or f"Running {display_path(target.path)}", warmup + steps) as progress:
+        outcome = run_child(request, paths, on_progress=progress.update)
+    error = outcome_error(outcome, paths)
+    raw = read_raw_run(paths, outcome.log)
+    model_label = display_path(target.path) + (f":{target.entry}" if target.entry else "")
+    report = build_report(raw, paths, request, model_label, error_record(error))
+    save_report(report, paths.root)
+    for warning in outcome.log.warnings:
+        stderr_console().print(f"[yellow]warning:[/] {warning}")
+    return CaptureResult(report, paths, error)
+
+
+class _StepProgress:
+    """A progress bar on stderr fed by the child's events."""
+
+    def __init__(self, description: str, total: int):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[detail]}"),
+            console=stderr_console(),
+            transient=True,
+        )
+        self._task = self._progress.add_task(description, total=total, detail="starting")
+
+    def __enter__(self) -> _StepProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.stop()
+
+    def update(self, log: ChildLog) -> None:
+        compiles = sum(e.get("counters", {}).get("UncachedCompile", 0) for e in log.metric_events)
+        if log.start is None:
+            detail = "importing torch_xla"
+        elif log.setup is None:
+            detail = "loading the model"
+        else:
+            detail = f"{compiles} compilation{'s' if compiles != 1 else ''}"
+        self._progress.update(self._task, completed=len(log.steps), detail=detail)
