@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -14,3 +18,37 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.fixture
 def golden() -> Path:
     return GOLDEN
+
+
+MODELS = ASSETS / "models"
+EXAMPLES = REPO / "examples"
+
+
+@dataclass(frozen=True)
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None,
+            timeout: float = 300) -> CliResult:
+    """Run ``python -m xlacli ARGS`` as users do and capture everything."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "xlacli", *map(str, args)],
+        cwd=cwd,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return CliResult(completed.returncode, completed.stdout, completed.stderr)
+
+
+def assert_clean_error(result: CliResult, code: int, *fragments: str) -> None:
+    """One clear error, the right exit code, and none of our traceback."""
+    assert result.code == code, (result.code, result.stderr)
+    assert "xlacli: error:" in result.stderr
+    assert "xlacli/" not in result.stderr.replace("xlacli/runs", ""), result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, (fragment, result.stderr)

@@ -1,0 +1,175 @@
+"""Every bad input gets one clear line and a documented exit code, never our traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MODELS, assert_clean_error, run_cli
+
+BAD = MODELS / "bad"
+
+
+# -- caught in the parent, before torch is imported -------------------------
+
+
+def test_missing_file(tmp_path):
+    result = run_cli("compile", tmp_path / "nope.py")
+    assert_clean_error(result, 2, "model file not found", "nope.py")
+
+
+def test_not_a_python_file():
+    assert_clean_error(run_cli("compile", BAD / "notes.txt"), 2, "not a Python file")
+
+
+def test_folder_instead_of_file():
+    assert_clean_error(run_cli("compile", BAD), 2, "is a folder")
+
+
+def test_syntax_error_names_the_line():
+    result = run_cli("compile", BAD / "syntax_error.py")
+    assert_clean_error(result, 2, "syntax error in", "syntax_error.py:3")
+    assert "def get_model(:" in result.stderr
+
+
+def test_no_model_says_what_was_found_and_expected():
+    result = run_cli("compile", BAD / "no_model.py")
+    assert_clean_error(result, 2, "no get_model() or model found", "build, make_batch, torch")
+    assert "get_inputs(step)" in result.stderr  # the hint says what is expected
+
+
+def test_no_inputs():
+    assert_clean_error(run_cli("compile", BAD / "no_inputs.py"), 2, "no get_inputs()")
+
+
+def test_unknown_factory():
+    result = run_cli("compile", f"{BAD / 'factory.py'}:missing")
+    assert_clean_error(result, 2, "defines no 'missing'", "make_pair")
+
+
+def test_existing_output_folder_is_refused(tmp_path):
+    (tmp_path / "run").mkdir()
+    result = run_cli("compile", BAD / "no_inputs.py", "--out", tmp_path / "run")
+    # The model file is checked first: fix the model, then the folder.
+    assert result.code == 2
+    result = run_cli("compile", MODELS / "shape_change.py", "--out", tmp_path / "run")
+    assert_clean_error(result, 2, "already exists", "--force")
+
+
+def test_unwritable_output_folder(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = run_cli("compile", MODELS / "shape_change.py", "--out", blocker / "run")
+    assert_clean_error(result, 4, "cannot create the output folder")
+
+
+def test_wrong_torch_version(tmp_path):
+    # A dist-info found first on sys.path is what importlib.metadata reports.
+    fake = tmp_path / "site"
+    (fake / "torch-2.8.0.dist-info").mkdir(parents=True)
+    (fake / "torch-2.8.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: torch\nVersion: 2.8.0\n"
+    )
+    result = run_cli(
+        "compile",
+        MODELS / "shape_change.py",
+        "--out",
+        tmp_path / "run",
+        env={"PYTHONPATH": f"{fake}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
+    )
+    assert_clean_error(result, 4, "torch 2.8.0 is installed", "needs torch 2.9")
+
+
+def test_missing_torch_xla(monkeypatch):
+    from importlib import metadata
+
+    from xlacli.capture import runner
+    from xlacli.errors import CaptureError
+
+    real_version = metadata.version
+
+    def version(name: str) -> str:
+        if name == "torch-xla":
+            raise metadata.PackageNotFoundError(name)
+        return real_version(name)
+
+    monkeypatch.setattr(runner.metadata, "version", version)
+    with pytest.raises(CaptureError, match="torch-xla is not installed"):
+        runner.check_torch_xla_installed()
+
+
+# -- caught in the child, with the user's own frames --------------------------
+
+
+@pytest.mark.e2e
+def test_import_raising(tmp_path):
+    result = run_cli("compile", BAD / "import_raises.py", "--out", tmp_path / "run")
+    assert_clean_error(result, 3, "importing import_raises.py raised KeyError", "CONFIG[\"width\"]")
+
+
+@pytest.mark.e2e
+def test_get_model_raising_shows_user_frames(tmp_path):
+    result = run_cli("compile", BAD / "get_model_raises.py", "--out", tmp_path / "run")
+    assert_clean_error(result, 3, "get_model() raised ValueError: depth must be positive")
+    assert "get_model_raises.py\", line 10, in build_layers" in result.stderr
+    assert (tmp_path / "run" / "report.json").exists()
+
+
+@pytest.mark.e2e
+def test_get_inputs_raising(tmp_path):
+    result = run_cli("compile", BAD / "get_inputs_raises.py", "--out", tmp_path / "run")
+    assert_clean_error(result, 3, "get_inputs() raised FileNotFoundError", "load_batch")
+
+
+@pytest.mark.e2e
+def test_get_model_returning_something_else(tmp_path):
+    result = run_cli("compile", BAD / "not_a_module.py", "--out", tmp_path / "run")
+    assert_clean_error(result, 2, "get_model() returned a dict; expected a torch.nn.Module")
+
+
+@pytest.mark.e2e
+def test_inputs_of_the_wrong_type(tmp_path):
+    result = run_cli("compile", BAD / "bad_inputs.py", "--out", tmp_path / "run")
+    assert_clean_error(result, 2, "inputs['meta'] is", "Batch", "expected a tensor")
+
+
+@pytest.mark.e2e
+def test_factory_not_returning_a_pair(tmp_path):
+    result = run_cli("compile", f"{BAD / 'factory.py'}:not_a_pair", "--out", tmp_path / "run")
+    assert_clean_error(result, 2, "not_a_pair() returned a Linear", "(model, inputs)")
+
+
+@pytest.mark.e2e
+def test_forward_raising_shows_the_users_frames_not_ours(tmp_path):
+    result = run_cli("compile", BAD / "forward_raises.py", "--out", tmp_path / "run")
+    assert_clean_error(result, 3, "step 0 raised RuntimeError")
+    assert "forward_raises.py\", line 11, in forward" in result.stderr
+    assert "capture/steps.py" not in result.stderr
+
+
+@pytest.mark.e2e
+def test_killed_child_keeps_partial_artifacts(tmp_path):
+    run = tmp_path / "run"
+    result = run_cli("compile", BAD / "killed.py", "--steps", "3", "--out", run)
+    assert_clean_error(result, 4, "killed by SIGKILL during step 1", "partial report")
+    report = json.loads((run / "report.json").read_text())
+    assert report["steps"] == 1  # step 0 completed before the kill
+    assert report["compilations"] == 1
+    assert report["error"]["kind"] == "capture"
+    graph = report["graphs"][0]
+    assert (run / graph["files"]["hlo_after"]).exists()
+    assert (run / graph["files"]["ir"]).exists()
+
+
+@pytest.mark.e2e
+def test_json_error_still_prints_the_partial_report(tmp_path):
+    result = run_cli(
+        "compile", BAD / "forward_raises.py", "--out", tmp_path / "run", "--format", "json"
+    )
+    assert result.code == 3
+    report = json.loads(result.stdout)  # only JSON on stdout
+    assert report["error"]["kind"] == "model"
+    assert Path(report["run_dir"]).is_dir()
