@@ -20,8 +20,8 @@ class EventWriter:
     def __init__(self, path: Path):
         self._file: TextIO = path.open("a", encoding="utf-8")
 
-    def write(self, kind: str, **fields: Any) -> None:
-        self._file.write(json.dumps({"event": kind, **fields}, sort_keys=True) + "\n")
+    def write(self, event: str, /, **fields: Any) -> None:
+        self._file.write(json.dumps({"event": event, **fields}, sort_keys=True) + "\n")
         self._file.flush()
 
     def close(self) -> None:

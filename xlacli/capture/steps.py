@@ -139,7 +139,9 @@ class StepRunner:
 
     def __post_init__(self) -> None:
         self.model = self.loaded.model.to(self.device)
-        self.model.train(self.train)
+        if self.loaded.step_fn is None:
+            # The user's own step() decides its modes; ours are inference or --train.
+            self.model.train(self.train)
         self.optimizer = None
         if self.train and self.loaded.step_fn is None:
             self.optimizer = _make_optimizer(self.optimizer_name, self.model)

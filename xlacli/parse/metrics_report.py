@@ -84,5 +84,22 @@ def parse_metric_value(text: str) -> float:
         return float(size.group(1)) * _SIZE_UNITS[size.group(2)]
     parts = _TIME_PART.findall(text)
     if parts and "".join(value + unit for value, unit in parts) == text:
-        return sum(float(value) * _TIME_UNITS_NS[unit] for value, unit in parts)
+        return _time_ns(parts)
     return float(text)
+
+
+def _time_ns(parts: list[tuple[str, str]]) -> float:
+    """Sum a printed time, undoing torch_xla's rounding of its leading parts.
+
+    torch_xla prints each part but the last with ``setprecision(0)``, which
+    rounds, then subtracts the floor: 89.66 ms prints as ``090ms657.668us``.
+    A part whose true remainder is half a unit or more was rounded up.
+    """
+    rest_ns = 0.0
+    for index, (value, unit) in enumerate(reversed(parts)):
+        scale = _TIME_UNITS_NS[unit]
+        printed = float(value)
+        if index > 0 and rest_ns >= scale / 2:
+            printed -= 1
+        rest_ns += printed * scale
+    return rest_ns

@@ -16,6 +16,7 @@ from xlacli.render.units import format_bytes, format_seconds
 from xlacli.report import GraphRecord, RunReport, dump_report
 
 SHORT_HASH = 8
+COMPACT_BELOW = 110  # columns
 
 
 def render_compile_report(report: RunReport, output_format: str, console: Console | None = None) -> None:
@@ -23,14 +24,16 @@ def render_compile_report(report: RunReport, output_format: str, console: Consol
     if output_format == "json":
         sys.stdout.write(dump_report(report))
         return
-    (console or stdout_console()).print(compile_report_text(report))
+    console = console or stdout_console()
+    console.print(compile_report_text(report, console.width))
 
 
-def compile_report_text(report: RunReport) -> RenderableType:
-    """The terminal view of a report."""
+def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
+    """The terminal view of a report, for a console ``width`` columns wide."""
     parts: list[RenderableType] = [_title(report)]
     if report.graphs:
-        parts.append(graph_table(report.graphs))
+        parts.append(graph_table(report.graphs, compact=width < COMPACT_BELOW))
+        parts.append(Text(LEGEND, style="dim"))
     else:
         parts.append(Text("No graph was compiled.", style="yellow"))
     parts.append(_totals(report))
@@ -52,35 +55,34 @@ def _title(report: RunReport) -> Text:
     )
 
 
-def graph_table(graphs: Iterable[GraphRecord]) -> Table:
-    """One row per distinct graph."""
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for name, justify in (
-        ("graph", "left"),
-        ("site", "left"),
-        ("IR", "right"),
-        ("HLO", "right"),
-        ("opt", "right"),
-        ("fusions", "right"),
-        ("in", "right"),
-        ("out", "right"),
-        ("temp", "right"),
-        ("compile", "right"),
-        ("runs", "right"),
-        ("median run", "right"),
-    ):
-        table.add_column(name, justify=justify, no_wrap=name != "site")  # type: ignore[arg-type]
+def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Table:
+    """One row per distinct graph; sizes are XLA's buffer assignment.
+
+    ``compact`` (narrow terminals) shows sites by file name and the three
+    sizes in one column, so that no column, above all the site, is dropped.
+    """
+    table = Table(
+        box=None, pad_edge=False, header_style="bold", show_edge=False,
+        padding=(0, 1, 0, 0) if compact else (0, 1),
+    )
+    table.add_column("graph", no_wrap=True)
+    table.add_column("site", min_width=12, overflow="fold")
+    numbers = ["IR", "HLO", "opt", "fus"]
+    numbers += ["in/out/temp"] if compact else ["in", "out", "temp"]
+    for name in (*numbers, "compile", "runs", "median"):
+        table.add_column(name, justify="right", no_wrap=True)
     for graph in graphs:
+        sizes = [format_bytes(graph.input_bytes), format_bytes(graph.output_bytes),
+                 format_bytes(graph.temp_bytes)]
         table.add_row(
             graph.hash[:SHORT_HASH],
-            _site_text(graph),
+            _site_text(graph, compact=compact),
             str(graph.ir_nodes),
             _count(graph.hlo_instructions),
             _count(graph.optimized_hlo_instructions),
             _count(graph.fusions),
-            format_bytes(graph.input_bytes),
-            format_bytes(graph.output_bytes),
-            format_bytes(graph.temp_bytes),
+            *(["/".join(size.replace(" ", "").replace("iB", "") for size in sizes)]
+              if compact else sizes),
             format_seconds(graph.compile_time_s),
             str(graph.executions),
             format_seconds(graph.execute_time_s),
@@ -88,13 +90,22 @@ def graph_table(graphs: Iterable[GraphRecord]) -> Table:
     return table
 
 
-def _site_text(graph: GraphRecord) -> Text:
-    site = Text(graph.site or "?")
+LEGEND = (
+    "IR: lazy IR nodes; HLO/opt: HLO instructions before/after XLA's optimizations; "
+    "fus: fusions; in/out/temp: bytes; median: median execution time"
+)
+
+
+def _site_text(graph: GraphRecord, *, compact: bool) -> Text:
+    site = graph.site or "?"
+    if compact:
+        site = site.rpartition("/")[2]
+    text = Text(site)
     if graph.trigger == "host_sync":
-        site.append(" (value read)", style="yellow")
-    elif graph.trigger == "step_end":
-        site.append(" (step)", style="dim")
-    return site
+        text.append(" (value read)", style="yellow")
+    elif graph.trigger == "step_end" and not compact:
+        text.append(" (step)", style="dim")
+    return text
 
 
 def _count(value: int | None) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from rich.console import Console
@@ -10,9 +11,17 @@ from rich.markup import escape
 from xlacli.errors import XlacliError
 
 
+# Piped or redirected output has no width: wide enough for the tables, so a
+# file or a CI log holds whole rows.
+PIPE_WIDTH = 160
+
+
 def stdout_console() -> Console:
     """A console for data (tables, reports) on stdout."""
-    return Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    console = Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console.width = PIPE_WIDTH
+    return console
 
 
 def stderr_console() -> Console:

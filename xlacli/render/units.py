@@ -12,7 +12,7 @@ def format_bytes(value: int | None) -> str:
     size = float(value)
     for unit in _BYTE_UNITS:
         if abs(size) < 1024 or unit == _BYTE_UNITS[-1]:
-            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.3g} {unit}"
         size /= 1024
     raise AssertionError("unreachable")
 

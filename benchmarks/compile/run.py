@@ -1,0 +1,63 @@
+"""Wall time of ``xlacli compile`` against a bare torch_xla loop, side by side.
+
+    python benchmarks/compile/run.py [--repeats 5] [--steps 2]
+
+Both run the same model for the same steps on XLA:CPU, alternating, each in a
+fresh process (torch and torch_xla imports included, as a user sees them).
+Prints the medians and their ratio (goal: at most 1.10).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+MODELS = ("examples/mlp.py", "examples/transformer.py")
+
+
+def timed(command: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, cwd=REPO, check=True, capture_output=True,
+                   env={**os.environ, "PJRT_DEVICE": "CPU"})
+    return time.perf_counter() - started
+
+
+def bench(model: str, steps: int, repeats: int) -> tuple[float, float]:
+    bare, tool = [], []
+    work = Path(tempfile.mkdtemp(prefix="xlacli-bench-"))
+    try:
+        for index in range(repeats + 1):  # the first pair warms the disk cache
+            out = work / f"run{index}"
+            bare_s = timed([sys.executable, "benchmarks/compile/bare_loop.py", model, str(steps)])
+            tool_s = timed([sys.executable, "-m", "xlacli", "compile", model,
+                            "--steps", str(steps), "--out", str(out), "--format", "json"])
+            if index:
+                bare.append(bare_s)
+                tool.append(tool_s)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return statistics.median(bare), statistics.median(tool)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=2)
+    args = parser.parse_args()
+    print(f"| model | steps | bare torch_xla loop (s) | xlacli compile (s) | ratio |")
+    print("|---|---|---|---|---|")
+    for model in MODELS:
+        bare, tool = bench(model, args.steps, args.repeats)
+        print(f"| {model} | {args.steps} | {bare:.2f} | {tool:.2f} | {tool / bare:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
