@@ -1,0 +1,34 @@
+"""HLO text: a typed model, its parser and printer, and a structural diff.
+
+Nothing here imports torch or torch_xla: ``xlacli diff-hlo`` works on saved
+text alone.
+"""
+
+from __future__ import annotations
+
+from xlacli.hlo.model import (
+    ArrayShape,
+    Computation,
+    HloModule,
+    Instruction,
+    Layout,
+    Metadata,
+    Shape,
+    TupleShape,
+)
+from xlacli.hlo.parser import parse_hlo, parse_hlo_file
+from xlacli.hlo.printer import print_module
+
+__all__ = [
+    "ArrayShape",
+    "Computation",
+    "HloModule",
+    "Instruction",
+    "Layout",
+    "Metadata",
+    "Shape",
+    "TupleShape",
+    "parse_hlo",
+    "parse_hlo_file",
+    "print_module",
+]

@@ -1,0 +1,203 @@
+"""Reading ``key=value`` attribute lists, ``metadata={...}`` and called computations.
+
+Values are kept as printed (``dimensions={1,0}``, ``backend_config={...json...}``,
+``sharding={devices=[2,1]0,1}``): the scanner only needs their extent, which
+brackets and strings decide, and keeping the text keeps the printer exact.
+``metadata`` is parsed into ``Metadata``; the attributes that name
+computations are parsed into names so that the module's call graph is typed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from xlacli.hlo.lexer import NAME, Malformed, found_at, scan_to, unescape
+from xlacli.hlo.model import EMPTY_ATTRIBUTES, EMPTY_METADATA, Attributes, Metadata
+
+# Attributes whose values name computations, in the order XLA prints them.
+CALLED_COMPUTATION_KEYS = (
+    "calls",
+    "to_apply",
+    "condition",
+    "body",
+    "select",
+    "scatter",
+    "true_computation",
+    "false_computation",
+    "branch_computations",
+    "called_computations",
+    "async_wrapped_computation",
+)
+_ATTRIBUTE_START = re.compile(r"\s*,\s*([A-Za-z_][\w.\-]*)\s*=\s*")
+# A value made of plain text, strings and brace groups that hold no braces
+# (``kind=kLoop``, ``dimensions={1,0}``, ``metadata={op_name="a{b}" ...}``):
+# one match finds where it ends; anything nested goes through the scanner.
+_FLAT_VALUE = re.compile(
+    r'(?:[^,{}\[\]()"]+|"(?:[^"\\\n]|\\.)*"|\{(?:[^{}"]|"(?:[^"\\\n]|\\.)*")*\})+'
+)
+_METADATA_FIELD = re.compile(r'\s*([A-Za-z_]\w*)=("(?:[^"\\]|\\.)*"|\{[^{}]*\}|[^\s{}"]+)')
+_NAME_LIST = re.compile(r"\{\s*(.*?)\s*\}")
+
+
+@dataclass(frozen=True, slots=True)
+class AttributeList:
+    """What follows an instruction's operands, read once per distinct text."""
+
+    attributes: Attributes
+    metadata: Metadata
+    called_computations: tuple[str, ...]
+    called_offsets: tuple[int, ...]  # where each name stands in the text read
+
+
+EMPTY_ATTRIBUTE_LIST = AttributeList(EMPTY_ATTRIBUTES, EMPTY_METADATA, (), ())
+
+
+def read_attributes(text: str, offset: int = 0) -> dict[str, tuple[str, int]]:
+    """Read ``, key=value, key=value`` from ``offset`` to the end of ``text``.
+
+    Returns:
+        Each key with its value (as printed, stripped) and the value's offset.
+
+    Raises:
+        Malformed: Anything but a comma-separated ``key=value`` list, an empty
+            value, a repeated key, or unbalanced brackets in a value.
+    """
+    attributes: dict[str, tuple[str, int]] = {}
+    end = len(text)
+    while offset < end:
+        match = _ATTRIBUTE_START.match(text, offset)
+        if not match:
+            if not text[offset:].strip():
+                break
+            raise Malformed(
+                offset, "',' and an attribute such as key=value", found_at(text, offset)
+            )
+        key = match.group(1)
+        value_start = match.end()
+        flat = _FLAT_VALUE.match(text, value_start)
+        value_end = flat.end() if flat else value_start
+        if value_end < end and text[value_end] != ",":
+            value_end = scan_to(text, value_start, stop_at_comma=True)
+        if value_end < end and text[value_end] != ",":
+            raise Malformed(value_end, "',' or the end of the line", repr(text[value_end]))
+        value = text[value_start:value_end].strip()
+        if not value:
+            raise Malformed(value_start, f"a value for {key}", found_at(text, value_start))
+        if key in attributes:
+            raise Malformed(match.start(1), "each attribute once", f"a second {key}")
+        attributes[key] = (value, value_start)
+        offset = value_end
+    return attributes
+
+
+MetadataReader = Callable[[str, int], Metadata]
+
+
+def read_attribute_list(tail: str, read_metadata: MetadataReader) -> AttributeList:
+    """Read the attribute list of an instruction (the text after its operands)."""
+    if not tail or tail.isspace():
+        return EMPTY_ATTRIBUTE_LIST
+    raw = read_attributes(tail)
+    metadata = EMPTY_METADATA
+    if "metadata" in raw:
+        metadata = read_metadata(*raw.pop("metadata"))
+    called: list[tuple[str, int]] = []
+    for key in CALLED_COMPUTATION_KEYS:
+        if key in raw:
+            called.extend(read_computation_names(*raw[key]))
+    attributes = MappingProxyType({key: value for key, (value, _) in raw.items()})
+    return AttributeList(
+        attributes,
+        metadata,
+        tuple(name for name, _ in called),
+        tuple(offset for _, offset in called),
+    )
+
+
+def read_computation_names(value: str, offset: int) -> list[tuple[str, int]]:
+    """Read ``%name`` or ``{%a, %b}``; return each name with its offset."""
+    listed = _NAME_LIST.fullmatch(value)
+    if not listed:
+        return [_whole_name(value, offset)]
+    names = []
+    inner_offset = offset + listed.start(1)
+    if not listed.group(1):
+        return []
+    for piece in listed.group(1).split(","):
+        names.append(_whole_name(piece.strip(), inner_offset + len(piece) - len(piece.lstrip())))
+        inner_offset += len(piece) + 1
+    return names
+
+
+def _whole_name(text: str, offset: int) -> tuple[str, int]:
+    match = NAME.fullmatch(text)
+    if not match:
+        raise Malformed(offset, "a computation name", repr(text[:30]))
+    return match.group(1), offset
+
+
+def read_brace_fields(text: str, offset: int) -> dict[str, str]:
+    """Read a ``{key=value key="value" ...}`` body (metadata, preamble entries).
+
+    Returns:
+        Each field's value as printed (strings keep their quotes).
+    """
+    if not (text.startswith("{") and text.endswith("}")):
+        raise Malformed(offset, "'{' and key=value fields", found_at(text, 0))
+    fields: dict[str, str] = {}
+    position = 1
+    end = len(text) - 1
+    while True:
+        match = _METADATA_FIELD.match(text, position, end)
+        if not match:
+            if text[position:end].strip():
+                raise Malformed(
+                    offset + position, "a field such as key=value", found_at(text[:end], position)
+                )
+            return fields
+        fields[match.group(1)] = match.group(2)
+        position = match.end()
+
+
+def build_metadata(
+    fields: dict[str, str], offset: int, locate: Callable[[int], tuple[str, int] | None]
+) -> Metadata:
+    """Type a metadata field map; resolve ``stack_frame_id`` through ``locate``.
+
+    Fields other than the five known ones are kept as printed in ``extra``.
+    """
+    known = ("op_type", "op_name", "source_file", "source_line", "stack_frame_id")
+    source_line = _whole_number(fields, "source_line", offset)
+    frame_id = _whole_number(fields, "stack_frame_id", offset)
+    source_file = _string_field(fields, "source_file")
+    resolved = False
+    if frame_id and not source_file:
+        location = locate(frame_id)
+        if location is not None:
+            source_file, source_line = location
+            resolved = True
+    extra = tuple((key, value) for key, value in fields.items() if key not in known)
+    return Metadata(
+        op_type=_string_field(fields, "op_type"),
+        op_name=_string_field(fields, "op_name"),
+        source_file=source_file,
+        source_line=source_line,
+        stack_frame_id=frame_id,
+        resolved=resolved,
+        extra=extra,
+    )
+
+
+def _string_field(fields: dict[str, str], key: str) -> str:
+    value = fields.get(key, "")
+    return unescape(value[1:-1]) if value.startswith('"') else value
+
+
+def _whole_number(fields: dict[str, str], key: str, offset: int) -> int:
+    value = fields.get(key, "0")
+    if not value.isdigit():
+        raise Malformed(offset, f"a whole number for {key}", repr(value))
+    return int(value)
