@@ -10,30 +10,25 @@ counter deltas per step, which places every compile and execution in its step.
 
 from __future__ import annotations
 
-import shutil
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from xlacli.analysis.fallbacks import locate_fallbacks
+from xlacli.analysis.locate import Locator, display_site
+from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
 from xlacli.capture.events import ChildLog
 from xlacli.capture.request import CaptureRequest, RunPaths
-from xlacli.parse.buffer_assignment import parse_buffer_assignment, summarize_buffers
+from xlacli.graph_files import HloCache, graph_sizes, organize_graph_files
 from xlacli.parse.debug_log import AnalysisEvent, parse_debug_log
 from xlacli.parse.frames import CodeRoots, Frame, current_code_roots, first_user_frame
 from xlacli.parse.ir_dump import IrGraph, parse_ir_dump
 from xlacli.parse.metrics_report import parse_metrics_report
 from xlacli.parse.xla_dump import DumpedModule, list_dumped_modules, prune_backend_noise
-from xlacli.paths import display_path
-from xlacli.report import ErrorRecord, GraphRecord, RunReport, StepRecord
+from xlacli.paths import display_path, source_line
+from xlacli.report import ErrorRecord, FallbackOp, GraphRecord, RunReport, StepRecord
 
-GRAPH_FILE_NAMES = {
-    "ir": "ir.txt",
-    "hlo_before": "hlo.before.txt",
-    "hlo_after": "hlo.after.txt",
-    "buffer_assignment": "buffer-assignment.txt",
-    "memory_usage": "memory-usage.txt",
-}
 HOST_SYNC_CAUSE = "access tensor value"
 
 
@@ -76,27 +71,31 @@ def build_report(
     request: CaptureRequest,
     model_label: str,
     error: ErrorRecord | None,
+    *,
+    warmup: int = 2,
     roots: CodeRoots | None = None,
 ) -> RunReport:
     """Assemble the report, moving each graph's kept files into ``graphs/<hash>/``."""
     roots = roots or current_code_roots()
-    entry_site = (raw.log.setup or {}).get("entry_site")
+    setup = raw.log.setup or {}
     compile_steps = _event_steps(raw.log, "UncachedCompile", len(raw.compiles))
     execute_steps = _event_steps(raw.log, "ExecuteComputation", len(raw.executions))
+    hlo = HloCache(paths.root)
     graphs = []
     for graph_hash, indices in _group_by_hash(raw.compiles).items():
         first = indices[0]
         exec_indices = [i for i, e in enumerate(raw.executions) if e.graph_hash == graph_hash]
         exec_times = [raw.execute_times_s[i] for i in exec_indices if i < len(raw.execute_times_s)]
-        files = _organize_graph_files(paths, graph_hash, raw, first)
-        trigger, site = _site(raw.compiles[first], roots, entry_site)
+        module = raw.modules[first] if first < len(raw.modules) else None
+        files = organize_graph_files(paths, graph_hash, _ir_of(raw, graph_hash), module)
+        trigger, site = _site(raw.compiles[first], roots, setup.get("entry_site"))
         graphs.append(
             GraphRecord(
                 hash=graph_hash,
                 site=site,
                 trigger=trigger,
                 frames=tuple(str(f) for f in raw.compiles[first].frames),
-                ir_nodes=_ir_nodes(raw.ir_graphs, graph_hash),
+                ir_nodes=len(ir.nodes) if (ir := _ir_of(raw, graph_hash)) else 0,
                 compilations=len(indices),
                 compile_time_s=sum(_at(raw.compile_times_s, i) for i in indices),
                 executions=len(exec_indices),
@@ -104,9 +103,20 @@ def build_report(
                 total_execute_time_s=sum(exec_times),
                 first_step=compile_steps[first],
                 files=files,
-                **_graph_sizes(paths.root, files),
+                **graph_sizes(paths.root, files, hlo),
             )
         )
+    files_by_hash = {graph.hash: graph.files for graph in graphs}
+    locator = Locator(
+        roots=roots,
+        model_dir=Path(request.model_path).parent,
+        load_hlo=lambda h: hlo.module(files_by_hash.get(h, {}).get("hlo_before")),
+        entry_site=display_site(setup.get("entry_site")),
+        inputs_site=display_site(setup.get("inputs_site")),
+    )
+    for event in (*raw.compiles, *raw.executions):
+        locator.learn_frames(event.frames)
+    events = explain_compiles(_compiled_graphs(raw, compile_steps), ExplainContext(warmup, locator))
     return RunReport(
         model=model_label,
         device=(raw.log.start or {}).get("device", "unknown"),
@@ -123,7 +133,57 @@ def build_report(
         counters=raw.counters,
         versions=dict((raw.log.start or {}).get("versions", {})),
         error=error,
+        warmup=warmup,
+        events=tuple(events),
+        fallback_ops=_fallback_ops(raw, execute_steps, locator),
     )
+
+
+def _ir_of(raw: RawRun, graph_hash: str) -> IrGraph | None:
+    return next((g for g in raw.ir_graphs if g.graph_hash == graph_hash), None)
+
+
+def _compiled_graphs(raw: RawRun, compile_steps: list[int | None]) -> list[CompiledGraph]:
+    by_step = {event["step"]: event for event in raw.log.steps}
+    compiled = []
+    for index, event in enumerate(raw.compiles):
+        step = compile_steps[index]
+        step_event = by_step.get(step, {})
+        compiled.append(
+            CompiledGraph(
+                index=index,
+                step=step,
+                graph_hash=event.graph_hash or f"unknown-{index}",
+                compile_time_s=_at(raw.compile_times_s, index),
+                frames=event.frames,
+                value_read=HOST_SYNC_CAUSE in event.cause,
+                ir=_ir_of(raw, event.graph_hash or ""),
+                input_signature=tuple(step_event.get("input_signature", ())),
+                fallbacks_in_step=frozenset(
+                    name for name in step_event.get("counters", {}) if name.startswith("aten::")
+                ),
+            )
+        )
+    return compiled
+
+
+def _fallback_ops(
+    raw: RawRun, execute_steps: list[int | None], locator: Locator
+) -> tuple[FallbackOp, ...]:
+    counts_by_step = {
+        event.get("step"): {
+            name: count
+            for name, count in event.get("counters", {}).items()
+            if name.startswith("aten::")
+        }
+        for event in raw.log.metric_events
+    }
+    value_reads = [
+        (execute_steps[index], user)
+        for index, event in enumerate(raw.executions)
+        if HOST_SYNC_CAUSE in event.cause and (user := locator.trigger(event.frames)[0]) is not None
+    ]
+    return locate_fallbacks(counts_by_step, value_reads, source_line)
 
 
 def _read(path: Path) -> str:
@@ -177,81 +237,12 @@ def _site(event: AnalysisEvent, roots: CodeRoots, entry_site: str | None) -> tup
         trigger = "host_sync" if HOST_SYNC_CAUSE in event.cause else "user_sync"
         return trigger, _display_location(user)
     if any(roots.is_xlacli(frame) for frame in event.frames):
-        return "step_end", _display_site(entry_site)
+        return "step_end", display_site(entry_site)
     return "other", None
 
 
 def _display_location(frame: Frame) -> str:
     return f"{display_path(frame.file)}:{frame.line}"
-
-
-def _display_site(site: str | None) -> str | None:
-    if not site:
-        return None
-    file, _, line = site.rpartition(":")
-    return f"{display_path(file)}:{line}"
-
-
-def _ir_nodes(ir_graphs: Sequence[IrGraph], graph_hash: str) -> int:
-    graph = next((g for g in ir_graphs if g.graph_hash == graph_hash), None)
-    return len(graph.nodes) if graph else 0
-
-
-def _organize_graph_files(
-    paths: RunPaths, graph_hash: str, raw: RawRun, compile_index: int
-) -> dict[str, str]:
-    """Move the first compile's dump files (and write its IR) under ``graphs/<hash>/``."""
-    folder = paths.graphs / graph_hash
-    folder.mkdir(parents=True, exist_ok=True)
-    files: dict[str, str] = {}
-    ir_graph = next((g for g in raw.ir_graphs if g.graph_hash == graph_hash), None)
-    if ir_graph is not None:
-        (folder / GRAPH_FILE_NAMES["ir"]).write_text(_ir_file_text(ir_graph), encoding="utf-8")
-        files["ir"] = f"graphs/{graph_hash}/{GRAPH_FILE_NAMES['ir']}"
-    module = raw.modules[compile_index] if compile_index < len(raw.modules) else None
-    for role, source in (module.files.items() if module else ()):
-        target = folder / GRAPH_FILE_NAMES[role]
-        if source.exists():
-            shutil.move(str(source), target)
-        if target.exists():
-            files[role] = f"graphs/{graph_hash}/{GRAPH_FILE_NAMES[role]}"
-    return dict(sorted(files.items()))
-
-
-def _ir_file_text(graph: IrGraph) -> str:
-    frames = "".join(f"  {frame}\n" for frame in graph.frames)
-    return f"Frames:\n{frames}\nGraph Hash: {graph.graph_hash}\n\n{graph.ir_text}\n"
-
-
-def _graph_sizes(root: Path, files: dict[str, str]) -> dict[str, int | None]:
-    sizes: dict[str, int | None] = dict.fromkeys(
-        ("input_bytes", "output_bytes", "temp_bytes", "hlo_instructions",
-         "optimized_hlo_instructions", "fusions")
-    )
-    if "buffer_assignment" in files:
-        summary = summarize_buffers(
-            parse_buffer_assignment(_read(root / files["buffer_assignment"]))
-        )
-        sizes.update(
-            input_bytes=summary.input_bytes,
-            output_bytes=summary.output_bytes,
-            temp_bytes=summary.temp_bytes,
-        )
-    sizes.update(_hlo_counts(root, files))
-    return sizes
-
-
-def _hlo_counts(root: Path, files: dict[str, str]) -> dict[str, int | None]:
-    from xlacli.hlo import parse_hlo_file
-
-    counts: dict[str, int | None] = {}
-    if "hlo_before" in files:
-        counts["hlo_instructions"] = parse_hlo_file(root / files["hlo_before"]).instruction_count
-    if "hlo_after" in files:
-        optimized = parse_hlo_file(root / files["hlo_after"])
-        counts["optimized_hlo_instructions"] = optimized.instruction_count
-        counts["fusions"] = optimized.opcode_counts()["fusion"]
-    return counts
 
 
 def _step_records(

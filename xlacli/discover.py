@@ -112,7 +112,7 @@ def _check_defined_names(target: ModelTarget, names: set[str] | None) -> None:
         if target.entry not in names:
             raise UsageError(
                 f"{target.path} defines no {target.entry!r} (it defines: {shown})",
-                hint=f"PATH.py:NAME selects a function NAME() returning (model, inputs)",
+                hint="PATH.py:NAME selects a function NAME() returning (model, inputs)",
             )
         return
     if not any(name in names for name in MODEL_NAMES):
@@ -140,6 +140,7 @@ class LoadedModel:
     step_fn: Callable[[Any, Any, int], Any] | None
     loss_fn: Callable[[Any, Any], Any] | None
     entry_site: str  # the user's file:line a step's graph is attributed to
+    inputs_site: str  # where the inputs come from (get_inputs, the factory...)
 
 
 def import_model_file(path: Path) -> ModuleType:
@@ -185,6 +186,10 @@ def load_model(target: ModelTarget) -> LoadedModel:
         step_fn=step_fn,
         loss_fn=loss_fn,
         entry_site=_entry_site(target.path, step_fn, type(model).forward, module),
+        inputs_site=_definition_site(
+            getattr(module, "get_inputs", None) or getattr(module, "get_model", None),
+            fallback=target.path,
+        ),
     )
 
 
@@ -211,6 +216,7 @@ def _load_factory(target: ModelTarget, module: ModuleType) -> LoadedModel:
         step_fn=None,
         loss_fn=None,
         entry_site=_definition_site(factory, fallback=target.path),
+        inputs_site=_definition_site(factory, fallback=target.path),
     )
 
 
@@ -231,9 +237,7 @@ def _inputs_provider(module: ModuleType, target: ModelTarget) -> Callable[[int],
     get_inputs = getattr(module, "get_inputs", None)
     if callable(get_inputs):
         takes_step = _accepts_one_argument(get_inputs)
-        return lambda step: _call_user(
-            "get_inputs()", get_inputs, *((step,) if takes_step else ())
-        )
+        return lambda step: _call_user("get_inputs()", get_inputs, *((step,) if takes_step else ()))
     if hasattr(module, "example_inputs"):
         inputs = module.example_inputs
         return lambda step: inputs

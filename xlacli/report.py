@@ -57,6 +57,38 @@ class StepRecord:
 
 
 @dataclass(frozen=True)
+class CompileCause:
+    """Why a graph was compiled (see ``xlacli.analysis.recompile``)."""
+
+    category: str  # first_compile, input_shape, ..., host_sync, unknown
+    location: str | None  # the user's file:line
+    library_location: str | None  # the library frame the change came through, if any
+    detail: str  # before -> after
+    hint: str | None = None
+
+
+@dataclass(frozen=True)
+class CompileEvent:
+    """One compile of the run."""
+
+    step: int | None
+    graph_hash: str
+    compile_time_s: float
+    steady_state: bool  # after the warm-up steps: a recompile the user must see
+    cause: CompileCause
+    compared_with: str | None = None  # the earlier graph it was compared with
+
+
+@dataclass(frozen=True)
+class FallbackOp:
+    """An op torch_xla ran on the CPU (an ``aten::*`` counter)."""
+
+    op: str
+    count: int
+    location: str | None  # the user's line whose value read it needed, if known
+
+
+@dataclass(frozen=True)
 class ErrorRecord:
     """Why the run stopped early."""
 
@@ -85,7 +117,20 @@ class RunReport:
     counters: Mapping[str, int] = field(default_factory=dict)
     versions: Mapping[str, str] = field(default_factory=dict)
     error: ErrorRecord | None = None
+    warmup: int = 2
+    events: tuple[CompileEvent, ...] = ()
+    fallback_ops: tuple[FallbackOp, ...] = ()
     schema_version: int = SCHEMA_VERSION
+
+    @property
+    def steady_state_compiles(self) -> int:
+        """Compiles after the warm-up steps."""
+        return sum(1 for event in self.events if event.steady_state)
+
+    @property
+    def executions_per_step(self) -> tuple[int, ...]:
+        """Graph executions in each step (more than 1: the step was cut by a value read)."""
+        return tuple(record.executions for record in self.step_records)
 
     @property
     def ok(self) -> bool:
@@ -93,8 +138,11 @@ class RunReport:
 
 
 def report_to_dict(report: RunReport) -> dict[str, Any]:
-    """The JSON form of a report (plain dicts and lists)."""
-    return dataclasses.asdict(report)
+    """The JSON form of a report (plain dicts and lists), derived counts included."""
+    data = dataclasses.asdict(report)
+    data["steady_state_compiles"] = report.steady_state_compiles
+    data["executions_per_step"] = list(report.executions_per_step)
+    return data
 
 
 def dump_report(report: RunReport) -> str:
@@ -154,6 +202,20 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         counters=dict(data.get("counters", {})),
         versions=dict(data.get("versions", {})),
         error=ErrorRecord(**error) if error else None,
+        warmup=data.get("warmup", 2),
+        events=tuple(_event_from_dict(e) for e in data.get("events", [])),
+        fallback_ops=tuple(FallbackOp(**f) for f in data.get("fallback_ops", [])),
+    )
+
+
+def _event_from_dict(data: dict[str, Any]) -> CompileEvent:
+    return CompileEvent(
+        step=data.get("step"),
+        graph_hash=data["graph_hash"],
+        compile_time_s=data.get("compile_time_s", 0.0),
+        steady_state=data.get("steady_state", False),
+        cause=CompileCause(**data["cause"]),
+        compared_with=data.get("compared_with"),
     )
 
 

@@ -41,6 +41,7 @@ def capture(
     out: Path | None = None,
     force: bool = False,
     warmup: int = 0,
+    explain_warmup: int = 2,
     debug_artifacts: bool = True,
     profile_logdir: str | None = None,
     profile_session: str | None = None,
@@ -66,7 +67,9 @@ def capture(
     error = outcome_error(outcome, paths)
     raw = read_raw_run(paths, outcome.log)
     model_label = display_path(target.path) + (f":{target.entry}" if target.entry else "")
-    report = build_report(raw, paths, request, model_label, error_record(error))
+    report = build_report(
+        raw, paths, request, model_label, error_record(error), warmup=explain_warmup
+    )
     save_report(report, paths.root)
     for warning in outcome.log.warnings:
         stderr_console().print(f"[yellow]warning:[/] {warning}")

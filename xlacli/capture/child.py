@@ -42,9 +42,7 @@ def main(argv: list[str]) -> int:
         )
         return error.exit_code
     except KeyboardInterrupt:
-        events.write(
-            "error", kind="interrupted", message="interrupted", exit_code=EXIT_INTERRUPTED
-        )
+        events.write("error", kind="interrupted", message="interrupted", exit_code=EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
     finally:
         _write_metrics_report(paths)
@@ -75,7 +73,9 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
         warn=lambda message: events.write("warning", message=message),
         wait_each_step=request.wait_each_step,
     )
-    events.write("setup", entry_site=loaded.entry_site, **tracker.delta())
+    events.write(
+        "setup", entry_site=loaded.entry_site, inputs_site=loaded.inputs_site, **tracker.delta()
+    )
     for step in range(request.steps):
         record = runner.run(step)
         events.write("step", step=step, **record, **tracker.delta())

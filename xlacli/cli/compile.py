@@ -18,6 +18,15 @@ def compile_command(
     out: options.Out = None,
     force: options.Force = False,
     output_format: options.Format = options.OutputFormat.text,
+    warmup: options.Warmup = 2,
+    max_compiles: Annotated[
+        int | None,
+        typer.Option("--max-compiles", min=0, help="Fail (exit 1) above this many compilations."),
+    ] = None,
+    fail_on_recompile: Annotated[
+        bool,
+        typer.Option("--fail-on-recompile", help="Fail (exit 1) on any steady-state recompile."),
+    ] = False,
 ) -> int:
     """Trace MODEL lazily on an XLA device, dump IR and HLO, and report each graph.
 
@@ -25,6 +34,7 @@ def compile_command(
     folder keeps, per graph, the IR with source locations, the HLO before and
     after optimization and XLA's buffer assignment.
     """
+    from xlacli.analysis.budgets import check_budgets
     from xlacli.render.compile_report import render_compile_report
     from xlacli.session import capture, resolve_target
 
@@ -37,8 +47,10 @@ def compile_command(
         out=Path(out) if out else None,
         force=force,
         label=f"Compiling {target.path.name}",
+        explain_warmup=warmup,
     )
     render_compile_report(result.report, output_format.value)
     if result.error is not None:
         raise result.error
+    check_budgets(result.report, max_compiles=max_compiles, fail_on_recompile=fail_on_recompile)
     return 0

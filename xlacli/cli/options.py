@@ -26,12 +26,12 @@ Train = Annotated[
         help="Run training steps (forward, loss, backward, optimizer) instead of inference.",
     ),
 ]
-Optimizer = Annotated[
-    OptimizerName, typer.Option("--optimizer", help="Optimizer for --train.")
-]
+Optimizer = Annotated[OptimizerName, typer.Option("--optimizer", help="Optimizer for --train.")]
 Out = Annotated[
     str | None,
-    typer.Option("--out", "-o", help="Run folder to create (default: a new one under .xlacli/runs/)."),
+    typer.Option(
+        "--out", "-o", help="Run folder to create (default: a new one under .xlacli/runs/)."
+    ),
 ]
 Force = Annotated[
     bool, typer.Option("--force", help="Replace the --out folder if it already exists.")
@@ -39,4 +39,13 @@ Force = Annotated[
 Format = Annotated[
     OutputFormat,
     typer.Option("--format", help="text for people, json for programs (only JSON on stdout)."),
+]
+Warmup = Annotated[
+    int,
+    typer.Option(
+        "--warmup",
+        min=0,
+        help="Steps whose compiles are expected (warm-up); a compile after them is a "
+        "steady-state recompile.",
+    ),
 ]

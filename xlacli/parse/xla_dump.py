@@ -18,8 +18,14 @@ _MODULE_FILE = re.compile(r"^module_(?P<id>\d+)\.(?P<rest>.+)$")
 # The stage suffixes we keep, most specific first: the optimized module is
 # "<backend>_after_optimizations" on CPU/GPU and "after_optimizations" elsewhere.
 _ROLES = (
-    ("buffer_assignment", re.compile(r"^(?P<name>.+?)\.(?:\w+_)?after_optimizations-buffer-assignment\.txt$")),
-    ("memory_usage", re.compile(r"^(?P<name>.+?)\.(?:\w+_)?after_optimizations-memory-usage-report\.txt$")),
+    (
+        "buffer_assignment",
+        re.compile(r"^(?P<name>.+?)\.(?:\w+_)?after_optimizations-buffer-assignment\.txt$"),
+    ),
+    (
+        "memory_usage",
+        re.compile(r"^(?P<name>.+?)\.(?:\w+_)?after_optimizations-memory-usage-report\.txt$"),
+    ),
     ("hlo_after", re.compile(r"^(?P<name>.+?)\.(?:\w+_)?after_optimizations\.txt$")),
     ("hlo_before", re.compile(r"^(?P<name>.+?)\.before_optimizations\.txt$")),
 )

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from xlacli.paths import display_path
 from xlacli.render.console import stdout_console
+from xlacli.render.recompiles import recompile_view
 from xlacli.render.units import format_bytes, format_seconds
 from xlacli.report import GraphRecord, RunReport, dump_report
 
@@ -19,7 +20,9 @@ SHORT_HASH = 8
 COMPACT_BELOW = 110  # columns
 
 
-def render_compile_report(report: RunReport, output_format: str, console: Console | None = None) -> None:
+def render_compile_report(
+    report: RunReport, output_format: str, console: Console | None = None
+) -> None:
     """Print the report on stdout: a rich table, or JSON only."""
     if output_format == "json":
         sys.stdout.write(dump_report(report))
@@ -36,6 +39,9 @@ def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
         parts.append(Text(LEGEND, style="dim"))
     else:
         parts.append(Text("No graph was compiled.", style="yellow"))
+    if report.events and report.steps > 1:
+        parts.append(Text(""))
+        parts.append(recompile_view(report))
     parts.append(_totals(report))
     parts.extend(Text.from_markup(line) for line in next_commands(report))
     return Group(*parts)
@@ -51,7 +57,9 @@ def _title(report: RunReport) -> Text:
     )
     suffix = f", torch_xla {versions}" if versions else ""
     return Text.assemble(
-        ("xlacli compile ", "bold"), (report.model, "bold cyan"), f"  {report.device}, {steps}{suffix}"
+        ("xlacli compile ", "bold"),
+        (report.model, "bold cyan"),
+        f"  {report.device}, {steps}{suffix}",
     )
 
 
@@ -62,7 +70,10 @@ def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Tabl
     sizes in one column, so that no column, above all the site, is dropped.
     """
     table = Table(
-        box=None, pad_edge=False, header_style="bold", show_edge=False,
+        box=None,
+        pad_edge=False,
+        header_style="bold",
+        show_edge=False,
         padding=(0, 1, 0, 0) if compact else (0, 1),
     )
     table.add_column("graph", no_wrap=True)
@@ -72,8 +83,11 @@ def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Tabl
     for name in (*numbers, "compile", "runs", "median"):
         table.add_column(name, justify="right", no_wrap=True)
     for graph in graphs:
-        sizes = [format_bytes(graph.input_bytes), format_bytes(graph.output_bytes),
-                 format_bytes(graph.temp_bytes)]
+        sizes = [
+            format_bytes(graph.input_bytes),
+            format_bytes(graph.output_bytes),
+            format_bytes(graph.temp_bytes),
+        ]
         table.add_row(
             graph.hash[:SHORT_HASH],
             _site_text(graph, compact=compact),
@@ -81,8 +95,11 @@ def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Tabl
             _count(graph.hlo_instructions),
             _count(graph.optimized_hlo_instructions),
             _count(graph.fusions),
-            *(["/".join(size.replace(" ", "").replace("iB", "") for size in sizes)]
-              if compact else sizes),
+            *(
+                ["/".join(size.replace(" ", "").replace("iB", "") for size in sizes)]
+                if compact
+                else sizes
+            ),
             format_seconds(graph.compile_time_s),
             str(graph.executions),
             format_seconds(graph.execute_time_s),
@@ -131,12 +148,12 @@ def next_commands(report: RunReport) -> list[str]:
     """The run folder and the next command worth running (rich markup)."""
     run_dir = display_path(report.run_dir)
     lines = [f"Run folder: [bold]{escape(run_dir)}[/]"]
-    pair = _same_site_pair(report.graphs)
+    pair = _graphs_to_diff(report)
     if pair is not None:
-        left, right = (f"{run_dir}/{g.files['hlo_after']}" for g in pair)
+        left, right = (f"{run_dir}/{g.files['hlo_before']}" for g in pair)
         lines.append(
             f"Next: [bold]xlacli diff-hlo {escape(left)} {escape(right)}[/]"
-            "  (what changed between two graphs of the same site)"
+            "  (what changed between a recompiled graph and the one before it)"
         )
     elif report.ok:
         lines.append(
@@ -146,12 +163,15 @@ def next_commands(report: RunReport) -> list[str]:
     return lines
 
 
-def _same_site_pair(graphs: Iterable[GraphRecord]) -> tuple[GraphRecord, GraphRecord] | None:
-    seen: dict[str | None, GraphRecord] = {}
-    for graph in graphs:
-        if "hlo_after" not in graph.files:
-            continue
-        if graph.site in seen:
-            return seen[graph.site], graph
-        seen[graph.site] = graph
+def _graphs_to_diff(report: RunReport) -> tuple[GraphRecord, GraphRecord] | None:
+    """The first recompile (steady-state first) and the graph it was compared with."""
+    by_hash = {graph.hash: graph for graph in report.graphs}
+    events = sorted(
+        (e for e in report.events if e.compared_with),
+        key=lambda e: not e.steady_state,
+    )
+    for event in events:
+        pair = by_hash.get(event.compared_with or ""), by_hash.get(event.graph_hash)
+        if all(graph is not None and "hlo_before" in graph.files for graph in pair):
+            return pair  # type: ignore[return-value]
     return None

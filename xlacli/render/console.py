@@ -10,7 +10,6 @@ from rich.markup import escape
 
 from xlacli.errors import XlacliError
 
-
 # Piped or redirected output has no width: wide enough for the tables, so a
 # file or a CI log holds whole rows.
 PIPE_WIDTH = 160

@@ -1,0 +1,119 @@
+"""Every recompile category, on XLA:CPU, from the examples in examples/recompile/:
+the category, the user's line, and torch_xla's own compile counter."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, REPO, run_cli
+from xlacli.parse.metrics_report import parse_metrics_report
+
+pytestmark = pytest.mark.e2e
+RECOMPILE = EXAMPLES / "recompile"
+
+# example -> (category of the steady-state recompile, a fragment of its line, its step)
+CASES = {
+    "input_shape": ("input_shape", "def get_inputs", 3),
+    "input_dtype": ("input_dtype", "def get_inputs", 3),
+    "intermediate_shape": ("intermediate_shape", "window = batch[:, :context]", 3),
+    "graph_structure": ("graph_structure", "out = torch.tanh(out) + out.abs()", 3),
+    "constant_value": ("constant_value", "aux_weight * out.abs().mean()", 3),
+    "data_dependent_shape": ("data_dependent_shape", "positive = hidden[hidden > 0]", 2),
+    "host_sync": ("host_sync", "if step >= 3 and loss > 1.0", 3),
+}
+
+
+def line_of(example: str, fragment: str) -> str:
+    """``examples/recompile/x.py:N`` of the line holding ``fragment``."""
+    path = RECOMPILE / f"{example}.py"
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if fragment in line:
+            return f"{path.relative_to(REPO)}:{number}"
+    raise AssertionError(f"{fragment!r} not in {path}")
+
+
+def compile_json(tmp_path: Path, example: str, *args: str) -> dict:
+    result = run_cli(
+        "compile", f"examples/recompile/{example}.py", "--steps", "5", "--out",
+        tmp_path / "run", "--format", "json", *args, cwd=REPO,
+    )
+    assert result.code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def torch_xla_compiles(report: dict) -> int:
+    metrics = parse_metrics_report((Path(report["run_dir"]) / "metrics.txt").read_text())
+    return metrics.counter("UncachedCompile")
+
+
+@pytest.mark.parametrize("example", sorted(CASES))
+def test_category_line_and_counter(tmp_path, example):
+    category, fragment, step = CASES[example]
+    report = compile_json(tmp_path, example)
+    assert len(report["events"]) == report["compilations"] == torch_xla_compiles(report)
+    steady = [e for e in report["events"] if e["steady_state"]]
+    assert report["steady_state_compiles"] == len(steady) >= 1
+    first = steady[0]
+    assert first["step"] == step
+    assert first["cause"]["category"] == category, first
+    assert first["cause"]["location"] == line_of(example, fragment), first
+    assert first["cause"]["detail"]
+    assert first["cause"]["hint"]
+    assert first["compile_time_s"] > 0
+    assert report["events"][0]["cause"]["category"] in ("first_compile", "host_sync")
+
+
+def test_details_say_before_and_after(tmp_path):
+    report = compile_json(tmp_path, "input_shape")
+    (event,) = [e for e in report["events"] if e["steady_state"]]
+    assert event["cause"]["detail"] == "input 0 shape s64[4,16] -> s64[4,24]"
+    assert event["compared_with"] == report["events"][0]["graph_hash"]
+
+
+def test_stable_model_has_no_false_alarm(tmp_path):
+    report = compile_json(tmp_path, "stable", "--fail-on-recompile")
+    assert report["steady_state_compiles"] == 0
+    assert [e["cause"]["category"] for e in report["events"]] == ["first_compile"]
+    assert report["executions_per_step"] == [1, 1, 1, 1, 1]
+    assert report["fallback_ops"] == []
+    assert torch_xla_compiles(report) == 1
+
+
+def test_host_sync_counts_graphs_per_step_and_fallbacks(tmp_path):
+    report = compile_json(tmp_path, "host_sync")
+    assert report["executions_per_step"] == [1, 1, 1, 2, 2]
+    assert report["fallback_ops"] == [
+        {"op": "aten::_local_scalar_dense", "count": 2,
+         "location": line_of("host_sync", "if step >= 3 and loss > 1.0")}
+    ]
+
+
+def test_fail_on_recompile_and_max_compiles(tmp_path):
+    result = run_cli("compile", "examples/recompile/graph_structure.py", "--steps", "5",
+                     "--out", tmp_path / "a", "--fail-on-recompile", cwd=REPO)
+    assert result.code == 1
+    assert "1 steady-state recompile: step 3 graph_structure at" in result.stderr
+    assert "Steady-state recompiles (1)" in result.stdout  # the report is still printed
+    result = run_cli("compile", "examples/recompile/graph_structure.py", "--steps", "5",
+                     "--out", tmp_path / "b", "--max-compiles", "1", cwd=REPO)
+    assert result.code == 1 and "2 compilations, over the budget of 1" in result.stderr
+    result = run_cli("compile", "examples/recompile/graph_structure.py", "--steps", "5",
+                     "--out", tmp_path / "c", "--warmup", "4", "--fail-on-recompile", cwd=REPO)
+    assert result.code == 0, result.stderr  # step 3 is inside a 4-step warm-up
+
+
+def test_terminal_blocks(tmp_path):
+    result = run_cli("compile", "examples/recompile/constant_value.py", "--steps", "5",
+                     "--out", tmp_path / "run", cwd=REPO)
+    assert result.code == 0, result.stderr
+    out = result.stdout
+    assert "Steps: ●·│·●·" in out
+    assert "Steady-state recompiles (1):" in out
+    assert "constant_value" in out and line_of("constant_value", "aux_weight * out") in out
+    assert "│ return out.pow(2).mean() + aux_weight * out.abs().mean()" in out
+    assert "constant f32[] 0 -> 1" in out
+    assert "fix: a Python scalar is baked into the graph" in out
+    assert "Next: xlacli diff-hlo" in out

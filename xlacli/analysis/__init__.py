@@ -1,0 +1,1 @@
+"""Pure processors over captured runs: recompile causes, checks against a baseline."""

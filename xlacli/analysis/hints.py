@@ -1,0 +1,40 @@
+"""A concrete fix for each recompile category."""
+
+from __future__ import annotations
+
+HINTS = {
+    "first_compile": None,
+    "input_shape": (
+        "pad or bucket input shapes to a few sizes (e.g. round lengths up to a multiple of 64) "
+        "so graphs are reused; torch_xla.compile(max_different_graphs=N) makes surprises errors"
+    ),
+    "input_dtype": "keep input dtypes fixed across steps: cast in get_inputs or the data loader",
+    "intermediate_shape": (
+        "a size inside the step changes: slice to a fixed size and mask the rest, or bucket "
+        "the size so only a few shapes occur"
+    ),
+    "graph_structure": (
+        "a Python branch changes the ops: compute both sides and pick with torch.where, or "
+        "make the branch the same every step"
+    ),
+    "constant_value": (
+        "a Python scalar is baked into the graph: pass it as a tensor "
+        "(torch.tensor(value, device=...)) so it becomes a graph input"
+    ),
+    "data_dependent_shape": (
+        "the shape depends on tensor values: keep shapes static (torch.where(mask, x, 0), "
+        "masked sums) instead of boolean indexing or nonzero"
+    ),
+    "host_sync": (
+        "move .item(), print(tensor), .cpu() and `if tensor:` after torch_xla.sync(), or log "
+        "with xm.add_step_closure; keep decisions on the device with torch.where"
+    ),
+    "unknown": "compare the two graphs: xlacli diff-hlo on their hlo.before.txt files",
+}
+
+CATEGORIES = tuple(HINTS)
+
+
+def hint_for(category: str) -> str | None:
+    """The fix hint for a category (None for a first compile)."""
+    return HINTS.get(category)

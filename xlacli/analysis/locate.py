@@ -1,0 +1,169 @@
+"""From torch_xla's frames to the user's line, keeping the library frame.
+
+torch_xla's IR records only the innermost frame of each node, by file base
+name (``forward@linear.py:134``). The HLO's metadata of the same graph has the
+full path of that frame; the sync's frames have full paths all the way to
+the user's code. A node inside a library is traced to the user's code
+through the nodes that consume it, else through the sync's frames, else to
+the function the step ran.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from xlacli.hlo.model import HloModule, Metadata
+from xlacli.parse.frames import CodeRoots, Frame, first_user_frame
+from xlacli.parse.ir_dump import IrGraph, IrNode
+from xlacli.paths import display_path
+
+# The function of xlacli's harness that moves a batch to the device.
+HARNESS_TRANSFER = ("to_device", "steps.py")
+
+
+@dataclass
+class Locator:
+    """Resolves frames to display locations ``file:line``: (user, library)."""
+
+    roots: CodeRoots
+    model_dir: Path
+    load_hlo: Callable[[str], HloModule | None]
+    entry_site: str | None = None  # where the step's own code is defined
+    inputs_site: str | None = None  # where get_inputs is defined
+    known_files: dict[str, set[str]] = field(default_factory=dict)  # base name -> paths
+    _sources: dict[str, dict[tuple[str, int], str]] = field(default_factory=dict, repr=False)
+
+    def learn_frames(self, frames: Iterable[Frame]) -> None:
+        """Remember full paths seen in sync frames, to resolve base names."""
+        for frame in frames:
+            self.known_files.setdefault(Path(frame.file).name, set()).add(frame.file)
+
+    def trigger(self, frames: tuple[Frame, ...]) -> tuple[str | None, str | None]:
+        """The user's frame of a sync, and the library frame it went through."""
+        user = first_user_frame(frames, self.roots)
+        innermost = next((f for f in frames if not self.roots.is_xlacli(f)), None)
+        library = innermost if innermost is not None and innermost != user else None
+        if library is not None and _is_torch_xla_sync(library):
+            library = None
+        return (_show(user) if user else self.entry_site), (_show(library) if library else None)
+
+    def node(self, node: IrNode, graph: _HasIr) -> tuple[str | None, str | None]:
+        """The user's line behind an IR node, and the library line if it is inside one."""
+        frame = self._resolve(node.location, graph.graph_hash) if node.location else None
+        if frame is not None and self.roots.is_user(frame):
+            return _show(frame), None
+        library = _show(frame) if frame is not None else None
+        user = self._user_consumer(node, graph) or self.trigger(graph.frames)[0]
+        return user, library
+
+    def metadata(self, metadata: Metadata, graph: _HasIr) -> tuple[str | None, str | None]:
+        """Like ``node`` for an HLO instruction's metadata (full path already)."""
+        if not metadata.source_file:
+            return self.trigger(graph.frames)[0], None
+        frame = Frame(metadata.op_name, metadata.source_file, metadata.source_line)
+        if self.roots.is_user(frame):
+            return _show(frame), None
+        node = self._ir_node_at(graph.ir, frame)
+        user = (self._user_consumer(node, graph) if node else None) or self.trigger(graph.frames)[0]
+        return user, _show(frame)
+
+    def is_harness(self, node: IrNode) -> bool:
+        """Whether a device-data node is a batch xlacli moved to the device."""
+        location = node.location
+        return location is not None and (location.function, location.file) == HARNESS_TRANSFER
+
+    def _resolve(self, location: Frame, graph_hash: str) -> Frame | None:
+        """The full path of an IR location (which names only the file's base name)."""
+        base = location.file
+        source = self._hlo_sources(graph_hash).get((base, location.line))
+        if source is not None:
+            return Frame(location.function, source, location.line)
+        candidates = sorted(self.known_files.get(base, ()))
+        if not candidates and (self.model_dir / base).is_file():
+            candidates = [str((self.model_dir / base).resolve())]
+        if len(candidates) == 1:
+            return Frame(location.function, candidates[0], location.line)
+        return None
+
+    def _hlo_sources(self, graph_hash: str) -> dict[tuple[str, int], str]:
+        """``(base name, line) -> full path`` from a graph's HLO metadata."""
+        if graph_hash not in self._sources:
+            index: dict[tuple[str, int], str] = {}
+            hlo = self.load_hlo(graph_hash)
+            for computation in hlo.computations if hlo else ():
+                for instruction in computation.instructions:
+                    metadata = instruction.metadata
+                    if metadata.source_file:
+                        key = (Path(metadata.source_file).name, metadata.source_line)
+                        index.setdefault(key, metadata.source_file)
+            self._sources[graph_hash] = index
+        return self._sources[graph_hash]
+
+    def _user_consumer(self, start: IrNode, graph: _HasIr) -> str | None:
+        """The first node downstream of ``start`` whose line is in the user's code."""
+        if graph.ir is None:
+            return None
+        users: dict[int, list[IrNode]] = {}
+        for node in graph.ir.nodes:
+            for operand in node.operands:
+                users.setdefault(int(operand.lstrip("%").split(".")[0]), []).append(node)
+        queue, seen = deque([start]), {start.id}
+        while queue:
+            for consumer in users.get(queue.popleft().id, ()):
+                if consumer.id in seen:
+                    continue
+                seen.add(consumer.id)
+                frame = (
+                    self._resolve(consumer.location, graph.graph_hash)
+                    if consumer.location
+                    else None
+                )
+                if frame is not None and self.roots.is_user(frame):
+                    return _show(frame)
+                queue.append(consumer)
+        return None
+
+    @staticmethod
+    def _ir_node_at(ir: IrGraph | None, frame: Frame) -> IrNode | None:
+        if ir is None:
+            return None
+        base = Path(frame.file).name
+        return next(
+            (
+                node
+                for node in ir.nodes
+                if node.location and (node.location.file, node.location.line) == (base, frame.line)
+            ),
+            None,
+        )
+
+
+class _HasIr(Protocol):
+    """What the locator reads of a compiled graph (``CompiledGraph`` has these)."""
+
+    @property
+    def graph_hash(self) -> str: ...
+    @property
+    def frames(self) -> tuple[Frame, ...]: ...
+    @property
+    def ir(self) -> IrGraph | None: ...
+
+
+def _show(frame: Frame) -> str:
+    return f"{display_path(frame.file)}:{frame.line}"
+
+
+def _is_torch_xla_sync(frame: Frame) -> bool:
+    return frame.function == "sync" and frame.file.endswith("torch_xla/torch_xla.py")
+
+
+def display_site(site: str | None) -> str | None:
+    """A ``/abs/file.py:12`` site as users read it."""
+    if not site:
+        return None
+    file, _, line = site.rpartition(":")
+    return f"{display_path(file)}:{line}"

@@ -1,0 +1,101 @@
+"""The recompile view: a timeline of steps, then one block per recompile."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.text import Text
+
+from xlacli.paths import source_line
+from xlacli.render.units import format_seconds
+from xlacli.report import CompileEvent, FallbackOp, RunReport
+
+COMPILED, CACHED = "●", "·"
+
+
+def recompile_view(report: RunReport) -> RenderableType:
+    """Timeline, steady-state recompiles first, warm-up compiles, CPU fallbacks."""
+    parts: list[RenderableType] = [timeline(report)]
+    steady = [event for event in report.events if event.steady_state]
+    if steady:
+        parts.append(Text(f"\nSteady-state recompiles ({len(steady)}):", style="bold red"))
+        parts.extend(event_block(event) for event in steady)
+    elif report.steps > report.warmup:
+        parts.append(Text("No compile after the warm-up steps.", style="green"))
+    warmup = [event for event in report.events if not event.steady_state]
+    if warmup:
+        parts.append(Text(f"\nWarm-up compiles ({len(warmup)}, expected):", style="bold"))
+        parts.extend(_warmup_line(event) for event in warmup)
+    if report.fallback_ops:
+        parts.append(Text("\nOps run on the CPU (fallbacks):", style="bold yellow"))
+        parts.extend(_fallback_line(op) for op in report.fallback_ops)
+    return Group(*parts)
+
+
+def timeline(report: RunReport) -> Text:
+    """``steps 0-4: ●··│●·`` with the warm-up boundary and graphs per step."""
+    compiled_steps = {event.step for event in report.events}
+    text = Text("Steps: ", style="bold")
+    for record in report.step_records:
+        if record.step == report.warmup and record.step > 0:
+            text.append("│", style="dim")
+        if record.step in compiled_steps:
+            style = "bold red" if record.step >= report.warmup else "yellow"
+            text.append(COMPILED, style=style)
+        else:
+            text.append(CACHED, style="green")
+    text.append(f"   {COMPILED} compiled  {CACHED} cached  │ end of warm-up ({report.warmup} steps)",
+                style="dim")
+    per_step = report.executions_per_step
+    if per_step and max(per_step) > 1:
+        text.append("\nGraphs run per step: " + " ".join(map(str, per_step)), style="yellow")
+        text.append("  (more than 1: a value read cut the step)", style="dim")
+    return text
+
+
+def event_block(event: CompileEvent) -> RenderableType:
+    """One recompile: category, where, the line's code, before/after, cost and fix."""
+    cause = event.cause
+    head = Text.assemble(
+        ("  step ", "dim"),
+        (str(event.step), "bold"),
+        "  ",
+        (cause.category, "bold magenta"),
+        "  ",
+        (cause.location or "unknown location", "cyan"),
+        (f"  +{format_seconds(event.compile_time_s)} compile", "dim"),
+    )
+    lines: list[RenderableType] = [head]
+    code = source_line(cause.location) if cause.location else None
+    if code:
+        lines.append(Text(f"      │ {code}", style="white"))
+    if cause.library_location:
+        lines.append(Text(f"      via {cause.library_location}", style="dim"))
+    lines.append(Text(f"      {cause.detail}"))
+    if cause.hint:
+        lines.append(Text.from_markup(f"      [green]fix:[/] {escape(cause.hint)}"))
+    return Group(*lines)
+
+
+def _warmup_line(event: CompileEvent) -> Text:
+    return Text.assemble(
+        ("  step ", "dim"),
+        str(event.step),
+        "  ",
+        (event.cause.category, "magenta"),
+        "  ",
+        (event.cause.location or "", "cyan"),
+        (f"  {format_seconds(event.compile_time_s)}", "dim"),
+    )
+
+
+def _fallback_line(op: FallbackOp) -> Text:
+    where = f" at {op.location}" if op.location else ""
+    return Text(f"  {op.op} ×{op.count}{where}")
+
+
+def steady_state_events(events: Iterable[CompileEvent]) -> list[CompileEvent]:
+    """The compiles after the warm-up."""
+    return [event for event in events if event.steady_state]
