@@ -64,9 +64,11 @@ def _root(
 def _register() -> None:
     # Command modules are imported here, not at their definition, so that each
     # stays a plain function that tests can call without the typer app.
+    from xlacli.cli import check as check_cmd
     from xlacli.cli import compile as compile_cmd
 
     app.command("compile")(error_boundary(compile_cmd.compile_command))
+    app.command("check")(error_boundary(check_cmd.check_command))
 
 
 _register()

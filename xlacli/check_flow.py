@@ -1,0 +1,120 @@
+"""The flow of ``xlacli check``: settings, baseline, capture, compare, report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from xlacli.analysis.baseline import baseline_from_report, load_baseline, write_baseline
+from xlacli.analysis.check import CheckOutcome, check_time_budget, compare
+from xlacli.config import load_config
+from xlacli.errors import CheckFailed, UsageError
+from xlacli.paths import display_path
+from xlacli.render.check import print_check, write_github, write_junit
+from xlacli.render.console import print_message
+from xlacli.session import capture, resolve_target
+
+T = TypeVar("T")
+DEFAULT_STEPS = 5
+DEFAULT_WARMUP = 2
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """The options of ``xlacli check``; None means "from [tool.xlacli], else the default"."""
+
+    model: str | None
+    baseline: Path | None
+    update_baseline: bool
+    allow_improvements: bool
+    tolerance: float
+    time_budget: float | None
+    time_tolerance: float
+    steps: int | None
+    warmup: int | None
+    train: bool | None
+    optimizer: str
+    junit: Path | None
+    github: bool
+    out: Path | None
+    force: bool
+    output_format: str
+
+
+def run_check(request: CheckRequest) -> int:
+    """Run the check and return its exit code (raises ``XlacliError`` for failures)."""
+    config = load_config()
+    model = request.model or config.model
+    baseline_path = request.baseline or config.baseline
+    if model is None:
+        raise UsageError(
+            "no model to check",
+            hint="pass MODEL.py, or set model in [tool.xlacli] of pyproject.toml",
+        )
+    if baseline_path is None:
+        raise UsageError(
+            "no baseline to compare with",
+            hint="pass --baseline FILE, or set baseline in [tool.xlacli] of pyproject.toml",
+        )
+    target = resolve_target(model)
+    label = display_path(target.path) + (f":{target.entry}" if target.entry else "")
+    baseline = None if request.update_baseline else load_baseline(baseline_path, label)
+    result = capture(
+        target,
+        steps=_first(
+            request.steps, baseline.steps if baseline else None, config.steps, DEFAULT_STEPS
+        ),
+        train=_first(request.train, baseline.train if baseline else None, config.train, False),
+        optimizer=request.optimizer if request.optimizer != "sgd" else config.optimizer or "sgd",
+        out=request.out,
+        force=request.force,
+        explain_warmup=_first(
+            request.warmup, baseline.warmup if baseline else None, config.warmup, DEFAULT_WARMUP
+        ),
+        label=f"Checking {target.path.name}",
+    )
+    if result.error is not None:
+        raise result.error
+    current = baseline_from_report(result.report, baseline_path)
+    if baseline is None:
+        write_baseline(current, baseline_path)
+        print_message(
+            f"Baseline written to {display_path(baseline_path)}: "
+            f"{current.compilations} compilations, {current.distinct_graphs} graphs. Commit it."
+        )
+        return 0
+    outcome = compare(baseline, current, request.tolerance)
+    if request.time_budget is not None:
+        budget = check_time_budget(
+            result.report.total_compile_time_s, request.time_budget, request.time_tolerance
+        )
+        outcome = CheckOutcome((*outcome.results, budget))
+    print_check(outcome, result.report, baseline_path, request.output_format)
+    if request.junit is not None:
+        write_junit(outcome, request.junit)
+    if request.github:
+        write_github(outcome, result.report)
+    _verdict(outcome, request.allow_improvements, baseline_path)
+    return 0
+
+
+def _verdict(outcome: CheckOutcome, allow_improvements: bool, baseline_path: Path) -> None:
+    if outcome.regressions:
+        names = ", ".join(result.name for result in outcome.regressions[:3])
+        more = len(outcome.regressions) - 3
+        raise CheckFailed(
+            f"{len(outcome.regressions)} check{'s' if len(outcome.regressions) != 1 else ''} "
+            f"regressed: {names}" + (f" and {more} more" if more > 0 else ""),
+        )
+    if outcome.improvements and not allow_improvements:
+        raise CheckFailed(
+            f"{len(outcome.improvements)} count{'s' if len(outcome.improvements) != 1 else ''} "
+            f"improved beyond the tolerance; the baseline {display_path(baseline_path)} is stale",
+            hint="rerun with --update-baseline and commit it (or pass --allow-improvements)",
+        )
+
+
+def _first(*values: T | None) -> T:
+    """The first value that is set: the option, the baseline's, the config's, the default."""
+    return next(value for value in values if value is not None)

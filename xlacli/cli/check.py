@@ -1,0 +1,94 @@
+"""``xlacli check [MODEL] --baseline FILE``: a CI gate on compile counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from xlacli.cli import options
+
+
+def check_command(
+    model: Annotated[
+        str | None,
+        typer.Argument(help="Model file (default: [tool.xlacli] model in pyproject.toml)."),
+    ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline", help="Baseline JSON file (default: [tool.xlacli] baseline)."
+        ),
+    ] = None,
+    update_baseline: Annotated[
+        bool, typer.Option("--update-baseline", help="Write the baseline from this run.")
+    ] = False,
+    allow_improvements: Annotated[
+        bool,
+        typer.Option(
+            "--allow-improvements", help="Pass when counts went down (default: ask for an update)."
+        ),
+    ] = False,
+    tolerance: Annotated[
+        float,
+        typer.Option("--tolerance", min=0.0, help="Allowed relative change of each count (0.05 = 5%)."),
+    ] = 0.0,
+    time_budget: Annotated[
+        float | None,
+        typer.Option("--time-budget", min=0.0, help="Fail when total compile time exceeds SECONDS."),
+    ] = None,
+    time_tolerance: Annotated[
+        float,
+        typer.Option("--time-tolerance", min=0.0, help="Slack on --time-budget (0.2 = 20%)."),
+    ] = 0.2,
+    steps: Annotated[
+        int | None, typer.Option("--steps", min=1, help="Steps to run (default 5).")
+    ] = None,
+    warmup: Annotated[
+        int | None, typer.Option("--warmup", min=0, help="Warm-up steps (default 2).")
+    ] = None,
+    train: Annotated[
+        bool | None, typer.Option("--train/--no-train", help="Run training steps.", show_default=False)
+    ] = None,
+    optimizer: options.Optimizer = options.OptimizerName.sgd,
+    junit: Annotated[
+        Path | None, typer.Option("--junit", help="Write JUnit XML here, one test case per check.")
+    ] = None,
+    github: Annotated[
+        bool,
+        typer.Option(
+            "--github", help="GitHub Actions: annotations at your lines and a step summary."
+        ),
+    ] = False,
+    out: options.Out = None,
+    force: options.Force = False,
+    output_format: options.Format = options.OutputFormat.text,
+) -> int:
+    """Run MODEL and compare its compile counts with a committed baseline.
+
+    Exit 0 when nothing changed, 1 on a regression (or an improvement, until the
+    baseline is updated), 2 for a missing or bad baseline.
+    """
+    from xlacli.check_flow import CheckRequest, run_check
+
+    return run_check(
+        CheckRequest(
+            model=model,
+            baseline=Path(baseline) if baseline else None,
+            update_baseline=update_baseline,
+            allow_improvements=allow_improvements,
+            tolerance=tolerance,
+            time_budget=time_budget,
+            time_tolerance=time_tolerance,
+            steps=steps,
+            warmup=warmup,
+            train=train,
+            optimizer=optimizer.value,
+            junit=junit,
+            github=github,
+            out=Path(out) if out else None,
+            force=force,
+            output_format=output_format.value,
+        )
+    )

@@ -1,0 +1,104 @@
+"""Settings from ``[tool.xlacli]`` in the user's ``pyproject.toml``.
+
+So that ``xlacli check`` alone works in a project that configures it::
+
+    [tool.xlacli]
+    model = "model.py"
+    steps = 5
+    warmup = 2
+    baseline = ".xlacli/baseline.json"
+
+Paths are relative to the ``pyproject.toml`` that names them.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from xlacli.errors import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+KNOWN_KEYS = {"model", "steps", "warmup", "baseline", "train", "optimizer"}
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    """The ``[tool.xlacli]`` table, with paths made absolute."""
+
+    source: Path | None = None  # the pyproject.toml it came from
+    model: str | None = None
+    steps: int | None = None
+    warmup: int | None = None
+    baseline: Path | None = None
+    train: bool | None = None
+    optimizer: str | None = None
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` in ``start`` or its parents."""
+    for folder in (start, *start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(start: Path | None = None) -> ProjectConfig:
+    """Read ``[tool.xlacli]`` from the nearest pyproject.toml (empty if none).
+
+    Raises:
+        UsageError: the file is not valid TOML, or the table has unknown keys
+            or values of the wrong type.
+    """
+    path = find_pyproject((start or Path.cwd()).resolve())
+    if path is None:
+        return ProjectConfig()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise UsageError(f"cannot read {path}: {error}") from None
+    table = data.get("tool", {}).get("xlacli")
+    if table is None:
+        return ProjectConfig(source=path)
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise UsageError(
+            f"{path}: unknown [tool.xlacli] key {', '.join(unknown)}",
+            hint=f"known keys: {', '.join(sorted(KNOWN_KEYS))}",
+        )
+    folder = path.parent
+    model = _typed(table, "model", str, path)
+    baseline = _typed(table, "baseline", str, path)
+    return ProjectConfig(
+        source=path,
+        model=_under(folder, model) if model else None,
+        steps=_typed(table, "steps", int, path),
+        warmup=_typed(table, "warmup", int, path),
+        baseline=folder / baseline if baseline else None,
+        train=_typed(table, "train", bool, path),
+        optimizer=_typed(table, "optimizer", str, path),
+    )
+
+
+def _typed(table: dict[str, Any], key: str, kind: type, path: Path) -> Any:
+    value = table.get(key)
+    if value is not None and (not isinstance(value, kind) or isinstance(value, bool) != (kind is bool)):
+        raise UsageError(
+            f"{path}: [tool.xlacli] {key} must be a {kind.__name__}, not {value!r}"
+        )
+    return value
+
+
+def _under(folder: Path, model: str) -> str:
+    """The model target with its path made absolute (a ``:FACTORY`` suffix kept)."""
+    path, sep, entry = model.rpartition(":")
+    if sep and entry.isidentifier():
+        return f"{folder / path}:{entry}"
+    return str(folder / model)

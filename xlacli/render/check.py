@@ -1,0 +1,168 @@
+"""Views of a check: terminal, JSON, JUnit XML and GitHub Actions."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from xml.etree import ElementTree
+
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from xlacli.analysis.check import IMPROVEMENT, OK, REGRESSION, CheckOutcome, CheckResult
+from xlacli.paths import split_location
+from xlacli.render.console import stderr_console, stdout_console
+from xlacli.render.recompiles import event_block
+from xlacli.report import CompileEvent, RunReport
+
+_STYLES = {OK: "green", REGRESSION: "bold red", IMPROVEMENT: "yellow"}
+MAX_ROWS = 25
+
+
+def check_view(outcome: CheckOutcome, report: RunReport, baseline: Path) -> RenderableType:
+    """The table of checks (all of them, or those that changed when there are many),
+    then the explanation of each compile that is new."""
+    shown = outcome.results
+    if len(shown) > MAX_ROWS:
+        shown = tuple(r for r in shown if r.status != OK)
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("check", "baseline", "current", "status", "what changed"):
+        table.add_column(column, overflow="fold")
+    for result in shown:
+        table.add_row(
+            result.name,
+            result.baseline,
+            result.current,
+            Text(result.status, style=_STYLES[result.status]),
+            result.detail,
+        )
+    passed = sum(1 for r in outcome.results if r.status == OK)
+    parts: list[RenderableType] = [
+        Text.assemble(("xlacli check ", "bold"), (report.model, "bold cyan"), f"  against {baseline}"),
+        table,
+        Text(
+            f"\n{passed} of {len(outcome.results)} checks unchanged, "
+            f"{len(outcome.regressions)} regressed, {len(outcome.improvements)} improved"
+        ),
+    ]
+    new = explained_compiles(report) if outcome.regressions else []
+    if new:
+        parts.append(Text("\nThe compiles behind it:", style="bold"))
+        parts.extend(event_block(event) for event in new)
+    return Group(*parts)
+
+
+def explained_compiles(report: RunReport) -> list[CompileEvent]:
+    """The compiles worth explaining: steady-state ones, else every recompile."""
+    steady = [e for e in report.events if e.steady_state]
+    return steady or [e for e in report.events if e.cause.category != "first_compile"]
+
+
+def print_check(outcome: CheckOutcome, report: RunReport, baseline: Path, fmt: str) -> None:
+    """Print the check on stdout as text or JSON."""
+    if fmt == "json":
+        sys.stdout.write(json.dumps(check_json(outcome, report, baseline), indent=2, sort_keys=True))
+        sys.stdout.write("\n")
+        return
+    console: Console = stdout_console()
+    console.print(check_view(outcome, report, baseline))
+
+
+def check_json(outcome: CheckOutcome, report: RunReport, baseline: Path) -> dict[str, object]:
+    """The JSON form of a check."""
+    return {
+        "passed": not outcome.regressions and not outcome.improvements,
+        "baseline": str(baseline),
+        "run_dir": report.run_dir,
+        "regressions": len(outcome.regressions),
+        "improvements": len(outcome.improvements),
+        "checks": [vars(result) for result in outcome.results],
+        "compiles": [
+            {"step": e.step, "graph_hash": e.graph_hash, "cause": vars(e.cause)}
+            for e in explained_compiles(report)
+        ],
+    }
+
+
+def write_junit(outcome: CheckOutcome, path: Path) -> None:
+    """JUnit XML, one test case per check; regressions fail, improvements are marked."""
+    suite = ElementTree.Element(
+        "testsuite",
+        name="xlacli check",
+        tests=str(len(outcome.results)),
+        failures=str(len(outcome.regressions) + len(outcome.improvements)),
+        errors="0",
+    )
+    for result in outcome.results:
+        case = ElementTree.SubElement(suite, "testcase", classname="xlacli.check", name=result.name)
+        if result.status != OK:
+            failure = ElementTree.SubElement(
+                case, "failure", message=f"{result.status}: {result.baseline} -> {result.current}"
+            )
+            failure.text = result.detail or result.status
+    ElementTree.indent(suite)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ElementTree.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+    except OSError as error:
+        from xlacli.errors import UsageError
+
+        raise UsageError(f"cannot write --junit {path}: {error.strerror}") from None
+
+
+def write_github(outcome: CheckOutcome, report: RunReport) -> None:
+    """Annotations at the user's lines (stdout) and a Markdown step summary."""
+    for event in explained_compiles(report) if outcome.regressions else []:
+        print(_annotation("error", event), flush=True)
+    for result in outcome.regressions:
+        print(f"::error title=xlacli check::{_escape(_sentence(result))}")
+    for result in outcome.improvements:
+        print(f"::warning title=xlacli check::{_escape(_sentence(result))} (update the baseline)")
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not summary:
+        stderr_console().print("[yellow]warning:[/] --github: GITHUB_STEP_SUMMARY is not set")
+        return
+    with open(summary, "a", encoding="utf-8") as handle:
+        handle.write(markdown_summary(outcome, report))
+
+
+def markdown_summary(outcome: CheckOutcome, report: RunReport) -> str:
+    """The step summary: a verdict, then the checks that changed."""
+    verdict = (
+        "regressed"
+        if outcome.regressions
+        else "improved (update the baseline)"
+        if outcome.improvements
+        else "unchanged"
+    )
+    lines = [f"## xlacli check: `{report.model}` {verdict}", ""]
+    changed = [r for r in outcome.results if r.status != OK]
+    if changed:
+        lines += ["| check | baseline | current | status |", "|---|---|---|---|"]
+        lines += [f"| {r.name} | {r.baseline} | {r.current} | {r.status} |" for r in changed]
+        lines.append("")
+    for event in explained_compiles(report) if outcome.regressions else []:
+        where = f" at `{event.cause.location}`" if event.cause.location else ""
+        lines.append(f"- step {event.step}: **{event.cause.category}**{where}: {event.cause.detail}")
+    lines.append(f"\n{len(outcome.results) - len(changed)} of {len(outcome.results)} checks unchanged.\n")
+    return "\n".join(lines)
+
+
+def _annotation(level: str, event: CompileEvent) -> str:
+    message = _escape(f"{event.cause.category} at step {event.step}: {event.cause.detail}")
+    if not event.cause.location:
+        return f"::{level} title=xlacli: recompile::{message}"
+    file, line = split_location(event.cause.location)
+    return f"::{level} file={file},line={line},title=xlacli: recompile::{message}"
+
+
+def _sentence(result: CheckResult) -> str:
+    return f"{result.name}: {result.baseline} -> {result.current} ({result.status})"
+
+
+def _escape(text: str) -> str:
+    """GitHub workflow commands escape %, CR and LF in messages."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
