@@ -66,9 +66,11 @@ def _register() -> None:
     # stays a plain function that tests can call without the typer app.
     from xlacli.cli import check as check_cmd
     from xlacli.cli import compile as compile_cmd
+    from xlacli.cli import diff_hlo
 
     app.command("compile")(error_boundary(compile_cmd.compile_command))
     app.command("check")(error_boundary(check_cmd.check_command))
+    app.command("diff-hlo")(error_boundary(diff_hlo.diff_hlo_command))
 
 
 _register()

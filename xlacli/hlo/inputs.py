@@ -1,0 +1,257 @@
+"""What diff-hlo compares: two HLO files, two XLA dump folders, or two xlacli run folders.
+
+Two files make one pair. Dump folders (``--xla_dump_to``) pair their modules
+first by structure (identical programs under new names), then by name, then
+by name without its trailing number, and last by likeness: torch_xla names
+every graph ``SyncTensorsGraph.N`` with N from the graph's size, so a changed
+graph gets a new name and is found by its opcode counts instead. Run folders
+pair their graphs by torch_xla's graph hash, then by the Python line that
+triggered them. Whatever finds no partner is reported on one side only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from xlacli.errors import UsageError
+from xlacli.hlo.changes import DiffReport
+from xlacli.hlo.diff import diff_modules
+from xlacli.hlo.fingerprint import module_fingerprint
+from xlacli.hlo.model import HloModule
+from xlacli.hlo.parser import parse_hlo_file
+
+if TYPE_CHECKING:
+    from xlacli.report import GraphRecord
+
+T = TypeVar("T")
+STAGES = ("pre", "post")
+_DUMP_FILE = re.compile(
+    r"module_(?P<number>\d+)\.(?P<name>.+)\."
+    r"(?P<stage>before_optimizations|(?:(?:sm_[\d.]+_)?[a-z]+_)?after_optimizations)\.txt"
+)
+_TRAILING_NUMBER = re.compile(r"\.\d+$")
+_RUN_FILE_KEYS = {"pre": "hlo_before", "post": "hlo_after"}
+_SHORT_HASH = 8
+_MIN_LIKENESS = 0.5  # shared opcode counts over the larger module's instructions
+
+
+@dataclass(frozen=True, slots=True)
+class ModulePair:
+    """Two modules to compare, and the name the report gives the pair."""
+
+    label: str
+    left: HloModule
+    right: HloModule
+
+
+@dataclass(frozen=True, slots=True)
+class PairedInputs:
+    """The pairs found in two inputs, and what is on one side only."""
+
+    inputs: str
+    stage: str | None
+    pairs: tuple[ModulePair, ...]
+    left_only: tuple[str, ...] = ()
+    right_only: tuple[str, ...] = ()
+
+
+def diff_paths(left: Path, right: Path, stage: str = "post") -> DiffReport:
+    """Pair two inputs and diff every pair.
+
+    Args:
+        left: An HLO file, an XLA dump folder or an xlacli run folder.
+        right: The same kind of input as ``left``.
+        stage: For folders, ``pre`` or ``post`` (XLA's optimizations).
+
+    Raises:
+        UsageError: Missing paths, a file beside a folder, folders of two
+            kinds or with nothing to compare.
+        HloParseError: An HLO file is malformed.
+    """
+    paired = pair_inputs(left, right, stage)
+    return DiffReport(
+        left=str(left),
+        right=str(right),
+        inputs=paired.inputs,
+        stage=paired.stage,
+        modules=tuple(diff_modules(p.left, p.right, p.label) for p in paired.pairs),
+        left_only=paired.left_only,
+        right_only=paired.right_only,
+    )
+
+
+def pair_inputs(left: Path, right: Path, stage: str = "post") -> PairedInputs:
+    """Read two inputs of the same kind and pair their modules (see the module docstring)."""
+    if stage not in STAGES:
+        raise UsageError(f"unknown stage {stage!r}; expected pre or post")
+    for path in (left, right):
+        if not path.exists():
+            raise UsageError(f"{path}: no such file or folder")
+    if left.is_dir() != right.is_dir():
+        folder, file = (left, right) if left.is_dir() else (right, left)
+        raise UsageError(
+            f"{folder} is a folder but {file} is a file",
+            hint="give two HLO files, two XLA dump folders or two xlacli run folders",
+        )
+    if not left.is_dir():
+        module_left, module_right = parse_hlo_file(left), parse_hlo_file(right)
+        return PairedInputs(
+            "files",
+            None,
+            (ModulePair(_label(module_left, module_right), module_left, module_right),),
+        )
+    kinds = {_folder_kind(left), _folder_kind(right)}
+    if len(kinds) == 2:
+        raise UsageError(f"{left} and {right} are folders of two kinds (a run folder and a dump)")
+    if kinds == {"run-folders"}:
+        return _pair_run_folders(left, right, stage)
+    return _pair_dump_folders(left, right, stage)
+
+
+def _label(left: HloModule, right: HloModule) -> str:
+    return right.name if left.name == right.name else f"{left.name} → {right.name}"
+
+
+def _folder_kind(folder: Path) -> str:
+    from xlacli.report import REPORT_FILE
+
+    if (folder / REPORT_FILE).is_file():
+        return "run-folders"
+    if any(_DUMP_FILE.fullmatch(path.name) for path in folder.iterdir()):
+        return "xla-dumps"
+    raise UsageError(
+        f"{folder} holds neither report.json (an xlacli run folder) nor "
+        "module_*_optimizations.txt files (an --xla_dump_to folder)",
+    )
+
+
+def _dump_modules(folder: Path, stage: str) -> list[HloModule]:
+    wanted = "before_optimizations" if stage == "pre" else "after_optimizations"
+    found = []
+    for path in folder.iterdir():
+        match = _DUMP_FILE.fullmatch(path.name)
+        if match and match.group("stage").endswith(wanted):
+            found.append((int(match.group("number")), path))
+    return [parse_hlo_file(path) for _, path in sorted(found)]
+
+
+def _pair_dump_folders(left: Path, right: Path, stage: str) -> PairedInputs:
+    left_modules, right_modules = _dump_modules(left, stage), _dump_modules(right, stage)
+    if not left_modules and not right_modules:
+        raise UsageError(
+            f"{left} and {right} hold no {stage}-optimization HLO text",
+            hint="dump with XLA_FLAGS='--xla_dump_to=DIR --xla_dump_hlo_as_text'",
+        )
+    fingerprints = {id(m): module_fingerprint(m) for m in (*left_modules, *right_modules)}
+    keys: list[Callable[[HloModule], object]] = [
+        lambda module: fingerprints[id(module)],
+        lambda module: module.name,
+        lambda module: _TRAILING_NUMBER.sub("", module.name),
+    ]
+    matched = [pair for key in keys for pair in _pair_by(left_modules, right_modules, key)]
+    matched += _pair_alike(left_modules, right_modules)
+    pairs = [ModulePair(_label(module, partner), module, partner) for module, partner in matched]
+    return PairedInputs(
+        "xla-dumps",
+        stage,
+        tuple(pairs),
+        tuple(module.name for module in left_modules),
+        tuple(module.name for module in right_modules),
+    )
+
+
+def _pair_alike(left: list[HloModule], right: list[HloModule]) -> list[tuple[HloModule, HloModule]]:
+    """Pair what is left by opcode counts: the most alike first, if at least half alike."""
+    counts = {id(module): module.opcode_counts() for module in (*left, *right)}
+    candidates = []
+    for i, module in enumerate(left):
+        for j, partner in enumerate(right):
+            shared = sum((counts[id(module)] & counts[id(partner)]).values())
+            likeness = shared / max(module.instruction_count, partner.instruction_count, 1)
+            if likeness >= _MIN_LIKENESS:
+                candidates.append((-likeness, i, j))
+    return _take_pairs(left, right, [(i, j) for _, i, j in sorted(candidates)])
+
+
+def _pair_run_folders(left: Path, right: Path, stage: str) -> PairedInputs:
+    from xlacli.report import load_report
+
+    left_graphs, right_graphs = list(load_report(left).graphs), list(load_report(right).graphs)
+    file_key = _RUN_FILE_KEYS[stage]
+    if not any(file_key in graph.files for graph in (*left_graphs, *right_graphs)):
+        raise UsageError(
+            f"{left} and {right} have no graph with {stage}-optimization HLO to compare",
+            hint="compile with a recent xlacli, which saves each graph's HLO in the run folder",
+        )
+    records = [
+        pair
+        for key in (_graph_hash, _graph_site)
+        for pair in _pair_by(left_graphs, right_graphs, key)
+    ]
+    pairs: list[ModulePair] = []
+    left_only = [_graph_label(graph) for graph in left_graphs]
+    right_only = [_graph_label(graph) for graph in right_graphs]
+    for left_graph, right_graph in records:
+        if file_key in left_graph.files and file_key in right_graph.files:
+            label = _graph_label(right_graph)
+            pairs.append(
+                ModulePair(
+                    label,
+                    parse_hlo_file(left / left_graph.files[file_key]),
+                    parse_hlo_file(right / right_graph.files[file_key]),
+                )
+            )
+        else:
+            missing = f" (no {stage}-optimization HLO)"
+            left_only.append(_graph_label(left_graph) + missing)
+            right_only.append(_graph_label(right_graph) + missing)
+    return PairedInputs("run-folders", stage, tuple(pairs), tuple(left_only), tuple(right_only))
+
+
+def _graph_hash(graph: GraphRecord) -> object:
+    return graph.hash
+
+
+def _graph_site(graph: GraphRecord) -> object:
+    return graph.site or None
+
+
+def _graph_label(graph: GraphRecord) -> str:
+    short = graph.hash[:_SHORT_HASH]
+    return f"{graph.site} ({short})" if graph.site else short
+
+
+def _pair_by(left: list[T], right: list[T], key: Callable[[T], object]) -> list[tuple[T, T]]:
+    """Pair the items whose key is unique on both sides (a None key pairs nothing)."""
+    left_keys = [key(item) for item in left]
+    right_keys = [key(item) for item in right]
+    left_counts, right_counts = Counter(left_keys), Counter(right_keys)
+    return _take_pairs(
+        left,
+        right,
+        [
+            (index, right_keys.index(item_key))
+            for index, item_key in enumerate(left_keys)
+            if item_key is not None and left_counts[item_key] == 1 and right_counts[item_key] == 1
+        ],
+    )
+
+
+def _take_pairs(
+    left: list[T], right: list[T], candidates: list[tuple[int, int]]
+) -> list[tuple[T, T]]:
+    """Take candidate index pairs in order while both items are free; remove the taken items."""
+    pairs, taken_left, taken_right = [], set(), set()
+    for i, j in candidates:
+        if i not in taken_left and j not in taken_right:
+            pairs.append((left[i], right[j]))
+            taken_left.add(i)
+            taken_right.add(j)
+    left[:] = [item for i, item in enumerate(left) if i not in taken_left]
+    right[:] = [item for j, item in enumerate(right) if j not in taken_right]
+    return pairs

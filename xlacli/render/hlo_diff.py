@@ -1,0 +1,208 @@
+"""Rendering a diff-hlo report: a rich summary for people, sorted JSON for programs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from xlacli.hlo.changes import CHANGE_KINDS, Change, DiffReport, ModuleDiff, Pattern, SourceRef
+from xlacli.paths import display_path
+
+TOP_PATTERNS = 20
+TOP_OPCODES = 12
+_KIND_STYLE = {"changed": "yellow", "added": "green", "removed": "red"}
+_SITE_PACKAGES = "site-packages/"
+_TABLE_STYLE: dict[str, Any] = {
+    "title_justify": "left",
+    "caption_justify": "left",
+    "box": None,
+    "padding": (0, 2),
+}
+
+
+def render_hlo_diff_json(report: DiffReport) -> str:
+    """The report as JSON with sorted keys (for ``--format json``)."""
+    return json.dumps(report_to_dict(report), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def report_to_dict(report: DiffReport) -> dict[str, Any]:
+    """The JSON form: ``identical``, ``summary``, ``changes``, ``patterns``, ``modules``..."""
+    return {
+        "identical": report.identical,
+        "left": report.left,
+        "right": report.right,
+        "inputs": report.inputs,
+        "stage": report.stage,
+        "summary": report.summary(),
+        "changes": [
+            {"module": module.label, "opcode": change.opcode, **asdict(change)}
+            for module in report.modules
+            for change in module.changes
+        ],
+        "patterns": [
+            {"module": module.label, **asdict(pattern)}
+            for module in report.modules
+            for pattern in module.patterns
+        ],
+        "modules": [_module_dict(module) for module in report.modules],
+        "left_only": list(report.left_only),
+        "right_only": list(report.right_only),
+    }
+
+
+def _module_dict(module: ModuleDiff) -> dict[str, Any]:
+    return {
+        "label": module.label,
+        "identical": module.identical,
+        "left": asdict(module.left),
+        "right": asdict(module.right),
+        "summary": {
+            "unchanged": module.unchanged,
+            **{kind: module.count(kind) for kind in CHANGE_KINDS},
+        },
+        "header_changes": list(module.header_changes),
+    }
+
+
+def render_hlo_diff(report: DiffReport, console: Console, details: bool = False) -> None:
+    """Print the terminal view of a report on ``console``."""
+    console.print(hlo_diff_text(report, details))
+
+
+def hlo_diff_text(report: DiffReport, details: bool = False) -> RenderableType:
+    """The summary: per module pair, counts, opcode histogram and patterns."""
+    verdict = ("identical", "bold green") if report.identical else ("different", "bold red")
+    parts: list[RenderableType] = [
+        Text.assemble(
+            ("xlacli diff-hlo ", "bold"),
+            f"{display_path(report.left)} → {display_path(report.right)}  ",
+            verdict,
+        )
+    ]
+    if len(report.modules) > 1 or report.left_only or report.right_only:
+        parts.append(_pairing_text(report))
+    for module in report.modules:
+        if not module.identical:
+            parts.extend(_module_parts(module, details))
+    return Group(*parts)
+
+
+def _pairing_text(report: DiffReport) -> Text:
+    identical = sum(1 for module in report.modules if module.identical)
+    text = Text(
+        f"{len(report.modules)} module pairs ({report.inputs}"
+        + (f", {report.stage}-optimization HLO" if report.stage else "")
+        + f"): {identical} identical, {len(report.modules) - identical} different"
+    )
+    for label, side in ((report.left_only, "left"), (report.right_only, "right")):
+        if label:
+            text.append(f"\nonly on the {side}: " + ", ".join(label), style="yellow")
+    return text
+
+
+def _module_parts(module: ModuleDiff, details: bool) -> list[RenderableType]:
+    counts = "  ".join(f"{kind} {module.count(kind):,}" for kind in ("changed", "added", "removed"))
+    parts: list[RenderableType] = [
+        Text(""),
+        Text.assemble(
+            (module.label, "bold cyan"),
+            f"  {module.left.instructions:,} → {module.right.instructions:,} instructions",
+        ),
+        Text(f"  unchanged {module.unchanged:,}  {counts}"),
+    ]
+    if module.header_changes:
+        parts.append(Text("  module header differs: " + ", ".join(module.header_changes)))
+    histogram = _opcode_table(module)
+    if histogram is not None:
+        parts.append(histogram)
+    if module.patterns:
+        parts.append(_pattern_table(module.patterns, details))
+    if details and module.changes:
+        parts.append(_change_lines(module.changes))
+    return parts
+
+
+def _opcode_table(module: ModuleDiff) -> Table | None:
+    before, after = module.left.opcodes, module.right.opcodes
+    deltas = sorted(
+        (
+            (opcode, before.get(opcode, 0), after.get(opcode, 0))
+            for opcode in before.keys() | after.keys()
+        ),
+        key=lambda row: (-abs(row[2] - row[1]), row[0]),
+    )
+    deltas = [row for row in deltas if row[1] != row[2]]
+    if not deltas:
+        return None
+    table = Table(title="opcodes whose count changed", **_TABLE_STYLE)
+    for column in ("opcode", "before", "after", "Δ"):
+        table.add_column(column, justify="left" if column == "opcode" else "right")
+    for opcode, old, new in deltas[:TOP_OPCODES]:
+        table.add_row(opcode, f"{old:,}", f"{new:,}", f"{new - old:+,}")
+    if len(deltas) > TOP_OPCODES:
+        table.caption = f"and {len(deltas) - TOP_OPCODES} more opcodes"
+    return table
+
+
+def _pattern_table(patterns: tuple[Pattern, ...], details: bool) -> Table:
+    shown = patterns if details else patterns[:TOP_PATTERNS]
+    table = Table(title="changes, grouped (most repeated first)", **_TABLE_STYLE)
+    for column in ("count", "change", "opcode", "what", "op", "source"):
+        table.add_column(
+            column,
+            justify="right" if column == "count" else "left",
+            overflow="fold" if column == "source" else "ellipsis",
+        )
+    for pattern in shown:
+        table.add_row(
+            f"{pattern.count:,}",
+            Text(pattern.kind, style=_KIND_STYLE[pattern.kind]),
+            pattern.opcode,
+            "; ".join(pattern.details),
+            _op_text(pattern.source),
+            _source_text(pattern.source),
+        )
+    if len(patterns) > len(shown):
+        table.caption = f"and {len(patterns) - len(shown)} more (--details lists every change)"
+    return table
+
+
+def _change_lines(changes: tuple[Change, ...]) -> Text:
+    """Every change on a line of its own: kind, opcode, where, what, source."""
+    text = Text("every change", style="bold")
+    for change in changes:
+        side = change.right or change.left
+        assert side is not None
+        names = " → ".join(f"%{ref.name}" for ref in (change.left, change.right) if ref)
+        what = "; ".join(change.details) or side.shape
+        source = _source_text(change.source)
+        text.append("\n  ")
+        text.append(f"{change.kind:<8}", style=_KIND_STYLE[change.kind])
+        text.append(f" {change.opcode_text}  {names} in {side.computation}: {what}")
+        if source:
+            text.append(f"  {source}", style="dim")
+    return text
+
+
+def _op_text(source: SourceRef | None) -> str:
+    """The framework op: torch_xla's op_type, else the op_name (JAX sets only that)."""
+    if source is None:
+        return ""
+    return source.op_type or source.op_name
+
+
+def _source_text(source: SourceRef | None) -> str:
+    """``file:line`` made short: after site-packages/, or relative to the working folder."""
+    if source is None or not source.location:
+        return ""
+    location = source.location
+    if _SITE_PACKAGES in location:
+        location = location.split(_SITE_PACKAGES, 1)[1]
+    else:
+        location = display_path(location)
+    return f"~{location}" if source.inherited else location
