@@ -52,10 +52,12 @@ def diff_hlo_command(
     the same), 1 when they differ, 2 on bad input.
     """
     from xlacli.hlo.inputs import diff_paths
+    from xlacli.hlo.parser import gc_paused
     from xlacli.render.console import stdout_console
     from xlacli.render.hlo_diff import render_hlo_diff, render_hlo_diff_json
 
-    report = diff_paths(left, right, stage.value)
+    with gc_paused(freeze=True):
+        report = diff_paths(left, right, stage.value)
     if output_format == options.OutputFormat.json:
         sys.stdout.write(render_hlo_diff_json(report))
     else:

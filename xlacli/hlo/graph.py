@@ -77,22 +77,25 @@ def build_graph(module: HloModule) -> HloGraph:
         nodes.extend(computation.instructions)
         computation_of.extend([computation.name] * len(computation.instructions))
     children: list[tuple[int, ...]] = []
+    in_order = True  # every child printed before its user: text order is a post-order
     for computation, index in zip(module.computations, indexes, strict=True):
         for instruction in computation.instructions:
             linked = tuple(map(index.__getitem__, instruction.operands))
             if instruction.called_computations:
                 linked += tuple(map(roots.__getitem__, instruction.called_computations))
+            if in_order and linked and max(linked) >= len(children):
+                in_order = False
             children.append(linked)
-    order = _post_order(children, nodes, module.filename)
+    order = list(range(len(nodes))) if in_order else _post_order(children, nodes, module.filename)
     return HloGraph(module, nodes, computation_of, children, order)
 
 
 def _post_order(
     children: list[tuple[int, ...]], nodes: list[Instruction], filename: str
 ) -> list[int]:
-    # XLA prints operands before their users and callees before callers, so
-    # text order is nearly always a post-order already: a node whose children
-    # are all done is emitted directly, and only the rest take the DFS.
+    # Text with some users printed before their operands (hand-edited or
+    # reordered): a node whose children are all done is emitted directly,
+    # and only the rest take the DFS.
     done = bytearray(len(children))
     order: list[int] = []
     is_done = done.__getitem__

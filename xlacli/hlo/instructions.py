@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from sys import intern
 
 from xlacli.hlo.attributes import AttributeList, MetadataReader, read_attribute_list
 from xlacli.hlo.lexer import Malformed, found_at, read_name, scan_to, skip_space, split_top_level
@@ -26,7 +27,6 @@ _ARRAY_INSTRUCTION = re.compile(
 )
 _OPCODE = re.compile(r"\s*([a-z][a-z0-9\-]*)\s*\(")
 _OPERAND = re.compile(r"\s*(?:/\*.*?\*/\s*)?%?([A-Za-z_][\w.\-]*)\s*")
-_PLAIN_OPERANDS = re.compile(r"\s*%?[A-Za-z_][\w.\-]*\s*(?:,\s*%?[A-Za-z_][\w.\-]*\s*)*")
 _PARAMETER_NUMBER = re.compile(r"\s*(\d+)\s*")
 _LITERAL = re.compile(r"[^%\"=]+")
 _INLINE_SHAPE = re.compile(r"\s*(?:/\*.*?\*/\s*)?(?:\(|[a-z][a-z0-9]*\[)")
@@ -73,7 +73,7 @@ class InstructionReader:
             shape = (
                 self.shapes.get(head.group(3)) or read_shape(line, head.start(3), self.shapes)[0]
             )
-            opcode = head.group(4)
+            opcode = intern(head.group(4))  # a few dozen opcodes, 30,000 instructions
             start = head.end()
         else:
             head, shape, opcode, start = self._general_head(line)
@@ -86,7 +86,7 @@ class InstructionReader:
                 raise Malformed(head.start(1), f"one ROOT (line {state.root_line} has it)", "ROOT")
             state.root_line = lineno
         close = line.find(")", start)
-        if close < 0 or "(" in line[start:close]:
+        if close < 0 or line.find("(", start, close) >= 0:
             close = scan_to(line, start - 1, stop_at_comma=False) - 1
         operands: tuple[str, ...] = ()
         parameter_number = literal = None
@@ -131,18 +131,22 @@ class InstructionReader:
         if not opcode:
             offset = skip_space(line, offset)
             raise Malformed(offset, "an opcode followed by '('", found_at(line, offset))
-        return head, shape, opcode.group(1), opcode.end()
+        return head, shape, intern(opcode.group(1)), opcode.end()
 
     def _operands(
         self, state: ComputationState, line: str, start: int, close: int, lineno: int
     ) -> tuple[str, ...]:
         defined = state.defined
-        if _PLAIN_OPERANDS.fullmatch(line, start, close):
-            names = line[start:close].replace("%", "").replace(" ", "").split(",")
-            shared = tuple(map(defined.get, names))
-            if None not in shared:
-                return shared  # type: ignore[return-value]
-        elif not line[start:close].strip():
+        # XLA separates operands with ", %": when every piece split that way is
+        # a name already defined, the list is valid. Anything else (forward
+        # references, comments, inline shapes, odd spacing) is read, and
+        # checked, piece by piece.
+        text = line[start:close]
+        names = text[1:].split(", %") if text.startswith("%") else text.split(", ")
+        shared = tuple(map(defined.get, names))
+        if None not in shared:
+            return shared  # type: ignore[return-value]
+        if not text.strip():
             return ()
         if "[" in line[start:close] and _INLINE_SHAPE.match(line, start):
             spans = self._operand_spans_with_shapes(line, start, close)

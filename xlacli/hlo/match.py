@@ -108,11 +108,17 @@ class _Matcher:
             self.match_node(left_root, right_root)
 
     def propagate(self) -> None:
-        """Alternate top-down and bottom-up passes until nothing new matches."""
+        """Alternate top-down and bottom-up passes until nothing new matches.
+
+        Both passes start from the unmatched left nodes, so that their cost
+        follows the size of the change, not the size of the module.
+        """
+        left_to_right = self.matching.left_to_right
         while True:
             before = self.matched
-            self._top_down()
-            self._bottom_up()
+            free = [node for node in self.left.graph.order if left_to_right[node] < 0]
+            self._top_down(free)
+            self._bottom_up(free)
             if self.matched == before:
                 return
 
@@ -171,13 +177,18 @@ class _Matcher:
         else:
             self.match_node(left_node, right_node)
 
-    def _top_down(self) -> None:
+    def _top_down(self, free: list[int]) -> None:
+        """Below matched users of each free node (users first), pair the children."""
         left_to_right, exact = self.matching.left_to_right, self.matching.exact
         left_children, right_children = self.left.graph.children, self.right.graph.children
-        for node in reversed(self.left.graph.order):
-            other = left_to_right[node]
-            if other >= 0 and not exact[node] and left_children[node] and right_children[other]:
-                self._pair_children(left_children[node], right_children[other])
+        left_users = self.left.graph.users
+        for node in reversed(free):
+            for user in left_users[node]:
+                if left_to_right[node] >= 0:
+                    break
+                other = left_to_right[user]
+                if other >= 0 and not exact[user] and right_children[other]:
+                    self._pair_children(left_children[user], right_children[other])
 
     def _pair_children(self, left_kids: tuple[int, ...], right_kids: tuple[int, ...]) -> None:
         left_to_right, right_to_left = self.matching.left_to_right, self.matching.right_to_left
@@ -209,18 +220,22 @@ class _Matcher:
                     if right_to_left[other] < 0 and self._same_opcode(kid, other, same_shape):
                         self.match_node(kid, other)
 
-    def _bottom_up(self) -> None:
+    def _bottom_up(self, free: list[int]) -> None:
+        """Above matched children of each free node (children first), pair the users."""
         left_to_right, right_to_left = self.matching.left_to_right, self.matching.right_to_left
         left_users, right_users = self.left.graph.users, self.right.graph.users
-        for node in self.left.graph.order:
-            other = left_to_right[node]
-            if other < 0 or not left_users[node]:
-                continue
-            left_free = [user for user in left_users[node] if left_to_right[user] < 0]
-            if left_free:
+        left_children = self.left.graph.children
+        for node in free:
+            for child in left_children[node]:
+                if left_to_right[node] >= 0:
+                    break
+                other = left_to_right[child]
+                if other < 0:
+                    continue
+                left_free = [user for user in left_users[child] if left_to_right[user] < 0]
                 right_free = [user for user in right_users[other] if right_to_left[user] < 0]
-                if right_free:
-                    self._pair_users(node, other, left_free, right_free)
+                if left_free and right_free:
+                    self._pair_users(child, other, left_free, right_free)
 
     def _pair_users(
         self, node: int, other: int, left_free: list[int], right_free: list[int]

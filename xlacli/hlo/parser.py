@@ -13,8 +13,9 @@ Every problem becomes an ``HloParseError`` with the file, line and column.
 from __future__ import annotations
 
 import gc
+import io
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,21 +54,29 @@ def parse_hlo(text: str, filename: str = "<string>") -> HloModule:
             the column and what was expected there.
     """
     with gc_paused():
-        return _ModuleParser(text, filename).parse()
+        return _ModuleParser(io.StringIO(text, newline=None), filename).parse()
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused(freeze: bool = False) -> Iterator[None]:
     """Pause the cyclic garbage collector for a burst of allocation.
 
     A parse allocates hundreds of thousands of small acyclic objects; each
     automatic collection would walk all of them again (15% of a parse).
+
+    Args:
+        freeze: Move everything allocated so far out of the collector's view
+            before resuming it (``gc.freeze``), so that the first collection
+            afterwards does not walk it all once more. For a command that
+            exits soon after; reference counting still frees the objects.
     """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if freeze:
+            gc.freeze()
         if was_enabled:
             gc.enable()
 
@@ -81,20 +90,28 @@ def parse_hlo_file(path: str | Path) -> HloModule:
     """
     path = Path(path)
     try:
-        data = path.read_bytes()
+        # Read line by line: the text of a large module is never held whole.
+        with gc_paused(), path.open(encoding="utf-8", newline=None) as lines:
+            return _ModuleParser(lines, str(path)).parse()
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise UsageError(f"{path}: is a folder, expected an HLO text file") from None
+    except UnicodeDecodeError:
+        raise _not_utf8(path) from None
     except OSError as error:
         raise UsageError(f"{path}: cannot read: {error.strerror}") from None
+
+
+def _not_utf8(path: Path) -> HloParseError:
+    data = path.read_bytes()
     try:
-        text = data.decode("utf-8")
+        data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
-        raise HloParseError(str(path), line, column, "UTF-8 text", "a byte that is not") from None
-    return parse_hlo(text, str(path))
+        return HloParseError(str(path), line, column, "UTF-8 text", "a byte that is not")
+    return HloParseError(str(path), 1, 1, "UTF-8 text")
 
 
 @dataclass(slots=True)
@@ -110,12 +127,11 @@ class _Signature:
 class _ModuleParser:
     """One parse: the lines, the current line number and the per-parse caches."""
 
-    def __init__(self, text: str, filename: str):
-        if "\r" in text:
-            text = text.replace("\r\n", "\n")
-        self.lines = text.split("\n")
+    def __init__(self, lines: Iterable[str], filename: str):
+        self.lines = lines
         self.filename = filename
-        self.lineno = 0
+        self.lineno = 0  # the line being read, for error messages
+        self.line = ""
         self.shapes: ShapeCache = {}
         self.metadata: dict[str, Metadata] = {}
         self.stack_frames: StackFrameIndex | None = None
@@ -127,25 +143,32 @@ class _ModuleParser:
         try:
             return self._module()
         except Malformed as problem:
-            line = self.lines[self.lineno - 1] if 0 < self.lineno <= len(self.lines) else ""
-            found = problem.found if problem.found is not None else found_at(line, problem.offset)
+            found = problem.found
+            if found is None:
+                found = found_at(self.line, problem.offset)
             raise HloParseError(
                 self.filename, self.lineno, problem.offset + 1, problem.expected, found
             ) from None
 
     def _content_lines(self) -> Iterator[str]:
-        """Yield the lines that are not blank or ``//`` comments, keeping ``lineno``."""
-        for index, line in enumerate(self.lines):
+        """Yield the lines that are not blank or ``//`` comments, keeping ``lineno``.
+
+        After the last line, ``lineno`` is the line after it and ``line`` is
+        empty, which is where an error about the end of the file points.
+        """
+        index = 0
+        for index, line in enumerate(self.lines, start=1):
             stripped = line.strip()
             if stripped and not stripped.startswith("//"):
-                self.lineno = index + 1
-                yield line
+                self.lineno = index
+                self.line = line[:-1] if line.endswith("\n") else line
+                yield self.line
+        self.lineno, self.line = index + 1, ""
 
     def _module(self) -> HloModule:
         lines = self._content_lines()
         header_line = next(lines, None)
         if header_line is None:
-            self.lineno = 1
             raise Malformed(0, "'HloModule' and the module name", "an empty file")
         header = read_header(header_line, self.shapes)
         preamble = PreambleBuilder()
@@ -162,7 +185,6 @@ class _ModuleParser:
                     self.stack_frames = preamble.build()
                 computations.append(self._computation(line, lines))
         if not computations:
-            self.lineno = len(self.lines)
             raise Malformed(0, "a computation", "end of file")
         for reference in self.reader.called:
             if reference.name not in self.computation_lines:
@@ -195,7 +217,7 @@ class _ModuleParser:
             if line.lstrip().startswith("}"):
                 return self._computation_end(signature, state, line)
             read(state, line, self.lineno)
-        self.lineno = head_line
+        self.lineno, self.line = head_line, head
         raise Malformed(
             len(head.rstrip()) - 1, f"'}}' to close computation {signature.name}", "end of file"
         )
