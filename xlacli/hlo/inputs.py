@@ -24,18 +24,16 @@ from xlacli.hlo.diff import diff_modules
 from xlacli.hlo.fingerprint import module_fingerprint
 from xlacli.hlo.model import HloModule
 from xlacli.hlo.parser import parse_hlo_file
+from xlacli.parse.xla_dump import list_dumped_modules
 
 if TYPE_CHECKING:
     from xlacli.report import GraphRecord
 
 T = TypeVar("T")
 STAGES = ("pre", "post")
-_DUMP_FILE = re.compile(
-    r"module_(?P<number>\d+)\.(?P<name>.+)\."
-    r"(?P<stage>before_optimizations|(?:(?:sm_[\d.]+_)?[a-z]+_)?after_optimizations)\.txt"
-)
 _TRAILING_NUMBER = re.compile(r"\.\d+$")
-_RUN_FILE_KEYS = {"pre": "hlo_before", "post": "hlo_after"}
+# The file of each stage: a key of a run folder's graph files, a role of a dump file.
+_STAGE_FILES = {"pre": "hlo_before", "post": "hlo_after"}
 _SHORT_HASH = 8
 _MIN_LIKENESS = 0.5  # shared opcode counts over the larger module's instructions
 
@@ -122,7 +120,7 @@ def _folder_kind(folder: Path) -> str:
 
     if (folder / REPORT_FILE).is_file():
         return "run-folders"
-    if any(_DUMP_FILE.fullmatch(path.name) for path in folder.iterdir()):
+    if list_dumped_modules(folder):
         return "xla-dumps"
     raise UsageError(
         f"{folder} holds neither report.json (an xlacli run folder) nor "
@@ -131,13 +129,13 @@ def _folder_kind(folder: Path) -> str:
 
 
 def _dump_modules(folder: Path, stage: str) -> list[HloModule]:
-    wanted = "before_optimizations" if stage == "pre" else "after_optimizations"
-    found = []
-    for path in folder.iterdir():
-        match = _DUMP_FILE.fullmatch(path.name)
-        if match and match.group("stage").endswith(wanted):
-            found.append((int(match.group("number")), path))
-    return [parse_hlo_file(path) for _, path in sorted(found)]
+    """The modules of a dump folder at one stage, in compile order."""
+    role = _STAGE_FILES[stage]
+    return [
+        parse_hlo_file(module.files[role])
+        for module in list_dumped_modules(folder)
+        if role in module.files
+    ]
 
 
 def _pair_dump_folders(left: Path, right: Path, stage: str) -> PairedInputs:
@@ -182,7 +180,7 @@ def _pair_run_folders(left: Path, right: Path, stage: str) -> PairedInputs:
     from xlacli.report import load_report
 
     left_graphs, right_graphs = list(load_report(left).graphs), list(load_report(right).graphs)
-    file_key = _RUN_FILE_KEYS[stage]
+    file_key = _STAGE_FILES[stage]
     if not any(file_key in graph.files for graph in (*left_graphs, *right_graphs)):
         raise UsageError(
             f"{left} and {right} have no graph with {stage}-optimization HLO to compare",
