@@ -31,8 +31,12 @@ class CliResult:
     stderr: str
 
 
-def run_cli(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None,
-            timeout: float = 300) -> CliResult:
+def run_cli(
+    *args: str | Path,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 300,
+) -> CliResult:
     """Run ``python -m xlacli ARGS`` as users do and capture everything."""
     completed = subprocess.run(
         [sys.executable, "-m", "xlacli", *map(str, args)],

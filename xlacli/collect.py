@@ -139,6 +139,28 @@ def build_report(
     )
 
 
+@dataclass(frozen=True)
+class ExecutionRecord:
+    """One graph execution: its step, its graph and how long it ran."""
+
+    step: int | None
+    graph_hash: str | None
+    time_s: float | None
+
+
+def execution_records(raw: RawRun) -> list[ExecutionRecord]:
+    """Every execution of the run, in order."""
+    steps = _event_steps(raw.log, "ExecuteComputation", len(raw.executions))
+    return [
+        ExecutionRecord(
+            steps[index],
+            event.graph_hash,
+            raw.execute_times_s[index] if index < len(raw.execute_times_s) else None,
+        )
+        for index, event in enumerate(raw.executions)
+    ]
+
+
 def _ir_of(raw: RawRun, graph_hash: str) -> IrGraph | None:
     return next((g for g in raw.ir_graphs if g.graph_hash == graph_hash), None)
 

@@ -89,10 +89,10 @@ def load_config(start: Path | None = None) -> ProjectConfig:
 
 def _typed(table: dict[str, Any], key: str, kind: type, path: Path) -> Any:
     value = table.get(key)
-    if value is not None and (not isinstance(value, kind) or isinstance(value, bool) != (kind is bool)):
-        raise UsageError(
-            f"{path}: [tool.xlacli] {key} must be a {kind.__name__}, not {value!r}"
-        )
+    if value is not None and (
+        not isinstance(value, kind) or isinstance(value, bool) != (kind is bool)
+    ):
+        raise UsageError(f"{path}: [tool.xlacli] {key} must be a {kind.__name__}, not {value!r}")
     return value
 
 

@@ -5,15 +5,23 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+SITE_PACKAGES = ("/site-packages/", "/dist-packages/")
+
 
 def display_path(path: str | Path, base: Path | None = None) -> str:
     """``path`` relative to ``base`` (default: the working directory) when it
-    lies inside it, else unchanged."""
+    lies inside it; an installed library's file from its package
+    (``torch/nn/modules/linear.py``); else unchanged."""
     base = base or Path.cwd()
     try:
         return str(Path(path).relative_to(base))
     except ValueError:
-        return str(path)
+        pass
+    text = str(path)
+    for marker in SITE_PACKAGES:
+        if marker in text:
+            return text.rsplit(marker, 1)[1]
+    return text
 
 
 def split_location(location: str) -> tuple[str, int | None]:

@@ -10,7 +10,7 @@ from xlacli.capture.events import ChildLog
 from xlacli.capture.outcome import error_record, outcome_error
 from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.capture.runner import check_torch_xla_installed, prepare_run_dir, run_child
-from xlacli.collect import build_report, read_raw_run
+from xlacli.collect import RawRun, build_report, read_raw_run
 from xlacli.discover import ModelTarget, check_model_file, parse_target
 from xlacli.errors import XlacliError
 from xlacli.paths import display_path
@@ -25,6 +25,7 @@ class CaptureResult:
     report: RunReport
     paths: RunPaths
     error: XlacliError | None
+    raw: RawRun
 
 
 def resolve_target(model: str) -> ModelTarget:
@@ -43,7 +44,9 @@ def capture(
     warmup: int = 0,
     explain_warmup: int = 2,
     debug_artifacts: bool = True,
-    profile_logdir: str | None = None,
+    ir_dump: bool = True,
+    profile: bool = False,
+    profile_logdir: Path | None = None,
     profile_session: str | None = None,
     label: str | None = None,
 ) -> CaptureResult:
@@ -58,9 +61,11 @@ def capture(
         optimizer=optimizer,
         warmup=warmup,
         debug_artifacts=debug_artifacts,
-        profile_logdir=profile_logdir,
-        profile_session=profile_session,
-        wait_each_step=profile_logdir is None,
+        ir_dump=ir_dump,
+        # The trace goes where TensorBoard reads it: LOGDIR/plugins/profile/SESSION.
+        profile_logdir=str(profile_logdir or paths.root / "tensorboard") if profile else None,
+        profile_session=(profile_session or paths.root.name) if profile else None,
+        wait_each_step=not profile,
     )
     with _StepProgress(label or f"Running {display_path(target.path)}", warmup + steps) as progress:
         outcome = run_child(request, paths, on_progress=progress.update)
@@ -73,7 +78,7 @@ def capture(
     save_report(report, paths.root)
     for warning in outcome.log.warnings:
         stderr_console().print(f"[yellow]warning:[/] {warning}")
-    return CaptureResult(report, paths, error)
+    return CaptureResult(report, paths, error, raw)
 
 
 class _StepProgress:

@@ -42,8 +42,9 @@ def check(project: Path, *args: str):
 
 
 def test_missing_baseline(project):
-    assert_clean_error(check(project), 2, "baseline ci/baseline.json does not exist",
-                       "--update-baseline")
+    assert_clean_error(
+        check(project), 2, "baseline ci/baseline.json does not exist", "--update-baseline"
+    )
 
 
 @pytest.mark.parametrize(
@@ -105,14 +106,24 @@ def test_regression_fails_and_names_the_line(project):
     edit(project, "RECOMPILE_FROM = 1000", "RECOMPILE_FROM = 3")
     summary = project / "summary.md"
     result = run_cli(
-        "check", "model.py", "--baseline", "ci/baseline.json", "--junit", "junit.xml",
-        "--github", cwd=project, env={"GITHUB_STEP_SUMMARY": str(summary)},
+        "check",
+        "model.py",
+        "--baseline",
+        "ci/baseline.json",
+        "--junit",
+        "junit.xml",
+        "--github",
+        cwd=project,
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
     )
     assert_clean_error(result, 1, "regressed", "compilations")
     line = line_of(project, "out = out * 2 + 1")
     assert f"graph_structure  model.py:{line}" in result.stdout
     assert "│ out = out * 2 + 1" in result.stdout
-    assert f"::error file=model.py,line={line},title=xlacli: recompile::graph_structure" in result.stdout
+    assert (
+        f"::error file=model.py,line={line},title=xlacli: recompile::graph_structure"
+        in result.stdout
+    )
     assert "regressed" in summary.read_text() and f"model.py:{line}" in summary.read_text()
     junit = (project / "junit.xml").read_text()
     assert "<failure" in junit and 'name="steady-state compiles"' in junit
@@ -143,8 +154,7 @@ def test_improvement_asks_for_an_update(project):
 @pytest.mark.e2e
 def test_settings_from_pyproject(project):
     (project / "pyproject.toml").write_text(
-        '[tool.xlacli]\nmodel = "model.py"\nsteps = 4\nwarmup = 1\n'
-        'baseline = "ci/baseline.json"\n'
+        '[tool.xlacli]\nmodel = "model.py"\nsteps = 4\nwarmup = 1\nbaseline = "ci/baseline.json"\n'
     )
     result = run_cli("check", "--update-baseline", cwd=project)
     assert result.code == 0, result.stderr

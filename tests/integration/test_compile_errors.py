@@ -107,14 +107,14 @@ def test_missing_torch_xla(monkeypatch):
 @pytest.mark.e2e
 def test_import_raising(tmp_path):
     result = run_cli("compile", BAD / "import_raises.py", "--out", tmp_path / "run")
-    assert_clean_error(result, 3, "importing import_raises.py raised KeyError", "CONFIG[\"width\"]")
+    assert_clean_error(result, 3, "importing import_raises.py raised KeyError", 'CONFIG["width"]')
 
 
 @pytest.mark.e2e
 def test_get_model_raising_shows_user_frames(tmp_path):
     result = run_cli("compile", BAD / "get_model_raises.py", "--out", tmp_path / "run")
     assert_clean_error(result, 3, "get_model() raised ValueError: depth must be positive")
-    assert "get_model_raises.py\", line 10, in build_layers" in result.stderr
+    assert 'get_model_raises.py", line 10, in build_layers' in result.stderr
     assert (tmp_path / "run" / "report.json").exists()
 
 
@@ -146,7 +146,7 @@ def test_factory_not_returning_a_pair(tmp_path):
 def test_forward_raising_shows_the_users_frames_not_ours(tmp_path):
     result = run_cli("compile", BAD / "forward_raises.py", "--out", tmp_path / "run")
     assert_clean_error(result, 3, "step 0 raised RuntimeError")
-    assert "forward_raises.py\", line 11, in forward" in result.stderr
+    assert 'forward_raises.py", line 11, in forward' in result.stderr
     assert "capture/steps.py" not in result.stderr
 
 

@@ -37,8 +37,16 @@ def line_of(example: str, fragment: str) -> str:
 
 def compile_json(tmp_path: Path, example: str, *args: str) -> dict:
     result = run_cli(
-        "compile", f"examples/recompile/{example}.py", "--steps", "5", "--out",
-        tmp_path / "run", "--format", "json", *args, cwd=REPO,
+        "compile",
+        f"examples/recompile/{example}.py",
+        "--steps",
+        "5",
+        "--out",
+        tmp_path / "run",
+        "--format",
+        "json",
+        *args,
+        cwd=REPO,
     )
     assert result.code == 0, result.stderr
     return json.loads(result.stdout)
@@ -86,28 +94,65 @@ def test_host_sync_counts_graphs_per_step_and_fallbacks(tmp_path):
     report = compile_json(tmp_path, "host_sync")
     assert report["executions_per_step"] == [1, 1, 1, 2, 2]
     assert report["fallback_ops"] == [
-        {"op": "aten::_local_scalar_dense", "count": 2,
-         "location": line_of("host_sync", "if step >= 3 and loss > 1.0")}
+        {
+            "op": "aten::_local_scalar_dense",
+            "count": 2,
+            "location": line_of("host_sync", "if step >= 3 and loss > 1.0"),
+        }
     ]
 
 
 def test_fail_on_recompile_and_max_compiles(tmp_path):
-    result = run_cli("compile", "examples/recompile/graph_structure.py", "--steps", "5",
-                     "--out", tmp_path / "a", "--fail-on-recompile", cwd=REPO)
+    result = run_cli(
+        "compile",
+        "examples/recompile/graph_structure.py",
+        "--steps",
+        "5",
+        "--out",
+        tmp_path / "a",
+        "--fail-on-recompile",
+        cwd=REPO,
+    )
     assert result.code == 1
     assert "1 steady-state recompile: step 3 graph_structure at" in result.stderr
     assert "Steady-state recompiles (1)" in result.stdout  # the report is still printed
-    result = run_cli("compile", "examples/recompile/graph_structure.py", "--steps", "5",
-                     "--out", tmp_path / "b", "--max-compiles", "1", cwd=REPO)
+    result = run_cli(
+        "compile",
+        "examples/recompile/graph_structure.py",
+        "--steps",
+        "5",
+        "--out",
+        tmp_path / "b",
+        "--max-compiles",
+        "1",
+        cwd=REPO,
+    )
     assert result.code == 1 and "2 compilations, over the budget of 1" in result.stderr
-    result = run_cli("compile", "examples/recompile/graph_structure.py", "--steps", "5",
-                     "--out", tmp_path / "c", "--warmup", "4", "--fail-on-recompile", cwd=REPO)
+    result = run_cli(
+        "compile",
+        "examples/recompile/graph_structure.py",
+        "--steps",
+        "5",
+        "--out",
+        tmp_path / "c",
+        "--warmup",
+        "4",
+        "--fail-on-recompile",
+        cwd=REPO,
+    )
     assert result.code == 0, result.stderr  # step 3 is inside a 4-step warm-up
 
 
 def test_terminal_blocks(tmp_path):
-    result = run_cli("compile", "examples/recompile/constant_value.py", "--steps", "5",
-                     "--out", tmp_path / "run", cwd=REPO)
+    result = run_cli(
+        "compile",
+        "examples/recompile/constant_value.py",
+        "--steps",
+        "5",
+        "--out",
+        tmp_path / "run",
+        cwd=REPO,
+    )
     assert result.code == 0, result.stderr
     out = result.stdout
     assert "Steps: ●·│·●·" in out

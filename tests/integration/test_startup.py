@@ -19,7 +19,12 @@ print(heavy)
 
 @pytest.mark.parametrize(
     ("argv", "code"),
-    [(["--help"], 0), (["compile", "--help"], 0), (["--version"], 0), (["compile", "missing.py"], 2)],
+    [
+        (["--help"], 0),
+        (["compile", "--help"], 0),
+        (["--version"], 0),
+        (["compile", "missing.py"], 2),
+    ],
 )
 def test_no_torch_import(argv, code):
     completed = subprocess.run(

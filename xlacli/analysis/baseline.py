@@ -123,8 +123,7 @@ def _from_dict(data: Any, path: Path) -> Baseline:
     version = data["baseline_version"]
     if version != BASELINE_VERSION:
         raise UsageError(
-            f"baseline {path} has version {version}; this xlacli reads version "
-            f"{BASELINE_VERSION}",
+            f"baseline {path} has version {version}; this xlacli reads version {BASELINE_VERSION}",
             hint="regenerate it with --update-baseline",
         )
     try:

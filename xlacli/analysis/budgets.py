@@ -6,9 +6,7 @@ from xlacli.errors import CheckFailed
 from xlacli.report import RunReport
 
 
-def check_budgets(
-    report: RunReport, *, max_compiles: int | None, fail_on_recompile: bool
-) -> None:
+def check_budgets(report: RunReport, *, max_compiles: int | None, fail_on_recompile: bool) -> None:
     """Raise ``CheckFailed`` (exit 1) when the run is over a budget."""
     if max_compiles is not None and report.compilations > max_compiles:
         raise CheckFailed(

@@ -58,7 +58,9 @@ def compare(baseline: Baseline, current: Baseline, tolerance: float = 0.0) -> Ch
     return CheckOutcome(tuple(results))
 
 
-def check_time_budget(total_compile_time_s: float, budget_s: float, tolerance: float) -> CheckResult:
+def check_time_budget(
+    total_compile_time_s: float, budget_s: float, tolerance: float
+) -> CheckResult:
     """Total compile time against an explicit budget (only when asked: CI is noisy)."""
     limit = budget_s * (1 + tolerance)
     status = REGRESSION if total_compile_time_s > limit else OK

@@ -126,8 +126,8 @@ def _explain(
     if signature is not None:
         category, detail = signature
         return _cause(category, context.locator.inputs_site, None, detail)
-    if difference is None:
-        return _cause("unknown", None, None, "no IR was captured for one of the graphs")
+    if difference is None:  # no IR (a profile does not dump it): the HLO may still tell
+        return _value_cause(old, new, context)
     if difference.kind == "ops":
         return _structure_cause(new, difference, context)
     if difference.kind == "shape":

@@ -7,6 +7,7 @@ goes. Its exit code is the one the parent should exit with.
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import signal
 import sys
@@ -27,7 +28,8 @@ def main(argv: list[str]) -> int:
     # A crash in native code prints the Python stack into child.log.
     faulthandler.enable()
     # SIGTERM (a timeout, a CI cancel) ends like Ctrl-C: stop, flush, report.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGINT, _interrupt_once)
+    signal.signal(signal.SIGTERM, _interrupt_once)
     events = EventWriter(paths.events)
     try:
         return _run(request, paths, events)
@@ -76,11 +78,43 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
     events.write(
         "setup", entry_site=loaded.entry_site, inputs_site=loaded.inputs_site, **tracker.delta()
     )
-    for step in range(request.steps):
-        record = runner.run(step)
-        events.write("step", step=step, **record, **tracker.delta())
+    window = _profile_window(request, events)
+    try:
+        for step in range(request.warmup + request.steps):
+            if window is not None and step == request.warmup:
+                window.start()
+            traced = window is not None and window.active
+            with window.step(step) if window is not None else contextlib.nullcontext():
+                # In the window, the StepTrace syncs on exit (torch_xla wants no
+                # scope open at a sync); the result lives until then.
+                record, result = runner.run(step, sync=not traced)
+            del result
+            events.write("step", step=step, traced=traced, **record, **tracker.delta())
+    finally:
+        if window is not None:
+            window.stop()
     events.write("end")
     return EXIT_OK
+
+
+def _profile_window(request: CaptureRequest, events: EventWriter) -> Any:
+    """The trace around the recorded steps, when the request profiles."""
+    if request.profile_logdir is None:
+        return None
+    from xlacli.capture.profiler import ProfileWindow
+
+    return ProfileWindow(Path(request.profile_logdir), request.profile_session or "xlacli", events)
+
+
+def _interrupt_once(signum: int, frame: Any) -> None:
+    """Ctrl-C or SIGTERM: stop the run once; ignore repeats while it flushes.
+
+    A terminal's Ctrl-C reaches both xlacli and the child, and xlacli forwards
+    it too: a second KeyboardInterrupt must not cut the trace's flush short.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt
 
 
 def _import_torch_xla() -> dict[str, str]:

@@ -28,14 +28,16 @@ def capture_environment(
             {
                 "XLA_IR_DEBUG": "1",  # location=fn@file:line on IR nodes
                 "XLA_HLO_DEBUG": "1",  # source_file/source_line in HLO metadata
-                "XLA_SAVE_TENSORS_FILE": str(paths.ir_dump),
-                "XLA_SAVE_TENSORS_FMT": "text",
                 "PT_XLA_DEBUG_LEVEL": "2",
                 "PT_XLA_DEBUG_FILE": str(paths.debug_log),
                 "PT_XLA_DEBUG_MAX_FRAME": str(DEBUG_MAX_FRAMES),
             }
         )
         env["XLA_FLAGS"] = _with_dump_flags(base.get("XLA_FLAGS", ""), paths)
+    if request.debug_artifacts and request.ir_dump:
+        # Writes each sync's IR as text: cheap for a few steps, not for a profile.
+        env["XLA_SAVE_TENSORS_FILE"] = str(paths.ir_dump)
+        env["XLA_SAVE_TENSORS_FMT"] = "text"
     return env
 
 

@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+# The StepTrace name the child gives each profiled step; the summary reads it back.
+STEP_TRACE_NAME = "xlacli_step"
+
 
 class EventWriter:
     """Appends events to the log, one flushed line each."""
@@ -37,6 +40,8 @@ class ChildLog:
     steps: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     error: dict[str, Any] | None = None
+    trace_start: dict[str, Any] | None = None  # counters when the profiled window opened
+    trace: dict[str, Any] | None = None  # the profiler's session folder, files, counters
     ended: bool = False
 
     @property
@@ -68,6 +73,10 @@ def read_events(path: Path) -> ChildLog:
             log.warnings.append(event.get("message", ""))
         elif kind == "error":
             log.error = event
+        elif kind == "trace_start":
+            log.trace_start = event
+        elif kind == "trace":
+            log.trace = event
         elif kind == "end":
             log.ended = True
     return log

@@ -21,7 +21,8 @@ class CaptureRequest:
     train: bool = False
     optimizer: str = "sgd"
     warmup: int = 0  # steps run before the recorded ones (profile)
-    debug_artifacts: bool = True  # IR, HLO dumps and the PT_XLA_DEBUG log (compile)
+    debug_artifacts: bool = True  # HLO dumps, source locations, the PT_XLA_DEBUG log
+    ir_dump: bool = True  # the IR of every sync (XLA_SAVE_TENSORS_FILE): compile, not profile
     profile_logdir: str | None = None  # set: trace the recorded steps (profile)
     profile_session: str | None = None
     wait_each_step: bool = True  # wait for the device after each step (exact counters)

@@ -3,6 +3,7 @@ follow its progress, and say how it ended. Never imports torch."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -140,8 +141,14 @@ def run_child(
     return ChildOutcome(returncode, read_events(paths.events), interrupted)
 
 
-def _stop_child(process: subprocess.Popen[bytes], grace_s: float = 20.0) -> int:
-    """Give the interrupted child time to flush, then insist."""
+def _stop_child(process: subprocess.Popen[bytes], grace_s: float = 60.0) -> int:
+    """Pass the interrupt on, give the child time to flush, then insist.
+
+    A terminal's Ctrl-C already reached the child; a SIGINT sent to xlacli
+    alone did not, so it is forwarded (the child ignores repeats).
+    """
+    with contextlib.suppress(ProcessLookupError):
+        process.send_signal(signal.SIGINT)
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
         try:

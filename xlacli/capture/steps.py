@@ -147,8 +147,13 @@ class StepRunner:
             self.optimizer = _make_optimizer(self.optimizer_name, self.model)
         self._warned_sum_loss = False
 
-    def run(self, step: int) -> dict[str, Any]:
-        """Run one step; returns what the step event records about it."""
+    def run(self, step: int, *, sync: bool = True) -> tuple[dict[str, Any], Any]:
+        """Run one step; returns what the step event records, and the step's result.
+
+        With ``sync=False`` the caller syncs (a profiler ``StepTrace`` does it
+        on exit) and must keep the result alive until then, or the graph would
+        have nothing left to compute.
+        """
         started = time.perf_counter()
         host_batch = self.loaded.inputs_for_step(step)
         signature = input_signature(host_batch)
@@ -162,9 +167,10 @@ class StepRunner:
                 f"step {step} raised {type(error).__name__}: {error}",
                 details=format_user_traceback(error),
             ) from None
-        self._sync(step)
-        del result  # kept alive until the sync, as the contract says
-        return {"wall_time_s": time.perf_counter() - started, "input_signature": signature}
+        if sync:
+            self._sync(step)
+            result = None  # kept alive until the sync, as the contract says
+        return {"wall_time_s": time.perf_counter() - started, "input_signature": signature}, result
 
     def _run_user_step(self, batch: Any, step: int) -> Any:
         if self.loaded.step_fn is not None:

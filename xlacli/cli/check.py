@@ -17,9 +17,7 @@ def check_command(
     ] = None,
     baseline: Annotated[
         str | None,
-        typer.Option(
-            "--baseline", help="Baseline JSON file (default: [tool.xlacli] baseline)."
-        ),
+        typer.Option("--baseline", help="Baseline JSON file (default: [tool.xlacli] baseline)."),
     ] = None,
     update_baseline: Annotated[
         bool, typer.Option("--update-baseline", help="Write the baseline from this run.")
@@ -32,11 +30,15 @@ def check_command(
     ] = False,
     tolerance: Annotated[
         float,
-        typer.Option("--tolerance", min=0.0, help="Allowed relative change of each count (0.05 = 5%)."),
+        typer.Option(
+            "--tolerance", min=0.0, help="Allowed relative change of each count (0.05 = 5%)."
+        ),
     ] = 0.0,
     time_budget: Annotated[
         float | None,
-        typer.Option("--time-budget", min=0.0, help="Fail when total compile time exceeds SECONDS."),
+        typer.Option(
+            "--time-budget", min=0.0, help="Fail when total compile time exceeds SECONDS."
+        ),
     ] = None,
     time_tolerance: Annotated[
         float,
@@ -49,7 +51,8 @@ def check_command(
         int | None, typer.Option("--warmup", min=0, help="Warm-up steps (default 2).")
     ] = None,
     train: Annotated[
-        bool | None, typer.Option("--train/--no-train", help="Run training steps.", show_default=False)
+        bool | None,
+        typer.Option("--train/--no-train", help="Run training steps.", show_default=False),
     ] = None,
     optimizer: options.Optimizer = options.OptimizerName.sgd,
     junit: Annotated[

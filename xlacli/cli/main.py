@@ -67,10 +67,12 @@ def _register() -> None:
     from xlacli.cli import check as check_cmd
     from xlacli.cli import compile as compile_cmd
     from xlacli.cli import diff_hlo
+    from xlacli.cli import profile as profile_cmd
 
     app.command("compile")(error_boundary(compile_cmd.compile_command))
     app.command("check")(error_boundary(check_cmd.check_command))
     app.command("diff-hlo")(error_boundary(diff_hlo.diff_hlo_command))
+    app.command("profile")(error_boundary(profile_cmd.profile_command))
 
 
 _register()

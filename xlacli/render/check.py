@@ -41,7 +41,9 @@ def check_view(outcome: CheckOutcome, report: RunReport, baseline: Path) -> Rend
         )
     passed = sum(1 for r in outcome.results if r.status == OK)
     parts: list[RenderableType] = [
-        Text.assemble(("xlacli check ", "bold"), (report.model, "bold cyan"), f"  against {baseline}"),
+        Text.assemble(
+            ("xlacli check ", "bold"), (report.model, "bold cyan"), f"  against {baseline}"
+        ),
         table,
         Text(
             f"\n{passed} of {len(outcome.results)} checks unchanged, "
@@ -64,7 +66,9 @@ def explained_compiles(report: RunReport) -> list[CompileEvent]:
 def print_check(outcome: CheckOutcome, report: RunReport, baseline: Path, fmt: str) -> None:
     """Print the check on stdout as text or JSON."""
     if fmt == "json":
-        sys.stdout.write(json.dumps(check_json(outcome, report, baseline), indent=2, sort_keys=True))
+        sys.stdout.write(
+            json.dumps(check_json(outcome, report, baseline), indent=2, sort_keys=True)
+        )
         sys.stdout.write("\n")
         return
     console: Console = stdout_console()
@@ -146,8 +150,12 @@ def markdown_summary(outcome: CheckOutcome, report: RunReport) -> str:
         lines.append("")
     for event in explained_compiles(report) if outcome.regressions else []:
         where = f" at `{event.cause.location}`" if event.cause.location else ""
-        lines.append(f"- step {event.step}: **{event.cause.category}**{where}: {event.cause.detail}")
-    lines.append(f"\n{len(outcome.results) - len(changed)} of {len(outcome.results)} checks unchanged.\n")
+        lines.append(
+            f"- step {event.step}: **{event.cause.category}**{where}: {event.cause.detail}"
+        )
+    lines.append(
+        f"\n{len(outcome.results) - len(changed)} of {len(outcome.results)} checks unchanged.\n"
+    )
     return "\n".join(lines)
 
 

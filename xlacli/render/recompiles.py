@@ -46,8 +46,10 @@ def timeline(report: RunReport) -> Text:
             text.append(COMPILED, style=style)
         else:
             text.append(CACHED, style="green")
-    text.append(f"   {COMPILED} compiled  {CACHED} cached  │ end of warm-up ({report.warmup} steps)",
-                style="dim")
+    text.append(
+        f"   {COMPILED} compiled  {CACHED} cached  │ end of warm-up ({report.warmup} steps)",
+        style="dim",
+    )
     per_step = report.executions_per_step
     if per_step and max(per_step) > 1:
         text.append("\nGraphs run per step: " + " ".join(map(str, per_step)), style="yellow")

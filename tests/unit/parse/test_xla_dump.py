@@ -6,8 +6,14 @@ from xlacli.parse.xla_dump import classify_dump_file, list_dumped_modules, prune
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
-        ("module_0000.SyncTensorsGraph.24.before_optimizations.txt", (0, "SyncTensorsGraph.24", "hlo_before")),
-        ("module_0012.SyncTensorsGraph.24.cpu_after_optimizations.txt", (12, "SyncTensorsGraph.24", "hlo_after")),
+        (
+            "module_0000.SyncTensorsGraph.24.before_optimizations.txt",
+            (0, "SyncTensorsGraph.24", "hlo_before"),
+        ),
+        (
+            "module_0012.SyncTensorsGraph.24.cpu_after_optimizations.txt",
+            (12, "SyncTensorsGraph.24", "hlo_after"),
+        ),
         ("module_0001.jit_f.after_optimizations.txt", (1, "jit_f", "hlo_after")),
         (
             "module_0000.SyncTensorsGraph.24.cpu_after_optimizations-buffer-assignment.txt",
@@ -36,7 +42,9 @@ def test_list_in_compile_order_and_prune(tmp_path):
     ):
         (tmp_path / name).write_text("x")
     removed = prune_backend_noise(tmp_path)
-    assert [p.name for p in removed] == ["module_0002.SyncTensorsGraph.7.x_kernel_module.ir-with-opt.ll"]
+    assert [p.name for p in removed] == [
+        "module_0002.SyncTensorsGraph.7.x_kernel_module.ir-with-opt.ll"
+    ]
     modules = list_dumped_modules(tmp_path)
     assert [m.module_id for m in modules] == [2, 10]
     assert set(modules[0].files) == {"hlo_before", "hlo_after"}

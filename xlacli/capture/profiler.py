@@ -1,0 +1,83 @@
+"""The profiled window of steps (child process only: imports torch_xla).
+
+torch_xla's profiler writes ``LOGDIR/plugins/profile/<timestamp>/`` when the
+trace stops; the session folder is then renamed to the name the user chose,
+so it can be found again. Whatever ends the window (the last step, an
+exception, Ctrl-C), the trace is stopped and written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import torch_xla.core.xla_model as xm
+import torch_xla.debug.metrics as met
+import torch_xla.debug.profiler as xp
+
+from xlacli.capture.events import STEP_TRACE_NAME, EventWriter
+
+
+class ProfileWindow:
+    """Start and stop torch_xla's trace around the recorded steps."""
+
+    def __init__(self, logdir: Path, session: str, events: EventWriter):
+        self.logdir = logdir
+        self.session = session
+        self.events = events
+        self.active = False
+        self._before: set[Path] = set()
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.logdir / "plugins" / "profile"
+
+    def start(self) -> None:
+        """Wait for the warm-up's work to finish, then start tracing."""
+        xm.wait_device_ops()
+        self._before = set(self.sessions_dir.glob("*")) if self.sessions_dir.is_dir() else set()
+        xp.start_trace(str(self.logdir))
+        self.active = True
+        # Counters at the window's edges (device idle at both) say which of the
+        # run's compiles and executions, in order, happened inside it.
+        self.events.write("trace_start", time_ns=time.time_ns(), **_counts())
+
+    @contextlib.contextmanager
+    def step(self, step: int) -> Iterator[None]:
+        """Annotate one step (a ``StepTrace``, which the profile tools read as a step)."""
+        if not self.active:
+            yield
+            return
+        with xp.StepTrace(STEP_TRACE_NAME, step_num=step):
+            yield
+
+    def stop(self) -> None:
+        """Flush the device, stop the trace, name the session folder."""
+        if not self.active:
+            return
+        self.active = False
+        try:
+            xm.wait_device_ops()
+        finally:
+            xp.stop_trace()
+        counts = _counts()
+        written = sorted(set(self.sessions_dir.glob("*")) - self._before)
+        session_dir = written[-1] if written else None
+        if session_dir is not None and session_dir.name != self.session:
+            target = self.sessions_dir / self.session
+            session_dir = session_dir.rename(target)
+        self.events.write(
+            "trace",
+            **counts,
+            session_dir=str(session_dir) if session_dir else None,
+            files=sorted(str(p) for p in session_dir.iterdir()) if session_dir else [],
+        )
+
+
+def _counts() -> dict[str, int]:
+    return {
+        "compilations": met.counter_value("UncachedCompile") or 0,
+        "executions": met.counter_value("ExecuteComputation") or 0,
+    }

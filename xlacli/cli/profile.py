@@ -1,0 +1,67 @@
+"""``xlacli profile MODEL --steps 50``: TensorBoard traces and a headless summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from xlacli.cli import options
+
+
+def profile_command(
+    model: Annotated[
+        str | None,
+        typer.Argument(help="Model file (default: [tool.xlacli] model in pyproject.toml)."),
+    ] = None,
+    steps: Annotated[
+        int | None, typer.Option("--steps", min=1, help="Steps to profile (default 50).")
+    ] = None,
+    warmup: Annotated[
+        int | None,
+        typer.Option(
+            "--warmup", min=0, help="Steps run first, untraced, so compiles happen (default 5)."
+        ),
+    ] = None,
+    train: options.Train = False,
+    optimizer: options.Optimizer = options.OptimizerName.sgd,
+    logdir: Annotated[
+        Path | None,
+        typer.Option("--logdir", help="TensorBoard logdir (default: RUN/tensorboard)."),
+    ] = None,
+    name: Annotated[
+        str | None,
+        typer.Option("--name", help="The profile session's name (default: the run folder's)."),
+    ] = None,
+    tensorboard: Annotated[
+        bool, typer.Option("--tensorboard", help="Serve the trace with TensorBoard on localhost.")
+    ] = False,
+    port: Annotated[int, typer.Option("--port", help="Port for --tensorboard.")] = 6006,
+    out: options.Out = None,
+    force: options.Force = False,
+    output_format: options.Format = options.OutputFormat.text,
+) -> int:
+    """Profile MODEL's steps with torch_xla's profiler and summarize where the time goes.
+
+    The trace is written where TensorBoard and xprof read it
+    (LOGDIR/plugins/profile/NAME/*.xplane.pb); the summary needs no UI.
+    """
+    from xlacli.profile_flow import ProfileRequest, run_profile
+
+    return run_profile(
+        ProfileRequest(
+            model=model,
+            steps=steps,
+            warmup=warmup,
+            train=train,
+            optimizer=optimizer.value,
+            logdir=logdir,
+            name=name,
+            tensorboard=tensorboard,
+            port=port,
+            out=Path(out) if out else None,
+            force=force,
+            output_format=output_format.value,
+        )
+    )

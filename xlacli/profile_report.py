@@ -1,0 +1,86 @@
+"""The profile summary: frozen dataclasses, saved as ``profile.json`` beside ``report.json``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PROFILE_FILE = "profile.json"
+
+
+@dataclass(frozen=True)
+class StepTimes:
+    """Step time over the profiled steps, in seconds."""
+
+    p50: float
+    p90: float
+    max: float
+    mean: float
+
+
+@dataclass(frozen=True)
+class OpTime:
+    """One HLO op's time in the profiled window, joined to the optimized HLO."""
+
+    name: str
+    time_s: float
+    count: int
+    kind: str  # the fusion kind (kLoop, kOutput...) or the opcode
+    source: str | None  # file:line from the op's metadata
+    graph_hash: str | None
+    module: str
+
+
+@dataclass(frozen=True)
+class GraphTime:
+    """One graph's executions in the profiled window."""
+
+    hash: str
+    site: str | None
+    executions: int
+    time_s: float
+
+
+@dataclass(frozen=True)
+class ProfileSummary:
+    """What the profiled steps spent their time on."""
+
+    model: str
+    device: str
+    steps: int  # profiled steps completed
+    warmup: int
+    step_times_s: tuple[float, ...]
+    step_time_s: StepTimes | None
+    batch_size: int | None
+    samples_per_s: float | None
+    breakdown: dict[str, float]  # seconds by kind of work
+    top_ops: tuple[OpTime, ...]
+    graphs: tuple[GraphTime, ...]
+    window_compiles: int  # compiles inside the profiled window (should be 0)
+    trace_files: tuple[str, ...]
+    logdir: str
+    session: str
+    run_dir: str
+    source_of_op_times: str  # "xprof hlo_stats" or "trace events"
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    interrupted: bool = False
+
+
+def summary_to_dict(summary: ProfileSummary) -> dict[str, Any]:
+    """The JSON form."""
+    return dataclasses.asdict(summary)
+
+
+def dump_summary(summary: ProfileSummary) -> str:
+    """JSON with sorted keys."""
+    return json.dumps(summary_to_dict(summary), indent=2, sort_keys=True) + "\n"
+
+
+def save_summary(summary: ProfileSummary, run_dir: Path) -> Path:
+    """Write ``profile.json`` into the run folder."""
+    path = run_dir / PROFILE_FILE
+    path.write_text(dump_summary(summary), encoding="utf-8")
+    return path

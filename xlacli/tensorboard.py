@@ -1,0 +1,84 @@
+"""Launching TensorBoard (with the profile plugin) on a logdir, on localhost."""
+
+from __future__ import annotations
+
+import importlib.util
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from xlacli.errors import CaptureError, UsageError
+
+DEFAULT_PORT = 6006
+
+
+def tensorboard_command(logdir: Path, port: int = DEFAULT_PORT) -> list[str]:
+    """The command that serves ``logdir`` (TensorBoard's Profile tab reads it)."""
+    return [
+        sys.executable,
+        "-m",
+        "tensorboard.main",
+        "--logdir",
+        str(logdir),
+        "--host",
+        "localhost",
+        "--port",
+        str(port),
+    ]
+
+
+def shell_command(logdir: Path, port: int = DEFAULT_PORT) -> str:
+    """The same, as a user types it."""
+    return shlex.join(["tensorboard", "--logdir", str(logdir), "--port", str(port)])
+
+
+def check_port_free(port: int) -> None:
+    """Raise a clear error when something already listens on ``port``."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(("localhost", port))
+        except OSError:
+            raise UsageError(f"port {port} is already in use", hint="pass another --port") from None
+
+
+def check_tensorboard_installed() -> None:
+    """TensorBoard and the profile plugin are needed to view a trace."""
+    from xlacli.parse.xprof_tools import xprof_available
+
+    missing = [
+        package
+        for package, present in (
+            ("tensorboard", importlib.util.find_spec("tensorboard") is not None),
+            ("tensorboard-plugin-profile", xprof_available()),
+        )
+        if not present
+    ]
+    if missing:
+        raise CaptureError(
+            f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed, "
+            "so --tensorboard cannot show the trace",
+            hint="pip install 'xlacli[profile]'",
+        )
+
+
+def launch(logdir: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+    """Start TensorBoard in the background; fail clearly if it does not come up."""
+    with log.open("wb") as handle:
+        process = subprocess.Popen(
+            tensorboard_command(logdir, port), stdout=handle, stderr=subprocess.STDOUT
+        )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise CaptureError(
+                f"TensorBoard exited with code {process.returncode}", hint=f"see {log}"
+            )
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            if probe.connect_ex(("localhost", port)) == 0:
+                return process
+        time.sleep(0.2)
+    process.terminate()
+    raise CaptureError("TensorBoard did not start within 60 s", hint=f"see {log}")
