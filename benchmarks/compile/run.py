@@ -52,7 +52,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--steps", type=int, default=2)
     args = parser.parse_args()
-    print(f"| model | steps | bare torch_xla loop (s) | xlacli compile (s) | ratio |")
+    print("| model | steps | bare torch_xla loop (s) | xlacli compile (s) | ratio |")
     print("|---|---|---|---|---|")
     for model in MODELS:
         bare, tool = bench(model, args.steps, args.repeats)

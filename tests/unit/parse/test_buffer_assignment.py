@@ -1,5 +1,5 @@
-from xlacli.parse.buffer_assignment import parse_buffer_assignment, summarize_buffers
 from tests.conftest import GOLDEN
+from xlacli.parse.buffer_assignment import parse_buffer_assignment, summarize_buffers
 
 
 def _golden():

@@ -1,5 +1,5 @@
-from xlacli.parse.debug_log import parse_debug_log
 from tests.conftest import GOLDEN
+from xlacli.parse.debug_log import parse_debug_log
 
 
 def test_compiles_and_executions_in_order():

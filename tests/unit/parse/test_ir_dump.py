@@ -1,5 +1,5 @@
-from xlacli.parse.ir_dump import parse_ir_dump, parse_ir_node
 from tests.conftest import GOLDEN
+from xlacli.parse.ir_dump import parse_ir_dump, parse_ir_node
 
 
 def test_one_block_per_sync_with_hashes_and_frames():

@@ -1,7 +1,7 @@
 import pytest
 
-from xlacli.parse.metrics_report import parse_metric_value, parse_metrics_report
 from tests.conftest import GOLDEN
+from xlacli.parse.metrics_report import parse_metric_value, parse_metrics_report
 
 
 def test_counters_and_fallback_ops():
