@@ -36,7 +36,8 @@ def diff_modules(left: HloModule, right: HloModule, label: str = "") -> ModuleDi
     Args:
         left: The module before.
         right: The module after.
-        label: A name for the pair in reports (default: the right module's name).
+        label: A name for the pair in reports (default: the module name, or
+            ``left → right`` when the names differ).
     """
     with gc_paused():
         left_graph, right_graph = build_graph(left), build_graph(right)
@@ -45,7 +46,7 @@ def diff_modules(left: HloModule, right: HloModule, label: str = "") -> ModuleDi
         classifier = _Classifier(left_graph, left_fp, right_graph, right_fp, matching)
         unchanged, changes = classifier.classify()
     return ModuleDiff(
-        label=label or right.name,
+        label=label or (right.name if left.name == right.name else f"{left.name} → {right.name}"),
         left=_side(left),
         right=_side(right),
         unchanged=unchanged,

@@ -40,11 +40,11 @@ _MIN_LIKENESS = 0.5  # shared opcode counts over the larger module's instruction
 
 @dataclass(frozen=True, slots=True)
 class ModulePair:
-    """Two modules to compare, and the name the report gives the pair."""
+    """Two modules to compare, and the name the report gives the pair ("": their names)."""
 
-    label: str
     left: HloModule
     right: HloModule
+    label: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +77,7 @@ def diff_paths(left: Path, right: Path, stage: str = "post") -> DiffReport:
         right=str(right),
         inputs=paired.inputs,
         stage=paired.stage,
-        modules=tuple(diff_modules(p.left, p.right, p.label) for p in paired.pairs),
+        modules=tuple(diff_modules(pair.left, pair.right, pair.label) for pair in paired.pairs),
         left_only=paired.left_only,
         right_only=paired.right_only,
     )
@@ -101,7 +101,7 @@ def pair_inputs(left: Path, right: Path, stage: str = "post") -> PairedInputs:
         return PairedInputs(
             "files",
             None,
-            (ModulePair(_label(module_left, module_right), module_left, module_right),),
+            (ModulePair(module_left, module_right),),
         )
     kinds = {_folder_kind(left), _folder_kind(right)}
     if len(kinds) == 2:
@@ -109,10 +109,6 @@ def pair_inputs(left: Path, right: Path, stage: str = "post") -> PairedInputs:
     if kinds == {"run-folders"}:
         return _pair_run_folders(left, right, stage)
     return _pair_dump_folders(left, right, stage)
-
-
-def _label(left: HloModule, right: HloModule) -> str:
-    return right.name if left.name == right.name else f"{left.name} → {right.name}"
 
 
 def _folder_kind(folder: Path) -> str:
@@ -153,7 +149,7 @@ def _pair_dump_folders(left: Path, right: Path, stage: str) -> PairedInputs:
     ]
     matched = [pair for key in keys for pair in _pair_by(left_modules, right_modules, key)]
     matched += _pair_alike(left_modules, right_modules)
-    pairs = [ModulePair(_label(module, partner), module, partner) for module, partner in matched]
+    pairs = [ModulePair(module, partner) for module, partner in matched]
     return PairedInputs(
         "xla-dumps",
         stage,
@@ -196,12 +192,11 @@ def _pair_run_folders(left: Path, right: Path, stage: str) -> PairedInputs:
     right_only = [_graph_label(graph) for graph in right_graphs]
     for left_graph, right_graph in records:
         if file_key in left_graph.files and file_key in right_graph.files:
-            label = _graph_label(right_graph)
             pairs.append(
                 ModulePair(
-                    label,
                     parse_hlo_file(left / left_graph.files[file_key]),
                     parse_hlo_file(right / right_graph.files[file_key]),
+                    _graph_label(right_graph),
                 )
             )
         else:

@@ -15,13 +15,14 @@ from xlacli.paths import display_path
 
 TOP_PATTERNS = 20
 TOP_OPCODES = 12
+_OP_WIDTH = 24
 _KIND_STYLE = {"changed": "yellow", "added": "green", "removed": "red"}
 _SITE_PACKAGES = "site-packages/"
 _TABLE_STYLE: dict[str, Any] = {
     "title_justify": "left",
     "caption_justify": "left",
     "box": None,
-    "padding": (0, 2),
+    "padding": (0, 1),
 }
 
 
@@ -152,20 +153,22 @@ def _opcode_table(module: ModuleDiff) -> Table | None:
 def _pattern_table(patterns: tuple[Pattern, ...], details: bool) -> Table:
     shown = patterns if details else patterns[:TOP_PATTERNS]
     table = Table(title="changes, grouped (most repeated first)", **_TABLE_STYLE)
-    for column in ("count", "change", "opcode", "what", "op", "source"):
-        table.add_column(
-            column,
-            justify="right" if column == "count" else "left",
-            overflow="fold" if column == "source" else "ellipsis",
-        )
-    for pattern in shown:
+    # The source line is what the user acts on: it keeps its width, "what" wraps.
+    sources = [_source_text(pattern.source) for pattern in shown]
+    table.add_column("count", justify="right", no_wrap=True)
+    table.add_column("change", no_wrap=True)
+    table.add_column("opcode", no_wrap=True)
+    table.add_column("what", ratio=1)
+    table.add_column("op", max_width=_OP_WIDTH, overflow="ellipsis")
+    table.add_column("source", overflow="fold", ratio=1)
+    for pattern, source in zip(shown, sources, strict=True):
         table.add_row(
             f"{pattern.count:,}",
             Text(pattern.kind, style=_KIND_STYLE[pattern.kind]),
             pattern.opcode,
             "; ".join(pattern.details),
             _op_text(pattern.source),
-            _source_text(pattern.source),
+            source,
         )
     if len(patterns) > len(shown):
         table.caption = f"and {len(patterns) - len(shown)} more (--details lists every change)"
