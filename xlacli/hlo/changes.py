@@ -9,8 +9,6 @@ CHANGED = "changed"
 ADDED = "added"
 REMOVED = "removed"
 CHANGE_KINDS = (CHANGED, ADDED, REMOVED)
-# Why a matched instruction counts as changed, in the order they are reported.
-REASONS = ("opcode", "shape", "layout", "constant", "attributes", "operands", "calls")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +46,12 @@ class InstructionRef:
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """One instruction that is changed, added (right only) or removed (left only)."""
+    """One instruction that is changed, added (right only) or removed (left only).
+
+    ``reasons`` of a changed instruction, in this order: ``opcode``, ``shape``
+    or ``layout``, ``constant``, ``attributes``, ``operands`` (rewired),
+    ``calls`` (a called computation differs); ``details`` say how.
+    """
 
     kind: str
     left: InstructionRef | None

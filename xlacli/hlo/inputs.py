@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from xlacli.errors import UsageError
 from xlacli.hlo.changes import DiffReport
@@ -25,9 +25,7 @@ from xlacli.hlo.fingerprint import module_fingerprint
 from xlacli.hlo.model import HloModule
 from xlacli.hlo.parser import parse_hlo_file
 from xlacli.parse.xla_dump import list_dumped_modules
-
-if TYPE_CHECKING:
-    from xlacli.report import GraphRecord
+from xlacli.report import REPORT_FILE, GraphRecord, load_report
 
 T = TypeVar("T")
 STAGES = ("pre", "post")
@@ -112,8 +110,6 @@ def pair_inputs(left: Path, right: Path, stage: str = "post") -> PairedInputs:
 
 
 def _folder_kind(folder: Path) -> str:
-    from xlacli.report import REPORT_FILE
-
     if (folder / REPORT_FILE).is_file():
         return "run-folders"
     if list_dumped_modules(folder):
@@ -173,8 +169,6 @@ def _pair_alike(left: list[HloModule], right: list[HloModule]) -> list[tuple[Hlo
 
 
 def _pair_run_folders(left: Path, right: Path, stage: str) -> PairedInputs:
-    from xlacli.report import load_report
-
     left_graphs, right_graphs = list(load_report(left).graphs), list(load_report(right).graphs)
     file_key = _STAGE_FILES[stage]
     if not any(file_key in graph.files for graph in (*left_graphs, *right_graphs)):

@@ -43,18 +43,17 @@ class Matching:
     exact: bytearray
 
 
-@dataclass(slots=True, eq=False)
 class _Side:
-    graph: HloGraph
-    fingerprints: Fingerprints
+    """One graph, its fingerprints and the name of its entry computation."""
+
+    def __init__(self, graph: HloGraph, fingerprints: Fingerprints):
+        self.graph = graph
+        self.fingerprints = fingerprints
+        self.entry = graph.module.entry.name
 
     def can_seed(self, node: int) -> bool:
         """Whether an identical subgraph at ``node`` may be matched on its own."""
         return bool(self.graph.children[node]) or self.graph.computation_of[node] == self.entry
-
-    @property
-    def entry(self) -> str:
-        return self.graph.module.entry.name
 
 
 def match_graphs(

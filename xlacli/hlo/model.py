@@ -51,10 +51,6 @@ class ArrayShape:
     dynamic: tuple[bool, ...] = ()
     layout: Layout | None = None
 
-    @property
-    def is_tuple(self) -> bool:
-        return False
-
     def without_layout(self) -> ArrayShape:
         """The same shape with no layout, to compare sizes and types alone."""
         return ArrayShape(self.element_type, self.dimensions, self.dynamic, None)
@@ -76,10 +72,6 @@ class TupleShape:
     """A tuple shape, possibly nested or empty: ``(f32[2], (s32[], token[]))``."""
 
     elements: tuple[Shape, ...]
-
-    @property
-    def is_tuple(self) -> bool:
-        return True
 
     def without_layout(self) -> TupleShape:
         """The same tuple with no layout on any element."""

@@ -8,7 +8,7 @@ Those changes differ only in where they are, so they make one pattern.
 
 from __future__ import annotations
 
-from xlacli.hlo.changes import CHANGE_KINDS, Change, Pattern
+from xlacli.hlo.changes import CHANGE_KINDS, CHANGED, Change, Pattern
 
 _EXAMPLES = 3
 
@@ -34,7 +34,7 @@ def _pattern_key(change: Change) -> tuple[object, ...]:
     # op_name is left out on purpose: frameworks number it per call
     # (aten__add.89/aten__add), which differs from layer to layer.
     source = change.source
-    shape = (change.right or change.left).shape if change.kind != "changed" else ""  # type: ignore[union-attr]
+    shape = (change.right or change.left).shape if change.kind != CHANGED else ""  # type: ignore[union-attr]
     return (
         change.kind,
         change.opcode_text,
@@ -49,7 +49,7 @@ def _pattern_key(change: Change) -> tuple[object, ...]:
 def _pattern(members: list[Change]) -> Pattern:
     first = members[0]
     details = first.details
-    if first.kind != "changed":
+    if first.kind != CHANGED:
         side = first.right or first.left
         details = (side.shape,) if side else ()
     examples = tuple(
