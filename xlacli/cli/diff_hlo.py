@@ -51,8 +51,8 @@ def diff_hlo_command(
     Exits 0 when the programs are the same (renumbered or reordered counts as
     the same), 1 when they differ, 2 on bad input.
     """
+    from xlacli.hlo.gc_pause import gc_paused
     from xlacli.hlo.inputs import diff_paths
-    from xlacli.hlo.parser import gc_paused
     from xlacli.render.console import stdout_console
     from xlacli.render.hlo_diff import render_hlo_diff, render_hlo_diff_json
 

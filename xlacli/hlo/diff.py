@@ -15,10 +15,10 @@ from xlacli.hlo.changes import (
     SourceRef,
 )
 from xlacli.hlo.fingerprint import Fingerprints, comparable_attributes, fingerprint
+from xlacli.hlo.gc_pause import gc_paused
 from xlacli.hlo.graph import HloGraph, build_graph
 from xlacli.hlo.match import Matching, match_graphs
 from xlacli.hlo.model import HloModule
-from xlacli.hlo.parser import gc_paused
 from xlacli.hlo.patterns import group_patterns
 
 _SOURCE_SEARCH_LIMIT = 32  # nodes visited to lend metadata to an instruction without any

@@ -12,17 +12,16 @@ Every problem becomes an ``HloParseError`` with the file, line and column.
 
 from __future__ import annotations
 
-import gc
 import io
 import re
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
 from xlacli.errors import HloParseError, UsageError
 from xlacli.hlo.attributes import build_metadata, read_attributes, read_brace_fields
+from xlacli.hlo.gc_pause import gc_paused
 from xlacli.hlo.instructions import ComputationState, InstructionReader, Reference
 from xlacli.hlo.lexer import Malformed, expect, found_at, read_name, skip_space
 from xlacli.hlo.model import (
@@ -55,30 +54,6 @@ def parse_hlo(text: str, filename: str = "<string>") -> HloModule:
     """
     with gc_paused():
         return _ModuleParser(io.StringIO(text, newline=None), filename).parse()
-
-
-@contextmanager
-def gc_paused(freeze: bool = False) -> Iterator[None]:
-    """Pause the cyclic garbage collector for a burst of allocation.
-
-    A parse allocates hundreds of thousands of small acyclic objects; each
-    automatic collection would walk all of them again (15% of a parse).
-
-    Args:
-        freeze: Move everything allocated so far out of the collector's view
-            before resuming it (``gc.freeze``), so that the first collection
-            afterwards does not walk it all once more. For a command that
-            exits soon after; reference counting still frees the objects.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if freeze:
-            gc.freeze()
-        if was_enabled:
-            gc.enable()
 
 
 def parse_hlo_file(path: str | Path) -> HloModule:
