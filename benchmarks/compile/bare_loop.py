@@ -1,6 +1,6 @@
 """The baseline: a bare torch_xla loop doing the steps ``xlacli compile`` does.
 
-    python benchmarks/compile/bare_loop.py examples/mlp.py 2
+python benchmarks/compile/bare_loop.py examples/mlp.py 2
 """
 
 from __future__ import annotations

@@ -25,8 +25,9 @@ MODELS = ("examples/mlp.py", "examples/transformer.py")
 
 def timed(command: list[str]) -> float:
     started = time.perf_counter()
-    subprocess.run(command, cwd=REPO, check=True, capture_output=True,
-                   env={**os.environ, "PJRT_DEVICE": "CPU"})
+    subprocess.run(
+        command, cwd=REPO, check=True, capture_output=True, env={**os.environ, "PJRT_DEVICE": "CPU"}
+    )
     return time.perf_counter() - started
 
 
@@ -37,8 +38,21 @@ def bench(model: str, steps: int, repeats: int) -> tuple[float, float]:
         for index in range(repeats + 1):  # the first pair warms the disk cache
             out = work / f"run{index}"
             bare_s = timed([sys.executable, "benchmarks/compile/bare_loop.py", model, str(steps)])
-            tool_s = timed([sys.executable, "-m", "xlacli", "compile", model,
-                            "--steps", str(steps), "--out", str(out), "--format", "json"])
+            tool_s = timed(
+                [
+                    sys.executable,
+                    "-m",
+                    "xlacli",
+                    "compile",
+                    model,
+                    "--steps",
+                    str(steps),
+                    "--out",
+                    str(out),
+                    "--format",
+                    "json",
+                ]
+            )
             if index:
                 bare.append(bare_s)
                 tool.append(tool_s)

@@ -89,7 +89,10 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
                 # scope open at a sync); the result lives until then.
                 record, result = runner.run(step, sync=not traced)
             del result
-            events.write("step", step=step, traced=traced, **record, **tracker.delta())
+            delta = tracker.delta()
+            if window is not None and "UncachedCompile" not in delta["counters"]:
+                window.compiles_settled()
+            events.write("step", step=step, traced=traced, **record, **delta)
     finally:
         if window is not None:
             window.stop()

@@ -13,6 +13,7 @@ from xlacli.capture.request import CaptureRequest, RunPaths
 
 # Deep enough to reach the user's frame through nn.Module and library calls.
 DEBUG_MAX_FRAMES = 64
+PROFILE_MAX_FRAMES = 16
 
 
 def capture_environment(
@@ -26,14 +27,22 @@ def capture_environment(
     if request.debug_artifacts:
         env.update(
             {
-                "XLA_IR_DEBUG": "1",  # location=fn@file:line on IR nodes
-                "XLA_HLO_DEBUG": "1",  # source_file/source_line in HLO metadata
+                # location=fn@file:line on IR nodes, source_file/line in HLO metadata.
+                "XLA_IR_DEBUG": "1",
                 "PT_XLA_DEBUG_LEVEL": "2",
                 "PT_XLA_DEBUG_FILE": str(paths.debug_log),
-                "PT_XLA_DEBUG_MAX_FRAME": str(DEBUG_MAX_FRAMES),
+                # Fewer frames in a profile: torch_xla formats them at every execution.
+                "PT_XLA_DEBUG_MAX_FRAME": str(
+                    PROFILE_MAX_FRAMES if request.profile_logdir else DEBUG_MAX_FRAMES
+                ),
             }
         )
         env["XLA_FLAGS"] = _with_dump_flags(base.get("XLA_FLAGS", ""), paths)
+    if request.debug_artifacts and request.profile_logdir is None:
+        # More metadata in the HLO, at a cost in every step's tracing that a
+        # profile must not pay (unlike XLA_IR_DEBUG, it cannot be turned off
+        # once the graphs are compiled).
+        env["XLA_HLO_DEBUG"] = "1"
     if request.debug_artifacts and request.ir_dump:
         # Writes each sync's IR as text: cheap for a few steps, not for a profile.
         env["XLA_SAVE_TENSORS_FILE"] = str(paths.ir_dump)

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import torch_xla
 import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 import torch_xla.debug.profiler as xp
@@ -34,8 +35,20 @@ class ProfileWindow:
     def sessions_dir(self) -> Path:
         return self.logdir / "plugins" / "profile"
 
+    def compiles_settled(self) -> None:
+        """A warm-up step compiled nothing: stop recording Python frames.
+
+        ``XLA_IR_DEBUG`` puts source lines in the HLO of the graphs compiled
+        so far (the top-ops table shows them), but capturing the frames of
+        every IR node doubles the tracing time of later steps: measured
+        steps must not pay for it.
+        """
+        if torch_xla._XLAC._get_ir_debug():
+            torch_xla._XLAC._set_ir_debug(False)
+
     def start(self) -> None:
         """Wait for the warm-up's work to finish, then start tracing."""
+        self.compiles_settled()
         xm.wait_device_ops()
         self._before = set(self.sessions_dir.glob("*")) if self.sessions_dir.is_dir() else set()
         xp.start_trace(str(self.logdir))

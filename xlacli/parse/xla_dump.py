@@ -15,18 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 _MODULE_FILE = re.compile(r"^module_(?P<id>\d+)\.(?P<rest>.+)$")
-# The stage suffixes we keep, most specific first: the optimized module is
-# "<backend>_after_optimizations" on CPU/GPU and "after_optimizations" elsewhere.
+# The files we keep, most specific first. The optimized module is
+# "<platform>_after_optimizations" on CPU and GPU (with the compute capability
+# first on CUDA: "sm_8.0_gpu_"), plain "after_optimizations" elsewhere.
+_OPTIMIZED = r"(?:(?:sm_[\d.]+_)?[a-z]+_)?after_optimizations"
 _ROLES = (
-    (
-        "buffer_assignment",
-        re.compile(r"^(?P<name>.+?)\.(?:\w+_)?after_optimizations-buffer-assignment\.txt$"),
-    ),
-    (
-        "memory_usage",
-        re.compile(r"^(?P<name>.+?)\.(?:\w+_)?after_optimizations-memory-usage-report\.txt$"),
-    ),
-    ("hlo_after", re.compile(r"^(?P<name>.+?)\.(?:\w+_)?after_optimizations\.txt$")),
+    ("buffer_assignment", re.compile(rf"^(?P<name>.+?)\.{_OPTIMIZED}-buffer-assignment\.txt$")),
+    ("memory_usage", re.compile(rf"^(?P<name>.+?)\.{_OPTIMIZED}-memory-usage-report\.txt$")),
+    ("hlo_after", re.compile(rf"^(?P<name>.+?)\.{_OPTIMIZED}\.txt$")),
     ("hlo_before", re.compile(r"^(?P<name>.+?)\.before_optimizations\.txt$")),
 )
 

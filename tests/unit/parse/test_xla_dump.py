@@ -15,6 +15,11 @@ from xlacli.parse.xla_dump import classify_dump_file, list_dumped_modules, prune
             (12, "SyncTensorsGraph.24", "hlo_after"),
         ),
         ("module_0001.jit_f.after_optimizations.txt", (1, "jit_f", "hlo_after")),
+        ("module_0001.jit_f.sm_8.0_gpu_after_optimizations.txt", (1, "jit_f", "hlo_after")),
+        (
+            "module_0003.SyncTensorsGraph.9.tpu_after_optimizations.txt",
+            (3, "SyncTensorsGraph.9", "hlo_after"),
+        ),
         (
             "module_0000.SyncTensorsGraph.24.cpu_after_optimizations-buffer-assignment.txt",
             (0, "SyncTensorsGraph.24", "buffer_assignment"),
