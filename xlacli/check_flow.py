@@ -8,7 +8,7 @@ from typing import TypeVar
 
 from xlacli.analysis.baseline import baseline_from_report, load_baseline, write_baseline
 from xlacli.analysis.check import CheckOutcome, check_time_budget, compare
-from xlacli.config import load_config
+from xlacli.config import load_config, model_argument
 from xlacli.errors import CheckFailed, UsageError
 from xlacli.paths import display_path
 from xlacli.render.check import print_check, write_github, write_junit
@@ -45,13 +45,8 @@ class CheckRequest:
 def run_check(request: CheckRequest) -> int:
     """Run the check and return its exit code (raises ``XlacliError`` for failures)."""
     config = load_config()
-    model = request.model or config.model
+    model = model_argument(request.model, config, "check")
     baseline_path = request.baseline or config.baseline
-    if model is None:
-        raise UsageError(
-            "no model to check",
-            hint="pass MODEL.py, or set model in [tool.xlacli] of pyproject.toml",
-        )
     if baseline_path is None:
         raise UsageError(
             "no baseline to compare with",

@@ -102,3 +102,18 @@ def _under(folder: Path, model: str) -> str:
     if sep and entry.isidentifier():
         return f"{folder / path}:{entry}"
     return str(folder / model)
+
+
+def model_argument(model: str | None, config: ProjectConfig, action: str) -> str:
+    """The model to ``action``: the argument, else ``[tool.xlacli] model``.
+
+    Raises:
+        UsageError: neither names one.
+    """
+    chosen = model or config.model
+    if chosen is None:
+        raise UsageError(
+            f"no model to {action}",
+            hint="pass MODEL.py, or set model in [tool.xlacli] of pyproject.toml",
+        )
+    return chosen

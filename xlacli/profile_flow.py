@@ -20,7 +20,7 @@ from xlacli.analysis.profile_summary import (
 )
 from xlacli.capture.events import STEP_TRACE_NAME, ChildLog
 from xlacli.collect import execution_records
-from xlacli.config import load_config
+from xlacli.config import load_config, model_argument
 from xlacli.errors import CaptureError, UsageError
 from xlacli.graph_files import HloCache
 from xlacli.parse.trace_events import TraceEvent, read_trace_file
@@ -64,13 +64,7 @@ class ProfileRequest:
 def run_profile(request: ProfileRequest) -> int:
     """Profile the model; raises ``XlacliError`` after the summary when the run failed."""
     config = load_config()
-    model = request.model or config.model
-    if model is None:
-        raise UsageError(
-            "no model to profile",
-            hint="pass MODEL.py, or set model in [tool.xlacli] of pyproject.toml",
-        )
-    target = resolve_target(model)
+    target = resolve_target(model_argument(request.model, config, "profile"))
     if request.tensorboard:
         check_tensorboard_installed()
         check_port_free(request.port)

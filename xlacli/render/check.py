@@ -9,12 +9,11 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from rich.console import Console, Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from xlacli.analysis.check import IMPROVEMENT, OK, REGRESSION, CheckOutcome, CheckResult
 from xlacli.paths import split_location
-from xlacli.render.console import stderr_console, stdout_console
+from xlacli.render.console import plain_table, stderr_console, stdout_console
 from xlacli.render.recompiles import event_block
 from xlacli.report import CompileEvent, RunReport
 
@@ -28,9 +27,9 @@ def check_view(outcome: CheckOutcome, report: RunReport, baseline: Path) -> Rend
     shown = outcome.results
     if len(shown) > MAX_ROWS:
         shown = tuple(r for r in shown if r.status != OK)
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("check", "baseline", "current", "status", "what changed"):
-        table.add_column(column, overflow="fold")
+    table = plain_table(
+        *((column, "left") for column in ("check", "baseline", "current", "status", "what changed"))
+    )
     for result in shown:
         table.add_row(
             result.name,

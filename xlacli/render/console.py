@@ -7,6 +7,7 @@ import sys
 
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 
 from xlacli.errors import XlacliError
 
@@ -41,3 +42,11 @@ def print_error(error: XlacliError) -> None:
 def print_message(message: str) -> None:
     """Print a progress or status message on stderr."""
     stderr_console().print(message)
+
+
+def plain_table(*columns: tuple[str, str]) -> Table:
+    """A borderless table with bold headers; columns are ``(name, justify)``."""
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for name, justify in columns:
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    return table

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from xlacli.paths import display_path
 from xlacli.profile_report import ProfileSummary, dump_summary
-from xlacli.render.console import stdout_console
+from xlacli.render.console import plain_table, stdout_console
 from xlacli.render.units import format_seconds
 
 BREAKDOWN_LABELS = {
@@ -86,15 +86,9 @@ def _breakdown_table(summary: ProfileSummary) -> Table:
 
 
 def _ops_table(summary: ProfileSummary) -> Table:
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column, justify in (
-        ("op", "left"),
-        ("kind", "left"),
-        ("time", "right"),
-        ("count", "right"),
-        ("source", "left"),
-    ):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    table = plain_table(
+        ("op", "left"), ("kind", "left"), ("time", "right"), ("count", "right"), ("source", "left")
+    )
     for op in summary.top_ops:
         table.add_row(
             op.name, op.kind or "-", format_seconds(op.time_s), str(op.count), op.source or "-"
@@ -103,14 +97,7 @@ def _ops_table(summary: ProfileSummary) -> Table:
 
 
 def _graphs_table(summary: ProfileSummary) -> Table:
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column, justify in (
-        ("graph", "left"),
-        ("site", "left"),
-        ("runs", "right"),
-        ("time", "right"),
-    ):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    table = plain_table(("graph", "left"), ("site", "left"), ("runs", "right"), ("time", "right"))
     for graph in summary.graphs:
         table.add_row(
             graph.hash[:8], graph.site or "?", str(graph.executions), format_seconds(graph.time_s)
