@@ -86,7 +86,9 @@ def test_extra_op_is_added_at_its_python_line(stage: str) -> None:
     assert multiply.source.op_type == "aten__mul"
     script = ASSETS / "make_goldens.py"
     line = script.read_text().splitlines().index("        return x * 2") + 1
-    assert (multiply.source.file, multiply.source.line) == (str(script), line)
+    # The golden was captured in another checkout: compare the path within the repository.
+    assert multiply.source.file.endswith("/tests/assets/hlo/make_goldens.py")
+    assert multiply.source.line == line
     # The extra scalar operand shifts later parameter numbers: an interface change.
     renumbered = [c for c in _of_kind(diff, "changed") if c.opcode == "parameter"]
     assert renumbered and all(c.reasons in (("attributes",), ("shape",)) for c in renumbered)
