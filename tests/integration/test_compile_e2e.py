@@ -121,6 +121,20 @@ def test_report_reloads(mlp):
     assert [g.hash for g in loaded.graphs] == [g["hash"] for g in report["graphs"]]
 
 
+def test_saved_run_renders_again(mlp):
+    _, report = mlp
+    result = run_cli("report", report["run_dir"], "--format", "json")
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout) == report
+    result = run_cli("report", report["run_dir"])
+    assert result.code == 0 and report["graphs"][0]["hash"][:8] in result.stdout
+
+
+def test_report_of_a_folder_that_is_not_a_run(tmp_path):
+    result = run_cli("report", tmp_path)
+    assert result.code == 2 and "is not an xlacli run folder" in result.stderr
+
+
 def test_dynamic_shapes_new_length_new_graph(dynamic):
     _, report = dynamic
     assert_matches_torch_xla_counters(report)

@@ -68,11 +68,13 @@ def _register() -> None:
     from xlacli.cli import compile as compile_cmd
     from xlacli.cli import diff_hlo
     from xlacli.cli import profile as profile_cmd
+    from xlacli.cli import report as report_cmd
 
     app.command("compile")(error_boundary(compile_cmd.compile_command))
     app.command("check")(error_boundary(check_cmd.check_command))
     app.command("diff-hlo")(error_boundary(diff_hlo.diff_hlo_command))
     app.command("profile")(error_boundary(profile_cmd.profile_command))
+    app.command("report")(error_boundary(report_cmd.report_command))
 
 
 _register()
