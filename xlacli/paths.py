@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 SITE_PACKAGES = ("/site-packages/", "/dist-packages/")
@@ -48,8 +47,3 @@ def source_line(location: str, base: Path | None = None) -> str | None:
     except OSError:
         return None
     return None
-
-
-def is_writable_dir(path: Path) -> bool:
-    """Whether files can be created in ``path`` (an existing folder)."""
-    return path.is_dir() and os.access(path, os.W_OK | os.X_OK)

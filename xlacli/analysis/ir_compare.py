@@ -90,13 +90,3 @@ def _same_operand_shape(operand: str, old: dict[int, IrNode], new: dict[int, IrN
     node_id = int(operand.lstrip("%").split(".")[0])
     before, after = old.get(node_id), new.get(node_id)
     return before is not None and after is not None and before.shape == after.shape
-
-
-def consumers(graph: IrGraph, node: IrNode) -> list[IrNode]:
-    """The nodes that use ``node``'s output, in graph order."""
-    name = f"%{node.id}"
-    return [
-        other
-        for other in graph.nodes
-        if any(op == name or op.startswith(name + ".") for op in other.operands)
-    ]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.text import Text
@@ -96,8 +94,3 @@ def _warmup_line(event: CompileEvent) -> Text:
 def _fallback_line(op: FallbackOp) -> Text:
     where = f" at {op.location}" if op.location else ""
     return Text(f"  {op.op} ×{op.count}{where}")
-
-
-def steady_state_events(events: Iterable[CompileEvent]) -> list[CompileEvent]:
-    """The compiles after the warm-up."""
-    return [event for event in events if event.steady_state]

@@ -1,4 +1,4 @@
-from xlacli.analysis.ir_compare import compare_ir, consumers
+from xlacli.analysis.ir_compare import compare_ir
 from xlacli.parse.ir_dump import parse_ir_dump
 
 
@@ -35,8 +35,3 @@ def test_ops_added():
     assert difference.added == ("aten::tanh",) and difference.removed == ()
     assert difference.new_node is not None and difference.new_node.op == "aten::tanh"
     assert difference.distance > compare_ir(graph(X, SLICE4), graph(X, SLICE6)).distance
-
-
-def test_consumers():
-    ir = graph(X, SLICE4, RELU4, TANH)
-    assert [n.op for n in consumers(ir, ir.nodes[1])] == ["aten::relu"]
