@@ -131,14 +131,16 @@ class _ModuleParser:
         After the last line, ``lineno`` is the line after it and ``line`` is
         empty, which is where an error about the end of the file points.
         """
-        index = 0
+        index, ended_line = 0, True
         for index, line in enumerate(self.lines, start=1):
+            ended_line = line.endswith("\n")
             stripped = line.strip()
             if stripped and not stripped.startswith("//"):
                 self.lineno = index
-                self.line = line[:-1] if line.endswith("\n") else line
+                self.line = line[:-1] if ended_line else line
                 yield self.line
-        self.lineno, self.line = index + 1, ""
+        # A file whose last line has no newline ends on that line, not after it.
+        self.lineno, self.line = (index + 1 if ended_line else index), ""
 
     def _module(self) -> HloModule:
         lines = self._content_lines()

@@ -234,3 +234,14 @@ def test_file_errors_are_usage_errors(tmp_path: Path) -> None:
 def test_windows_line_endings_and_comments_are_accepted() -> None:
     text = "// a comment\r\nHloModule m\r\n\r\nENTRY e {\r\n  ROOT a = f32[] parameter(0)\r\n}\r\n"
     assert parse_hlo(text).entry.root.name == "a"
+
+
+@pytest.mark.parametrize(
+    ("text", "line"), [("HloModule m\n\nFileNames", 3), ("HloModule m\n", 2), ("HloModule m", 1)]
+)
+def test_end_of_file_errors_point_inside_the_file(text: str, line: int) -> None:
+    # Found by the fuzz test: a last line without a newline ends the file on that line.
+    with pytest.raises(HloParseError) as caught:
+        parse_hlo(text, "f.hlo")
+    assert (caught.value.line, caught.value.column) == (line, 1)
+    assert "expected a computation" in caught.value.message
