@@ -84,24 +84,36 @@ def check_model_file(target: ModelTarget) -> ModelTarget:
 
 
 def _top_level_names(tree: ast.Module) -> set[str] | None:
-    """Names the module defines at top level; None when it may define others
-    we cannot see (``import *``, ``globals()`` writes)."""
-    names: set[str] = set()
+    """Names the module defines at module level, in ``if``/``try``/``with``
+    blocks too; None when it may define others we cannot see (``import *``,
+    ``globals()`` or ``setattr`` calls)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
             return None
         if isinstance(node, ast.Name) and node.id in ("globals", "setattr"):
             return None
-    for node in tree.body:
+    names: set[str] = set()
+    _collect_names(tree.body, names)
+    return names
+
+
+def _collect_names(statements: list[ast.stmt], names: set[str]) -> None:
+    for node in statements:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        else:
+        elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)) or (
+            sys.version_info >= (3, 11) and isinstance(node, ast.TryStar)
+        ):
+            for field in ("body", "orelse", "finalbody"):
+                _collect_names(getattr(node, field, []), names)
+            for handler in getattr(node, "handlers", []):
+                _collect_names(handler.body, names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             for sub in ast.walk(node):
                 if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
                     names.add(sub.id)
-    return names
 
 
 def _check_defined_names(target: ModelTarget, names: set[str] | None) -> None:
@@ -158,9 +170,12 @@ def import_model_file(path: Path) -> ModuleType:
         raise UsageError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    # The model file sees itself as the program: a script that parses its
+    # arguments at import must not read xlacli's.
+    sys.argv = [str(path)]
     try:
         spec.loader.exec_module(module)
-    except Exception as error:
+    except (Exception, SystemExit) as error:
         raise _user_code_error(f"importing {path.name} raised", error) from None
     return module
 
@@ -268,29 +283,42 @@ def _optional_callable(module: ModuleType, name: str) -> Callable[..., Any] | No
 def _call_user(what: str, fn: Callable[..., Any], *args: Any) -> Any:
     try:
         return fn(*args)
-    except Exception as error:
+    except (Exception, SystemExit) as error:
         raise _user_code_error(f"{what} raised", error) from None
 
 
 def _user_code_error(what: str, error: BaseException) -> ModelError:
-    from xlacli.capture.failures import format_user_traceback
+    from xlacli.capture.failures import describe_exception, format_user_traceback
 
-    return ModelError(
-        f"{what} {type(error).__name__}: {error}", details=format_user_traceback(error)
-    )
+    return ModelError(f"{what} {describe_exception(error)}", details=format_user_traceback(error))
 
 
 def _entry_site(path: Path, *candidates: Any) -> str:
     """The user's line a step's graph is attributed to: their ``step``, else
     their model's ``forward``, else ``get_model``, whichever is defined in the
-    model's folder (a library's ``forward`` is not the user's line)."""
+    model's folder (a library's ``forward`` is not the user's line), else the
+    line that assigns the module-level ``model``."""
     for fn in (*candidates[:2], getattr(candidates[2], "get_model", None)):
         if fn is None:
             continue
         site = _definition_site(fn, fallback=path)
         if Path(site.rpartition(":")[0]).resolve().is_relative_to(path.parent):
             return site
-    return f"{path}:1"
+    return f"{path}:{_assignment_line(path, 'model')}"
+
+
+def _assignment_line(path: Path, name: str) -> int:
+    """The line of the first module-level assignment to ``name`` (1 if none)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return 1
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                return node.lineno
+    return 1
 
 
 def _definition_site(fn: Any, *, fallback: Path) -> str:

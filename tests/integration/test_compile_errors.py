@@ -173,3 +173,69 @@ def test_json_error_still_prints_the_partial_report(tmp_path):
     report = json.loads(result.stdout)  # only JSON on stdout
     assert report["error"]["kind"] == "model"
     assert Path(report["run_dir"]).is_dir()
+
+
+@pytest.mark.e2e
+def test_sigterm_to_xlacli_keeps_the_partial_report(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    model = tmp_path / "slow.py"
+    model.write_text(
+        "import time, torch\n"
+        "def get_model():\n    return torch.nn.Linear(4, 4)\n"
+        "def get_inputs(step):\n    time.sleep(0.3)\n    return torch.ones(2, 4)\n"
+    )
+    run = tmp_path / "run"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "xlacli",
+            "compile",
+            str(model),
+            "--steps",
+            "100",
+            "--out",
+            str(run),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        events = run / "events.jsonl"
+        if events.exists() and events.read_text().count('"event": "step"') >= 2:
+            break
+        time.sleep(0.2)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert "interrupted during step" in stderr
+    report = json.loads((run / "report.json").read_text())
+    assert 2 <= report["steps"] < 100 and report["error"]["kind"] == "interrupted"
+
+
+@pytest.mark.e2e
+def test_get_inputs_returning_none(tmp_path):
+    model = tmp_path / "none.py"
+    model.write_text(
+        "import torch\ndef get_model():\n    return torch.nn.Linear(2, 2)\n"
+        "def get_inputs(step):\n    return None\n"
+    )
+    result = run_cli("compile", model, "--out", tmp_path / "run")
+    assert_clean_error(result, 2, "get_inputs(0) returned None")
+
+
+@pytest.mark.e2e
+def test_sys_exit_in_user_code_is_the_models_failure(tmp_path):
+    model = tmp_path / "exits.py"
+    model.write_text(
+        "import sys, torch\ndef get_model():\n    return torch.nn.Linear(2, 2)\n"
+        "def get_inputs(step):\n    sys.exit(5)\n"
+    )
+    result = run_cli("compile", model, "--out", tmp_path / "run")
+    assert_clean_error(result, 3, "get_inputs() raised SystemExit (sys.exit(5))")

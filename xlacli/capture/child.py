@@ -85,10 +85,7 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
                 window.start()
             traced = window is not None and window.active
             with window.step(step) if window is not None else contextlib.nullcontext():
-                # In the window, the StepTrace syncs on exit (torch_xla wants no
-                # scope open at a sync); the result lives until then.
-                record, result = runner.run(step, sync=not traced)
-            del result
+                record = runner.run(step)
             delta = tracker.delta()
             if window is not None and "UncachedCompile" not in delta["counters"]:
                 window.compiles_settled()

@@ -26,3 +26,11 @@ def format_user_traceback(error: BaseException, *, limit: int = 12) -> str:
     lines.extend(traceback.format_list(frames[-limit:]))
     lines.extend(traceback.format_exception_only(type(error), error))
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines).rstrip()
+
+
+def describe_exception(error: BaseException) -> str:
+    """``ValueError: message``, or just the type when the message is empty."""
+    message = str(error)
+    if isinstance(error, SystemExit):
+        return f"SystemExit (sys.exit({error.code!r}))"
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__

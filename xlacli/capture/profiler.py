@@ -59,11 +59,18 @@ class ProfileWindow:
 
     @contextlib.contextmanager
     def step(self, step: int) -> Iterator[None]:
-        """Annotate one step (a ``StepTrace``, which the profile tools read as a step)."""
+        """Annotate one step as the profile tools read steps.
+
+        Not ``xp.StepTrace``: it pushes an IR scope, and torch_xla refuses a
+        sync while a scope is open, which would break every ``step()`` that
+        syncs or reads a value itself. The annotation is the same trace event
+        (``_r=1`` marks it a step), without the scope.
+        """
         if not self.active:
             yield
             return
-        with xp.StepTrace(STEP_TRACE_NAME, step_num=step):
+        xp.set_tracer_marked_step(True)
+        with torch_xla._XLAC.profiler.TraceMe(STEP_TRACE_NAME, _r=1, step_num=step):
             yield
 
     def stop(self) -> None:

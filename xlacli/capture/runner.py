@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from importlib import metadata
@@ -125,7 +125,7 @@ def run_child(
     env = capture_environment(os.environ, request, paths)
     command = [sys.executable, "-m", "xlacli.capture.child", str(paths.request)]
     interrupted = False
-    with paths.child_log.open("wb") as log:
+    with paths.child_log.open("wb") as log, _sigterm_as_interrupt():
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
         while True:
             try:
@@ -139,6 +139,21 @@ def run_child(
                 returncode = _stop_child(process)
                 break
     return ChildOutcome(returncode, read_events(paths.events), interrupted)
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (``timeout``, a CI cancel) stops a capture like Ctrl-C: the child
+    is told, flushes, and the partial report is written."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _stop_child(process: subprocess.Popen[bytes], grace_s: float = 60.0) -> int:

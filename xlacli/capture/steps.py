@@ -7,6 +7,7 @@ A step: get the batch for that step, move it to the device, run the user's
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ import torch_xla
 import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 
-from xlacli.capture.failures import format_user_traceback
+from xlacli.capture.failures import describe_exception, format_user_traceback
 from xlacli.discover import LoadedModel
 from xlacli.errors import ModelError, UsageError
 
@@ -47,10 +48,11 @@ def xla_type(tensor: torch.Tensor) -> str:
 
 
 def input_signature(batch: Any) -> list[str]:
-    """One entry per leaf of the batch: ``input 0 f32[4,16]``, ``input 1 int 3``."""
+    """One entry per leaf of the batch, named by its place in it:
+    ``input 0 f32[4,16]``, ``input 'input_ids' s64[2,128]``, ``input 1[0] int 3``."""
     return [
-        f"input {index} {xla_type(leaf) if isinstance(leaf, torch.Tensor) else _scalar(leaf)}"
-        for index, leaf in enumerate(_leaves(batch))
+        f"input {name} {xla_type(leaf) if isinstance(leaf, torch.Tensor) else _scalar(leaf)}"
+        for name, leaf in _named_leaves(batch, top=True)
     ]
 
 
@@ -58,12 +60,22 @@ def _scalar(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-def _leaves(batch: Any) -> list[Any]:
-    if isinstance(batch, dict):
-        return [leaf for key in batch for leaf in _leaves(batch[key])]
-    if isinstance(batch, (tuple, list)):
-        return [leaf for item in batch for leaf in _leaves(item)]
-    return [batch]
+def _named_leaves(value: Any, name: str = "", *, top: bool = False) -> list[tuple[str, Any]]:
+    """The leaves of a nested batch or output, each with its path: ``0``,
+    ``'mask'``, ``1[0]``, ``.logits``."""
+    if isinstance(value, dict):
+        items = [(f"{key!r}" if top else f"{name}[{key!r}]", v) for key, v in value.items()]
+    elif isinstance(value, (tuple, list)):
+        items = [(f"{i}" if top else f"{name}[{i}]", v) for i, v in enumerate(value)]
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        items = [(f"{name}.{f.name}", getattr(value, f.name)) for f in dataclasses.fields(value)]
+    else:
+        return [("0" if top else name, value)]
+    return [leaf for item_name, item in items for leaf in _named_leaves(item, item_name)]
+
+
+def _leaves(value: Any) -> list[Any]:
+    return [leaf for _, leaf in _named_leaves(value, top=True)]
 
 
 def to_device(batch: Any, device: torch.device, where: str = "inputs") -> Any:
@@ -147,30 +159,29 @@ class StepRunner:
             self.optimizer = _make_optimizer(self.optimizer_name, self.model)
         self._warned_sum_loss = False
 
-    def run(self, step: int, *, sync: bool = True) -> tuple[dict[str, Any], Any]:
-        """Run one step; returns what the step event records, and the step's result.
-
-        With ``sync=False`` the caller syncs (a profiler ``StepTrace`` does it
-        on exit) and must keep the result alive until then, or the graph would
-        have nothing left to compute.
-        """
+    def run(self, step: int) -> dict[str, Any]:
+        """Run one step and sync; returns what the step event records about it."""
         started = time.perf_counter()
         host_batch = self.loaded.inputs_for_step(step)
+        if host_batch is None:
+            raise UsageError(
+                f"get_inputs({step}) returned None; expected a tensor, or a tuple, list or "
+                "dict of tensors"
+            )
         signature = input_signature(host_batch)
         batch = to_device(host_batch, self.device)
         try:
             result = self._run_user_step(batch, step)
         except (UsageError, ModelError):
             raise
-        except Exception as error:
+        except (Exception, SystemExit) as error:
             raise ModelError(
-                f"step {step} raised {type(error).__name__}: {error}",
+                f"step {step} raised {describe_exception(error)}",
                 details=format_user_traceback(error),
             ) from None
-        if sync:
-            self._sync(step)
-            result = None  # kept alive until the sync, as the contract says
-        return {"wall_time_s": time.perf_counter() - started, "input_signature": signature}, result
+        self._sync(step)
+        del result  # kept alive until the sync, as the contract says
+        return {"wall_time_s": time.perf_counter() - started, "input_signature": signature}
 
     def _run_user_step(self, batch: Any, step: int) -> Any:
         if self.loaded.step_fn is not None:
