@@ -16,17 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xlacli.analysis.fallbacks import locate_fallbacks
-from xlacli.analysis.locate import Locator, display_site
+from xlacli.analysis.locate import Locator
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
 from xlacli.capture.events import ChildLog
 from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.graph_files import HloCache, graph_sizes, organize_graph_files
 from xlacli.parse.debug_log import AnalysisEvent, parse_debug_log
-from xlacli.parse.frames import CodeRoots, Frame, current_code_roots, first_user_frame
+from xlacli.parse.frames import CodeRoots, current_code_roots, first_user_frame
 from xlacli.parse.ir_dump import IrGraph, parse_ir_dump
 from xlacli.parse.metrics_report import parse_metrics_report
 from xlacli.parse.xla_dump import DumpedModule, list_dumped_modules, prune_backend_noise
-from xlacli.paths import display_path, source_line
+from xlacli.paths import source_line
 from xlacli.report import ErrorRecord, FallbackOp, GraphRecord, RunReport, StepRecord
 
 HOST_SYNC_CAUSE = "access tensor value"
@@ -95,11 +95,11 @@ def build_report(
                 site=site,
                 trigger=trigger,
                 frames=tuple(str(f) for f in raw.compiles[first].frames),
-                ir_nodes=len(ir.nodes) if (ir := _ir_of(raw, graph_hash)) else 0,
+                ir_nodes=len(ir.nodes) if (ir := _ir_of(raw, graph_hash)) else None,
                 compilations=len(indices),
                 compile_time_s=sum(_at(raw.compile_times_s, i) for i in indices),
                 executions=len(exec_indices),
-                execute_time_s=statistics.median(exec_times) if exec_times else None,
+                execute_time_s=_steady_median(exec_times),
                 total_execute_time_s=sum(exec_times),
                 first_step=compile_steps[first],
                 files=files,
@@ -111,8 +111,8 @@ def build_report(
         roots=roots,
         model_dir=Path(request.model_path).parent,
         load_hlo=lambda h: hlo.module(files_by_hash.get(h, {}).get("hlo_before")),
-        entry_site=display_site(setup.get("entry_site")),
-        inputs_site=display_site(setup.get("inputs_site")),
+        entry_site=setup.get("entry_site"),
+        inputs_site=setup.get("inputs_site"),
     )
     for event in (*raw.compiles, *raw.executions):
         locator.learn_frames(event.frames)
@@ -121,7 +121,7 @@ def build_report(
         model=model_label,
         device=(raw.log.start or {}).get("device", "unknown"),
         steps=len(raw.log.steps),
-        steps_requested=request.steps,
+        steps_requested=request.warmup + request.steps,
         train=request.train,
         run_dir=str(paths.root),
         compilations=len(raw.compiles),
@@ -159,6 +159,15 @@ def execution_records(raw: RawRun) -> list[ExecutionRecord]:
         )
         for index, event in enumerate(raw.executions)
     ]
+
+
+def _steady_median(times: list[float]) -> float | None:
+    """Median execution time, leaving out the first run when there are others:
+    a program's first run pays one-time costs (on XLA:CPU, 30 ms for a graph
+    whose later runs take 0.2 ms)."""
+    if not times:
+        return None
+    return statistics.median(times[1:] if len(times) > 1 else times)
 
 
 def _ir_of(raw: RawRun, graph_hash: str) -> IrGraph | None:
@@ -257,14 +266,10 @@ def _site(event: AnalysisEvent, roots: CodeRoots, entry_site: str | None) -> tup
     user = first_user_frame(event.frames, roots)
     if user is not None:
         trigger = "host_sync" if HOST_SYNC_CAUSE in event.cause else "user_sync"
-        return trigger, _display_location(user)
+        return trigger, user.location
     if any(roots.is_xlacli(frame) for frame in event.frames):
-        return "step_end", display_site(entry_site)
+        return "step_end", entry_site
     return "other", None
-
-
-def _display_location(frame: Frame) -> str:
-    return f"{display_path(frame.file)}:{frame.line}"
 
 
 def _step_records(

@@ -23,6 +23,14 @@ def display_path(path: str | Path, base: Path | None = None) -> str:
     return text
 
 
+def display_location(location: str | None) -> str | None:
+    """A ``/abs/file.py:12`` location as users read it (see ``display_path``)."""
+    if not location:
+        return location
+    file, line = split_location(location)
+    return display_path(file) + (f":{line}" if line is not None else "")
+
+
 def split_location(location: str) -> tuple[str, int | None]:
     """``"a/b.py:12"`` -> ``("a/b.py", 12)``; no line -> ``(location, None)``."""
     file, sep, line = location.rpartition(":")

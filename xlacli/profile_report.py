@@ -79,6 +79,27 @@ def dump_summary(summary: ProfileSummary) -> str:
     return json.dumps(summary_to_dict(summary), indent=2, sort_keys=True) + "\n"
 
 
+def load_summary(run_dir: Path) -> ProfileSummary | None:
+    """The profile summary saved in a run folder, or None for a run that was not profiled."""
+    path = run_dir / PROFILE_FILE
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    times = data.get("step_time_s")
+    return ProfileSummary(
+        **{
+            **data,
+            "step_times_s": tuple(data.get("step_times_s", ())),
+            "step_time_s": StepTimes(**times) if times else None,
+            "top_ops": tuple(OpTime(**op) for op in data.get("top_ops", ())),
+            "graphs": tuple(GraphTime(**graph) for graph in data.get("graphs", ())),
+            "trace_files": tuple(data.get("trace_files", ())),
+            "notes": tuple(data.get("notes", ())),
+            "run_dir": str(run_dir.resolve()),
+        }
+    )
+
+
 def save_summary(summary: ProfileSummary, run_dir: Path) -> Path:
     """Write ``profile.json`` into the run folder."""
     path = run_dir / PROFILE_FILE

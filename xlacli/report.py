@@ -26,10 +26,10 @@ class GraphRecord:
     """One distinct graph, keyed by torch_xla's graph hash."""
 
     hash: str
-    site: str | None  # the user's ``file:line`` that triggered the graph
+    site: str | None  # the user's ``/abs/file.py:line`` behind the graph (see README)
     trigger: str  # "step_end" (xlacli's sync), "user_sync", "host_sync" (a value read)
     frames: tuple[str, ...]  # the Python frames torch_xla recorded, innermost first
-    ir_nodes: int
+    ir_nodes: int | None  # None: no IR dump (a profile)
     hlo_instructions: int | None
     optimized_hlo_instructions: int | None
     fusions: int | None
@@ -39,7 +39,7 @@ class GraphRecord:
     compilations: int
     compile_time_s: float
     executions: int
-    execute_time_s: float | None  # median over executions
+    execute_time_s: float | None  # median over executions after the first
     total_execute_time_s: float
     first_step: int | None
     files: Mapping[str, str] = field(default_factory=dict)  # relative to the run folder
@@ -173,7 +173,9 @@ def load_report(run_dir: Path) -> RunReport:
         ) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise UsageError(f"cannot read {path}: {error}") from None
-    return report_from_dict(data, source=str(path))
+    report = report_from_dict(data, source=str(path))
+    # A run folder may have been moved or copied since: it is where it is now.
+    return dataclasses.replace(report, run_dir=str(path.parent.resolve()))
 
 
 def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
@@ -225,7 +227,7 @@ def _graph_from_dict(data: dict[str, Any]) -> GraphRecord:
         site=data.get("site"),
         trigger=data.get("trigger", "step_end"),
         frames=tuple(data.get("frames", ())),
-        ir_nodes=data.get("ir_nodes", 0),
+        ir_nodes=data.get("ir_nodes"),
         hlo_instructions=data.get("hlo_instructions"),
         optimized_hlo_instructions=data.get("optimized_hlo_instructions"),
         fusions=data.get("fusions"),

@@ -43,7 +43,6 @@ def capture(
     force: bool = False,
     warmup: int = 0,
     explain_warmup: int = 2,
-    debug_artifacts: bool = True,
     ir_dump: bool = True,
     profile: bool = False,
     profile_logdir: Path | None = None,
@@ -60,7 +59,6 @@ def capture(
         train=train,
         optimizer=optimizer,
         warmup=warmup,
-        debug_artifacts=debug_artifacts,
         ir_dump=ir_dump,
         # The trace goes where TensorBoard reads it: LOGDIR/plugins/profile/SESSION.
         profile_logdir=str(profile_logdir or paths.root / "tensorboard") if profile else None,
@@ -71,7 +69,7 @@ def capture(
         outcome = run_child(request, paths, on_progress=progress.update)
     error = outcome_error(outcome, paths)
     raw = read_raw_run(paths, outcome.log)
-    model_label = display_path(target.path) + (f":{target.entry}" if target.entry else "")
+    model_label = str(target.path) + (f":{target.entry}" if target.entry else "")
     report = build_report(
         raw, paths, request, model_label, error_record(error), warmup=explain_warmup
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MODELS, REPO, CliResult, run_cli
+from tests.conftest import EXAMPLES, MODELS, REPO, CliResult, run_cli
 from xlacli.parse.metrics_report import parse_metrics_report
 from xlacli.report import load_report
 
@@ -79,7 +79,7 @@ def test_json_report_shape(mlp):
     result, report = mlp
     assert report.keys() >= REQUIRED_KEYS
     assert report["schema_version"] == 1
-    assert report["model"] == "examples/mlp.py"
+    assert report["model"] == str(EXAMPLES / "mlp.py")
     assert report["device"] == "CPU"
     assert report["steps"] == 2
     assert report["graphs"] and all(g.keys() >= GRAPH_KEYS for g in report["graphs"])
@@ -91,7 +91,7 @@ def test_mlp_compiles_once_and_runs_twice(mlp):
     assert_matches_torch_xla_counters(report)
     assert report["compilations"] == 1 and report["executions"] == 2
     (graph,) = report["graphs"]
-    assert graph["site"] == "examples/mlp.py:24"  # MLP.forward, which the step ran
+    assert graph["site"] == f"{EXAMPLES / 'mlp.py'}:24"  # MLP.forward, which the step ran
     assert graph["trigger"] == "step_end"
     assert graph["ir_nodes"] > 5
     assert graph["hlo_instructions"] > 10 and graph["optimized_hlo_instructions"] > 10

@@ -26,12 +26,13 @@ CASES = {
 }
 
 
-def line_of(example: str, fragment: str) -> str:
-    """``examples/recompile/x.py:N`` of the line holding ``fragment``."""
+def line_of(example: str, fragment: str, *, relative: bool = False) -> str:
+    """``/abs/examples/recompile/x.py:N`` (as the JSON has it; ``relative``: as the
+    terminal shows it from the repository) of the line holding ``fragment``."""
     path = RECOMPILE / f"{example}.py"
     for number, line in enumerate(path.read_text().splitlines(), start=1):
         if fragment in line:
-            return f"{path.relative_to(REPO)}:{number}"
+            return f"{path.relative_to(REPO) if relative else path}:{number}"
     raise AssertionError(f"{fragment!r} not in {path}")
 
 
@@ -157,8 +158,59 @@ def test_terminal_blocks(tmp_path):
     out = result.stdout
     assert "Steps: ●·│·●·" in out
     assert "Steady-state recompiles (1):" in out
-    assert "constant_value" in out and line_of("constant_value", "aux_weight * out") in out
+    assert "constant_value" in out
+    assert line_of("constant_value", "aux_weight * out", relative=True) in out
     assert "│ return out.pow(2).mean() + aux_weight * out.abs().mean()" in out
     assert "constant f32[] 0 -> 1" in out
     assert "fix: a Python scalar is baked into the graph" in out
     assert "Next: xlacli diff-hlo" in out
+
+
+def test_real_user_code(tmp_path):
+    """Argument parsing at import, a dataclass output, a sync inside step(), and a
+    Python scalar leaving 1.0 (a constant in the graph) for 0.5 (an input)."""
+    from tests.conftest import MODELS
+
+    model = MODELS / "user_code.py"
+    result = run_cli(
+        "compile", model, "--steps", "5", "--out", tmp_path / "run", "--format", "json", cwd=REPO
+    )
+    assert result.code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["executions_per_step"] == [2, 2, 2, 2, 2]  # the step's own sync cuts it
+    steady = [e for e in report["events"] if e["steady_state"]]
+    assert [e["cause"]["category"] for e in steady] == ["constant_value"]
+    lines = model.read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, start=1) if "return logits * scale" in text)
+    assert steady[0]["cause"]["location"] == f"{model}:{line}"
+    assert "torch_xla bakes in as a constant" in steady[0]["cause"]["detail"]
+    result = run_cli(
+        "compile", model, "--train", "--steps", "2", "--out", tmp_path / "train", cwd=REPO
+    )
+    assert result.code == 0, result.stderr  # the user's step() trains; --train is moot
+
+
+def test_dict_inputs_are_named(tmp_path):
+    model = tmp_path / "dict_inputs.py"
+    model.write_text(
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        self.e = torch.nn.Embedding(10, 4)\n"
+        "    def forward(self, input_ids, attention_mask):\n"
+        "        return self.e(input_ids) * attention_mask.unsqueeze(-1)\n"
+        "def get_model():\n    return M()\n"
+        "def get_inputs(step):\n"
+        "    n = 8 if step < 3 else 12\n"
+        "    return {'input_ids': torch.zeros(2, n, dtype=torch.long),"
+        " 'attention_mask': torch.ones(2, n)}\n"
+    )
+    result = run_cli(
+        "compile", model, "--steps", "4", "--out", tmp_path / "run", "--format", "json"
+    )
+    assert result.code == 0, result.stderr
+    (event,) = [e for e in json.loads(result.stdout)["events"] if e["steady_state"]]
+    assert event["cause"]["detail"] == (
+        "input 'input_ids' shape s64[2,8] -> s64[2,12]; "
+        "input 'attention_mask' shape f32[2,8] -> f32[2,12]"
+    )

@@ -19,7 +19,6 @@ from typing import Protocol
 from xlacli.hlo.model import HloModule, Metadata
 from xlacli.parse.frames import CodeRoots, Frame, first_user_frame
 from xlacli.parse.ir_dump import IrGraph, IrNode
-from xlacli.paths import display_path
 
 # The function of xlacli's harness that moves a batch to the device.
 HARNESS_TRANSFER = ("to_device", "steps.py")
@@ -154,16 +153,9 @@ class _HasIr(Protocol):
 
 
 def _show(frame: Frame) -> str:
-    return f"{display_path(frame.file)}:{frame.line}"
+    """Locations are kept absolute in the report; renderers shorten them."""
+    return f"{frame.file}:{frame.line}"
 
 
 def _is_torch_xla_sync(frame: Frame) -> bool:
     return frame.function == "sync" and frame.file.endswith("torch_xla/torch_xla.py")
-
-
-def display_site(site: str | None) -> str | None:
-    """A ``/abs/file.py:12`` site as users read it."""
-    if not site:
-        return None
-    file, _, line = site.rpartition(":")
-    return f"{display_path(file)}:{line}"

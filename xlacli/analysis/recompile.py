@@ -137,7 +137,8 @@ def _explain(
 
 
 def _signature_change(old: CompiledGraph, new: CompiledGraph) -> tuple[str, str] | None:
-    """An input tensor whose dtype or shape changed and that the new graph reads."""
+    """The input tensors whose dtype or shape changed and that the new graph reads."""
+    changes: list[tuple[str, str]] = []
     for before, after in zip(old.input_signature, new.input_signature, strict=False):
         if before == after:
             continue
@@ -145,10 +146,12 @@ def _signature_change(old: CompiledGraph, new: CompiledGraph) -> tuple[str, str]
         _, _, new_type = after.rpartition(" ")
         if "[" not in old_type or "[" not in new_type or not _reads_input(new, new_type):
             continue
-        if old_type.split("[")[0] != new_type.split("[")[0]:
-            return "input_dtype", f"{name} dtype {old_type} -> {new_type}"
-        return "input_shape", f"{name} shape {old_type} -> {new_type}"
-    return None
+        kind = "dtype" if old_type.split("[")[0] != new_type.split("[")[0] else "shape"
+        changes.append((kind, f"{name} {kind} {old_type} -> {new_type}"))
+    if not changes:
+        return None
+    category = "input_dtype" if any(kind == "dtype" for kind, _ in changes) else "input_shape"
+    return category, "; ".join(detail for _, detail in changes)
 
 
 def _reads_input(graph: CompiledGraph, xla_type: str) -> bool:
@@ -157,17 +160,45 @@ def _reads_input(graph: CompiledGraph, xla_type: str) -> bool:
     return any(n.is_device_data and n.shape.split("{")[0] == xla_type for n in graph.ir.nodes)
 
 
+SCALAR_OPS = frozenset({"prim::Constant", "xla::device_data"})
+
+
 def _structure_cause(
     graph: CompiledGraph, difference: IrDifference, context: ExplainContext
 ) -> CompileCause:
     node = difference.new_node or difference.old_node
     user, library = context.locator.node(node, graph) if node else (None, None)
+    if _is_special_scalar_swap(difference):
+        # torch_xla bakes the Python scalars 0 and 1 into the graph as constants
+        # and passes any other value as an input: 0.0 -> 0.1 swaps one for the other.
+        return _cause(
+            "constant_value",
+            user,
+            library,
+            f"a Python scalar changed between 0 or 1, which torch_xla bakes in as a constant "
+            f"({len(difference.removed)} {_plural('op', len(difference.removed))} "
+            f"{'/'.join(sorted(set(difference.removed)))} -> "
+            f"{'/'.join(sorted(set(difference.added)))}), and another value",
+        )
     detail = "; ".join(
         part
         for part in (_ops("added", difference.added), _ops("removed", difference.removed))
         if part
     )
     return _cause("graph_structure", user, library, detail)
+
+
+def _is_special_scalar_swap(difference: IrDifference) -> bool:
+    added, removed = set(difference.added), set(difference.removed)
+    return (
+        len(difference.added) == len(difference.removed) > 0
+        and added | removed <= SCALAR_OPS
+        and added != removed
+    )
+
+
+def _plural(word: str, count: int) -> str:
+    return word if count == 1 else word + "s"
 
 
 def _ops(verb: str, ops: tuple[str, ...], limit: int = 5) -> str:

@@ -11,7 +11,9 @@ from xlacli.cli import options
 
 
 def compile_command(
-    model: Annotated[str, typer.Argument(help="Model file: PATH.py, or PATH.py:FACTORY.")],
+    model: Annotated[
+        str, typer.Argument(metavar="MODEL", help="Model file: PATH.py, or PATH.py:FACTORY.")
+    ],
     steps: options.Steps = 2,
     train: options.Train = False,
     optimizer: options.Optimizer = options.OptimizerName.sgd,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -11,12 +13,28 @@ from xlacli.cli import options
 
 
 def report_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run folder (or its report.json).")],
+    run_dir: Annotated[
+        Path, typer.Argument(metavar="RUN", help="A run folder (or its report.json).")
+    ],
     output_format: options.Format = options.OutputFormat.text,
 ) -> int:
-    """Show the report of a saved run: graphs, recompiles, fallbacks (capture once, render many)."""
+    """Show a saved run: its graphs, recompiles and fallbacks, and its profile summary
+    if it was profiled (capture once, render many)."""
+    from xlacli.profile_report import load_summary, summary_to_dict
     from xlacli.render.compile_report import render_compile_report
-    from xlacli.report import load_report
+    from xlacli.render.profile import render_profile
+    from xlacli.report import load_report, report_to_dict
 
-    render_compile_report(load_report(run_dir), output_format.value)
+    report = load_report(run_dir)
+    summary = load_summary(Path(report.run_dir))
+    if output_format.value == "json":
+        data = report_to_dict(report)
+        if summary is not None:
+            data["profile"] = summary_to_dict(summary)
+        sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        return 0
+    render_compile_report(report, "text")
+    if summary is not None:
+        print()
+        render_profile(summary, "text")
     return 0

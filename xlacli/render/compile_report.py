@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from xlacli.paths import display_path
+from xlacli.paths import display_location, display_path
 from xlacli.render.console import stdout_console
 from xlacli.render.recompiles import recompile_view
 from xlacli.render.units import format_bytes, format_seconds
@@ -43,7 +43,8 @@ def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
         parts.append(Text(""))
         parts.append(recompile_view(report))
     parts.append(_totals(report))
-    parts.extend(Text.from_markup(line) for line in next_commands(report))
+    # Commands stay on one line whatever the width, so they copy and paste whole.
+    parts.extend(_unwrapped(Text.from_markup(line)) for line in next_commands(report))
     return Group(*parts)
 
 
@@ -58,7 +59,7 @@ def _title(report: RunReport) -> Text:
     suffix = f", torch_xla {versions}" if versions else ""
     return Text.assemble(
         ("xlacli compile ", "bold"),
-        (report.model, "bold cyan"),
+        (display_path(report.model), "bold cyan"),
         f"  {report.device}, {steps}{suffix}",
     )
 
@@ -91,7 +92,7 @@ def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Tabl
         table.add_row(
             graph.hash[:SHORT_HASH],
             _site_text(graph, compact=compact),
-            str(graph.ir_nodes),
+            _count(graph.ir_nodes),
             _count(graph.hlo_instructions),
             _count(graph.optimized_hlo_instructions),
             _count(graph.fusions),
@@ -114,7 +115,7 @@ LEGEND = (
 
 
 def _site_text(graph: GraphRecord, *, compact: bool) -> Text:
-    site = graph.site or "?"
+    site = display_location(graph.site) or "?"
     if compact:
         site = site.rpartition("/")[2]
     text = Text(site)
@@ -144,6 +145,12 @@ def _s(count: int) -> str:
     return "" if count == 1 else "s"
 
 
+def _unwrapped(text: Text) -> Text:
+    text.no_wrap = True
+    text.overflow = "ignore"
+    return text
+
+
 def next_commands(report: RunReport) -> list[str]:
     """The run folder and the next command worth running (rich markup)."""
     run_dir = display_path(report.run_dir)
@@ -157,7 +164,7 @@ def next_commands(report: RunReport) -> list[str]:
         )
     elif report.ok:
         lines.append(
-            f"Next: [bold]xlacli profile {escape(report.model)} --steps 50[/]"
+            f"Next: [bold]xlacli profile {escape(display_path(report.model))} --steps 50[/]"
             "  (where the time goes)"
         )
     return lines

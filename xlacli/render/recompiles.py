@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from rich.console import Group, RenderableType
 from rich.markup import escape
+from rich.padding import Padding
 from rich.text import Text
 
-from xlacli.paths import source_line
+from xlacli.paths import display_location, source_line
 from xlacli.render.units import format_seconds
 from xlacli.report import CompileEvent, FallbackOp, RunReport
 
@@ -44,14 +45,16 @@ def timeline(report: RunReport) -> Text:
             text.append(COMPILED, style=style)
         else:
             text.append(CACHED, style="green")
-    text.append(
-        f"   {COMPILED} compiled  {CACHED} cached  │ end of warm-up ({report.warmup} steps)",
-        style="dim",
-    )
+    legend = f"   {COMPILED} compiled  {CACHED} cached"
+    if 0 < report.warmup < len(report.step_records):
+        legend += f"  │ end of warm-up ({report.warmup} steps)"
+    text.append(legend, style="dim")
     per_step = report.executions_per_step
     if per_step and max(per_step) > 1:
         text.append("\nGraphs run per step: " + " ".join(map(str, per_step)), style="yellow")
-        text.append("  (more than 1: a value read cut the step)", style="dim")
+        text.append(
+            "  (more than 1: the step was cut, by a value read or a sync of its own)", style="dim"
+        )
     return text
 
 
@@ -64,7 +67,7 @@ def event_block(event: CompileEvent) -> RenderableType:
         "  ",
         (cause.category, "bold magenta"),
         "  ",
-        (cause.location or "unknown location", "cyan"),
+        (display_location(cause.location) or "unknown location", "cyan"),
         (f"  +{format_seconds(event.compile_time_s)} compile", "dim"),
     )
     lines: list[RenderableType] = [head]
@@ -72,10 +75,12 @@ def event_block(event: CompileEvent) -> RenderableType:
     if code:
         lines.append(Text(f"      │ {code}", style="white"))
     if cause.library_location:
-        lines.append(Text(f"      via {cause.library_location}", style="dim"))
-    lines.append(Text(f"      {cause.detail}"))
+        lines.append(Text(f"      via {display_location(cause.library_location)}", style="dim"))
+    lines.append(Padding(Text(cause.detail), (0, 0, 0, 6)))
     if cause.hint:
-        lines.append(Text.from_markup(f"      [green]fix:[/] {escape(cause.hint)}"))
+        lines.append(
+            Padding(Text.from_markup(f"[green]fix:[/] {escape(cause.hint)}"), (0, 0, 0, 6))
+        )
     return Group(*lines)
 
 
@@ -86,11 +91,11 @@ def _warmup_line(event: CompileEvent) -> Text:
         "  ",
         (event.cause.category, "magenta"),
         "  ",
-        (event.cause.location or "", "cyan"),
+        (display_location(event.cause.location) or "", "cyan"),
         (f"  {format_seconds(event.compile_time_s)}", "dim"),
     )
 
 
 def _fallback_line(op: FallbackOp) -> Text:
-    where = f" at {op.location}" if op.location else ""
+    where = f" at {display_location(op.location)}" if op.location else ""
     return Text(f"  {op.op} ×{op.count}{where}")

@@ -12,7 +12,7 @@ def format_bytes(value: int | None) -> str:
     size = float(value)
     for unit in _BYTE_UNITS:
         if abs(size) < 1024 or unit == _BYTE_UNITS[-1]:
-            return f"{int(size)} {unit}" if unit == "B" else f"{size:.3g} {unit}"
+            return f"{int(size)} {unit}" if unit == "B" else f"{_three_digits(size)} {unit}"
         size /= 1024
     raise AssertionError("unreachable")
 
@@ -26,5 +26,14 @@ def format_seconds(value: float | None) -> str:
     if value >= 1:
         return f"{value:.2f} s"
     if value >= 1e-3:
-        return f"{value * 1e3:.3g} ms"
-    return f"{value * 1e6:.3g} µs"
+        return f"{_three_digits(value * 1e3)} ms"
+    return f"{_three_digits(value * 1e6)} µs"
+
+
+def _three_digits(value: float) -> str:
+    """About three significant digits, never in scientific notation: 1.23, 12.3, 123, 1023."""
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
