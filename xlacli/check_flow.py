@@ -34,7 +34,7 @@ class CheckRequest:
     steps: int | None
     warmup: int | None
     train: bool | None
-    optimizer: str
+    optimizer: str | None  # None: the baseline's, else [tool.xlacli]'s, else sgd
     junit: Path | None
     github: bool
     out: Path | None
@@ -55,13 +55,20 @@ def run_check(request: CheckRequest) -> int:
     target = resolve_target(model)
     label = display_path(target.path) + (f":{target.entry}" if target.entry else "")
     baseline = None if request.update_baseline else load_baseline(baseline_path, label)
+    train = _first(request.train, baseline.train if baseline else None, config.train, False)
+    optimizer = _first(
+        request.optimizer,
+        (baseline.optimizer or None) if baseline else None,
+        config.optimizer,
+        "sgd",
+    )
     result = capture(
         target,
         steps=_first(
             request.steps, baseline.steps if baseline else None, config.steps, DEFAULT_STEPS
         ),
-        train=_first(request.train, baseline.train if baseline else None, config.train, False),
-        optimizer=request.optimizer if request.optimizer != "sgd" else config.optimizer or "sgd",
+        train=train,
+        optimizer=optimizer,
         out=request.out,
         force=request.force,
         explain_warmup=_first(
@@ -71,12 +78,13 @@ def run_check(request: CheckRequest) -> int:
     )
     if result.error is not None:
         raise result.error
-    current = baseline_from_report(result.report, baseline_path)
+    current = baseline_from_report(result.report, baseline_path, optimizer)
     if baseline is None:
         write_baseline(current, baseline_path)
         print_message(
             f"Baseline written to {display_path(baseline_path)}: "
-            f"{current.compilations} compilations, {current.distinct_graphs} graphs. Commit it."
+            f"{_count(current.compilations, 'compilation')}, "
+            f"{_count(current.distinct_graphs, 'graph')}. Commit it."
         )
         return 0
     outcome = compare(baseline, current, request.tolerance)
@@ -87,9 +95,10 @@ def run_check(request: CheckRequest) -> int:
         outcome = CheckOutcome((*outcome.results, budget))
     print_check(outcome, result.report, baseline_path, request.output_format)
     if request.junit is not None:
-        write_junit(outcome, request.junit)
+        write_junit(outcome, request.junit, allow_improvements=request.allow_improvements)
     if request.github:
-        write_github(outcome, result.report)
+        # Workflow commands go to stdout, unless stdout is reserved for JSON.
+        write_github(outcome, result.report, to_stderr=request.output_format == "json")
     _verdict(outcome, request.allow_improvements, baseline_path)
     return 0
 
@@ -108,6 +117,10 @@ def _verdict(outcome: CheckOutcome, allow_improvements: bool, baseline_path: Pat
             f"improved beyond the tolerance; the baseline {display_path(baseline_path)} is stale",
             hint="rerun with --update-baseline and commit it (or pass --allow-improvements)",
         )
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _first(*values: T | None) -> T:

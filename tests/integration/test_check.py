@@ -164,3 +164,36 @@ def test_settings_from_pyproject(project):
     assert result.code == 0, result.stderr
     result = run_cli("check", "--time-budget", "0.000001", cwd=project)
     assert_clean_error(result, 1, "compile time")
+
+
+@pytest.mark.e2e
+def test_an_edit_above_the_model_is_not_a_change(project):
+    assert check(project, "--update-baseline").code == 0
+    edit(project, '"""The CI gate', '# A comment that moves every line down.\n"""The CI gate')
+    result = check(project)
+    assert result.code == 0, result.stdout + result.stderr
+
+
+@pytest.mark.e2e
+def test_optimizer_is_recorded_and_outputs_stay_parseable(project):
+    assert check(project, "--update-baseline", "--train", "--optimizer", "adamw").code == 0
+    data = json.loads((project / "ci" / "baseline.json").read_text())
+    assert (data["train"], data["optimizer"]) == (True, "adamw")
+    result = check(project, "--format", "json", "--github", "--junit", "junit.xml")
+    assert result.code == 0, result.stderr  # adamw again, from the baseline
+    assert json.loads(result.stdout)["passed"]  # stdout is only JSON, annotations or not
+
+
+@pytest.mark.e2e
+def test_allowed_improvements_pass_in_junit_too(project):
+    edit(project, "RECOMPILE_FROM = 1000", "RECOMPILE_FROM = 3")
+    assert check(project, "--update-baseline").code == 0
+    edit(project, "RECOMPILE_FROM = 3", "RECOMPILE_FROM = 1000")
+    result = check(
+        project, "--allow-improvements", "--junit", "junit.xml", "--github", "--format", "json"
+    )
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)["improvements"] >= 1
+    assert "::warning" in result.stderr
+    junit = (project / "junit.xml").read_text()
+    assert 'failures="0"' in junit and "improvement (allowed)" in junit

@@ -2,8 +2,10 @@
 
 A baseline is stable: sorted keys, no timestamps, no absolute paths, no
 machine names, no wall times and no graph hashes, so the same model gives a
-byte-identical file on every run and every machine. Graphs are keyed by
-their site (relative to the baseline file) and their order at that site.
+byte-identical file on every run and every machine. Graphs are keyed by the
+file of their site (relative to the baseline file) and their order among
+that file's graphs, not by line: a comment added above the model must not
+read as one graph gone and another new.
 """
 
 from __future__ import annotations
@@ -30,25 +32,26 @@ class Baseline:
     steps: int
     warmup: int
     train: bool
+    optimizer: str
     compilations: int
     distinct_graphs: int
     steady_state_compiles: int
     executions_per_step: tuple[int, ...]
     fallback_ops: dict[str, int] = field(default_factory=dict)
-    graphs: dict[str, int] = field(default_factory=dict)  # "site#n" -> HLO instructions
+    graphs: dict[str, int] = field(default_factory=dict)  # "file#n" -> HLO instructions
     baseline_version: int = BASELINE_VERSION
 
 
-def baseline_from_report(report: RunReport, baseline_path: Path) -> Baseline:
+def baseline_from_report(report: RunReport, baseline_path: Path, optimizer: str) -> Baseline:
     """The baseline a report stands for, paths relative to the baseline's folder."""
     folder = baseline_path.resolve().parent
     graphs: dict[str, int] = {}
     seen: dict[str, int] = {}
     for graph in report.graphs:
-        site = _relative_site(graph.site, folder)
-        index = seen.get(site, 0)
-        seen[site] = index + 1
-        graphs[f"{site}#{index}"] = graph.hlo_instructions or 0
+        file = _relative_file(graph.site, folder)
+        index = seen.get(file, 0)
+        seen[file] = index + 1
+        graphs[f"{file}#{index}"] = graph.hlo_instructions or 0
     fallbacks: dict[str, int] = {}
     for op in report.fallback_ops:
         fallbacks[op.op] = op.count
@@ -58,6 +61,7 @@ def baseline_from_report(report: RunReport, baseline_path: Path) -> Baseline:
         steps=report.steps,
         warmup=report.warmup,
         train=report.train,
+        optimizer=optimizer if report.train else "",
         compilations=report.compilations,
         distinct_graphs=len(report.graphs),
         steady_state_compiles=report.steady_state_compiles,
@@ -133,6 +137,7 @@ def _from_dict(data: Any, path: Path) -> Baseline:
             steps=int(data["steps"]),
             warmup=int(data["warmup"]),
             train=bool(data["train"]),
+            optimizer=str(data.get("optimizer", "")),
             compilations=int(data["compilations"]),
             distinct_graphs=int(data["distinct_graphs"]),
             steady_state_compiles=int(data["steady_state_compiles"]),
@@ -152,11 +157,11 @@ def _relative_model(model: str, folder: Path) -> str:
     return f"{relative}:{entry}" if entry else relative
 
 
-def _relative_site(site: str | None, folder: Path) -> str:
+def _relative_file(site: str | None, folder: Path) -> str:
     if not site:
         return "?"
-    file, line = split_location(site)
-    return f"{_relative(file, folder)}:{line}" if line is not None else _relative(file, folder)
+    file, _ = split_location(site)
+    return _relative(file, folder)
 
 
 def _relative(path: str, folder: Path) -> str:

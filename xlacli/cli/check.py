@@ -13,7 +13,9 @@ from xlacli.cli import options
 def check_command(
     model: Annotated[
         str | None,
-        typer.Argument(help="Model file (default: [tool.xlacli] model in pyproject.toml)."),
+        typer.Argument(
+            metavar="MODEL", help="Model file (default: [tool.xlacli] model in pyproject.toml)."
+        ),
     ] = None,
     baseline: Annotated[
         str | None,
@@ -54,7 +56,12 @@ def check_command(
         bool | None,
         typer.Option("--train/--no-train", help="Run training steps.", show_default=False),
     ] = None,
-    optimizer: options.Optimizer = options.OptimizerName.sgd,
+    optimizer: Annotated[
+        options.OptimizerName | None,
+        typer.Option(
+            "--optimizer", help="Optimizer for --train (default: the baseline's, else sgd)."
+        ),
+    ] = None,
     junit: Annotated[
         Path | None, typer.Option("--junit", help="Write JUnit XML here, one test case per check.")
     ] = None,
@@ -87,7 +94,7 @@ def check_command(
             steps=steps,
             warmup=warmup,
             train=train,
-            optimizer=optimizer.value,
+            optimizer=optimizer.value if optimizer else None,
             junit=junit,
             github=github,
             out=Path(out) if out else None,

@@ -12,7 +12,8 @@ from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
 from xlacli.analysis.check import IMPROVEMENT, OK, REGRESSION, CheckOutcome, CheckResult
-from xlacli.paths import split_location
+from xlacli.errors import UsageError
+from xlacli.paths import display_location, display_path, split_location
 from xlacli.render.console import plain_table, stderr_console, stdout_console
 from xlacli.render.recompiles import event_block
 from xlacli.report import CompileEvent, RunReport
@@ -41,7 +42,9 @@ def check_view(outcome: CheckOutcome, report: RunReport, baseline: Path) -> Rend
     passed = sum(1 for r in outcome.results if r.status == OK)
     parts: list[RenderableType] = [
         Text.assemble(
-            ("xlacli check ", "bold"), (report.model, "bold cyan"), f"  against {baseline}"
+            ("xlacli check ", "bold"),
+            (display_path(report.model), "bold cyan"),
+            f"  against {baseline}",
         ),
         table,
         Text(
@@ -90,40 +93,51 @@ def check_json(outcome: CheckOutcome, report: RunReport, baseline: Path) -> dict
     }
 
 
-def write_junit(outcome: CheckOutcome, path: Path) -> None:
-    """JUnit XML, one test case per check; regressions fail, improvements are marked."""
+def write_junit(outcome: CheckOutcome, path: Path, *, allow_improvements: bool = False) -> None:
+    """JUnit XML, one test case per check: regressions fail, and improvements too
+    unless they are allowed (then they pass, with a note)."""
+    failing = [r for r in outcome.results if _fails(r, allow_improvements)]
     suite = ElementTree.Element(
         "testsuite",
         name="xlacli check",
         tests=str(len(outcome.results)),
-        failures=str(len(outcome.regressions) + len(outcome.improvements)),
+        failures=str(len(failing)),
         errors="0",
     )
     for result in outcome.results:
         case = ElementTree.SubElement(suite, "testcase", classname="xlacli.check", name=result.name)
-        if result.status != OK:
+        if _fails(result, allow_improvements):
             failure = ElementTree.SubElement(
                 case, "failure", message=f"{result.status}: {result.baseline} -> {result.current}"
             )
             failure.text = result.detail or result.status
+        elif result.status != OK:
+            note = ElementTree.SubElement(case, "system-out")
+            note.text = f"{result.status} (allowed): {result.baseline} -> {result.current}"
     ElementTree.indent(suite)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         ElementTree.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
     except OSError as error:
-        from xlacli.errors import UsageError
-
         raise UsageError(f"cannot write --junit {path}: {error.strerror}") from None
 
 
-def write_github(outcome: CheckOutcome, report: RunReport) -> None:
-    """Annotations at the user's lines (stdout) and a Markdown step summary."""
+def _fails(result: CheckResult, allow_improvements: bool) -> bool:
+    return result.status == REGRESSION or (result.status == IMPROVEMENT and not allow_improvements)
+
+
+def write_github(outcome: CheckOutcome, report: RunReport, *, to_stderr: bool = False) -> None:
+    """Annotations at the user's lines and a Markdown step summary."""
+    out = sys.stderr if to_stderr else sys.stdout
     for event in explained_compiles(report) if outcome.regressions else []:
-        print(_annotation("error", event), flush=True)
+        print(_annotation("error", event), file=out, flush=True)
     for result in outcome.regressions:
-        print(f"::error title=xlacli check::{_escape(_sentence(result))}")
+        print(f"::error title=xlacli check::{_escape(_sentence(result))}", file=out)
     for result in outcome.improvements:
-        print(f"::warning title=xlacli check::{_escape(_sentence(result))} (update the baseline)")
+        print(
+            f"::warning title=xlacli check::{_escape(_sentence(result))} (update the baseline)",
+            file=out,
+        )
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if not summary:
         stderr_console().print("[yellow]warning:[/] --github: GITHUB_STEP_SUMMARY is not set")
@@ -141,14 +155,14 @@ def markdown_summary(outcome: CheckOutcome, report: RunReport) -> str:
         if outcome.improvements
         else "unchanged"
     )
-    lines = [f"## xlacli check: `{report.model}` {verdict}", ""]
+    lines = [f"## xlacli check: `{display_path(report.model)}` {verdict}", ""]
     changed = [r for r in outcome.results if r.status != OK]
     if changed:
         lines += ["| check | baseline | current | status |", "|---|---|---|---|"]
         lines += [f"| {r.name} | {r.baseline} | {r.current} | {r.status} |" for r in changed]
         lines.append("")
     for event in explained_compiles(report) if outcome.regressions else []:
-        where = f" at `{event.cause.location}`" if event.cause.location else ""
+        where = f" at `{display_location(event.cause.location)}`" if event.cause.location else ""
         lines.append(
             f"- step {event.step}: **{event.cause.category}**{where}: {event.cause.detail}"
         )
@@ -162,7 +176,8 @@ def _annotation(level: str, event: CompileEvent) -> str:
     message = _escape(f"{event.cause.category} at step {event.step}: {event.cause.detail}")
     if not event.cause.location:
         return f"::{level} title=xlacli: recompile::{message}"
-    file, line = split_location(event.cause.location)
+    # GitHub wants the path from the repository's root: the working directory in CI.
+    file, line = split_location(display_location(event.cause.location) or "")
     return f"::{level} file={file},line={line},title=xlacli: recompile::{message}"
 
 

@@ -11,6 +11,7 @@ def baseline(**changes):
         steps=5,
         warmup=2,
         train=False,
+        optimizer="",
         compilations=2,
         distinct_graphs=2,
         steady_state_compiles=0,
