@@ -72,10 +72,12 @@ def run_profile(request: ProfileRequest) -> int:
         _prepare_logdir(request.logdir, request.name, request.force)
     result = capture(
         target,
-        steps=request.steps or config.steps or DEFAULT_STEPS,
+        # Only the model comes from [tool.xlacli]: its steps and warm-up are the
+        # check's, a few steps, not a profile's.
+        steps=request.steps or DEFAULT_STEPS,
         warmup=DEFAULT_WARMUP if request.warmup is None else request.warmup,
         explain_warmup=DEFAULT_WARMUP if request.warmup is None else request.warmup,
-        train=request.train or bool(config.train),
+        train=request.train,
         optimizer=request.optimizer,
         out=request.out,
         force=request.force,

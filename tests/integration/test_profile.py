@@ -102,7 +102,7 @@ def test_summary_json(profiled):
     assert [op["time_s"] for op in top] == sorted((op["time_s"] for op in top), reverse=True)
     assert any(op["kind"] == "kLoop" for op in top)  # joined to the optimized HLO
     (graph,) = summary["graphs"]
-    assert graph["executions"] == 12 and graph["site"] == "examples/mlp.py:24"
+    assert graph["executions"] == 12 and graph["site"] == f"{REPO / 'examples' / 'mlp.py'}:24"
 
 
 def test_summary_text(tmp_path):
@@ -304,3 +304,36 @@ def test_tensorboard_serves_the_logdir(tmp_path):
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
     assert f"http://localhost:{port}/#profile" in stderr
+
+
+def test_a_step_that_syncs_itself_profiles(tmp_path):
+    """The step annotation opens no IR scope, so a step() may sync or read values."""
+    result = run_cli(
+        "profile",
+        MODELS / "user_code.py",
+        "--steps",
+        "4",
+        "--warmup",
+        "4",
+        "--out",
+        tmp_path / "run",
+        "--format",
+        "json",
+        cwd=REPO,
+    )
+    assert result.code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["steps"] == 4
+    assert sum(graph["executions"] for graph in summary["graphs"]) == 8  # 2 graphs a step
+
+
+def test_only_the_model_comes_from_pyproject(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.xlacli]\nmodel = "{REPO / "examples" / "mlp.py"}"\nsteps = 2\nwarmup = 1\n'
+    )
+    result = run_cli(
+        "profile", "--steps", "3", "--out", tmp_path / "run", "--format", "json", cwd=tmp_path
+    )
+    assert result.code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert (summary["steps"], summary["warmup"]) == (3, 5)  # the check's settings stay its own

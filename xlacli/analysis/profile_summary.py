@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from xlacli.hlo.model import HloModule, Instruction
 from xlacli.parse.trace_events import TraceEvent
-from xlacli.paths import display_path
 from xlacli.profile_report import GraphTime, OpTime, StepTimes
 
 COMPILE = "PjRtComputationClient::Compile"
@@ -67,8 +66,12 @@ def step_times(steps: Sequence[ProfiledStep]) -> StepTimes | None:
 def breakdown(events: Sequence[TraceEvent], steps: Sequence[ProfiledStep]) -> dict[str, float]:
     """Seconds of each kind of work in the profiled window.
 
-    ``python_s`` is the host's step time left after tracing, transfers and
-    compiles: the user's Python and the framework around it.
+    Host work (compile, tracing, transfers, Python) adds up to the steps'
+    host time; ``execute_s`` is the device running the graphs (the HLO ops
+    where the trace has them, else the execute calls), which overlaps the
+    host's work on the next step. ``python_s`` is the host's step time left
+    after tracing, transfers and compiles: the user's Python and the
+    framework around it.
     """
     if not steps:
         return {}
@@ -81,14 +84,13 @@ def breakdown(events: Sequence[TraceEvent], steps: Sequence[ProfiledStep]) -> di
     compile_s = total(COMPILE)
     tracing_s = max(0.0, total(TRACING) - compile_s)
     to_device_s, from_device_s = total(TO_DEVICE), total(FROM_DEVICE)
-    host_s = sum(
-        e.duration_s for e in inside if e.args.get("step_num") is not None and e.name != ""
-    )
+    host_s = sum(e.duration_s for e in inside if e.args.get("step_num") is not None)
+    device_ops_s = sum(e.duration_s for e in inside if "hlo_op" in e.args)
     return {
         "window_s": end - start,
         "compile_s": compile_s,
-        "execute_s": total(EXECUTE),
-        "device_ops_s": sum(e.duration_s for e in inside if "hlo_op" in e.args),
+        "execute_s": device_ops_s or total(EXECUTE),
+        "execute_calls_s": total(EXECUTE),
         "host_to_device_s": to_device_s,
         "device_to_host_s": from_device_s,
         "tracing_s": tracing_s,
@@ -143,7 +145,7 @@ def top_ops(
             kind = instruction.fusion_kind or instruction.opcode
             metadata = instruction.metadata
             if metadata.source_file:
-                source = f"{display_path(metadata.source_file)}:{metadata.source_line}"
+                source = f"{metadata.source_file}:{metadata.source_line}"
         rows.append(OpTime(op, seconds, count, kind, source, graph_hash, module_name))
     return tuple(rows)
 

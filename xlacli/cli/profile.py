@@ -13,7 +13,9 @@ from xlacli.cli import options
 def profile_command(
     model: Annotated[
         str | None,
-        typer.Argument(help="Model file (default: [tool.xlacli] model in pyproject.toml)."),
+        typer.Argument(
+            metavar="MODEL", help="Model file (default: [tool.xlacli] model in pyproject.toml)."
+        ),
     ] = None,
     steps: Annotated[
         int | None, typer.Option("--steps", min=1, help="Steps to profile (default 50).")

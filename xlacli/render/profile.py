@@ -8,19 +8,18 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from xlacli.paths import display_path
+from xlacli.paths import display_location, display_path
 from xlacli.profile_report import ProfileSummary, dump_summary
 from xlacli.render.console import plain_table, stdout_console
 from xlacli.render.units import format_seconds
 
 BREAKDOWN_LABELS = {
-    "compile_s": "compile",
-    "execute_s": "graph execution",
-    "device_ops_s": "  of which HLO ops",
+    "python_s": "host: Python and the rest",
+    "tracing_s": "host: tracing (torch_xla)",
+    "compile_s": "host: compile",
     "host_to_device_s": "host to device",
     "device_to_host_s": "device to host",
-    "tracing_s": "tracing (torch_xla)",
-    "python_s": "Python and the rest",
+    "execute_s": "device: graph execution",
 }
 
 
@@ -37,7 +36,7 @@ def profile_text(summary: ProfileSummary) -> RenderableType:
     parts: list[RenderableType] = [
         Text.assemble(
             ("xlacli profile ", "bold"),
-            (summary.model, "bold cyan"),
+            (display_path(summary.model), "bold cyan"),
             f"  {summary.device}, {summary.steps} profiled steps after {summary.warmup} warm-up",
         )
     ]
@@ -55,7 +54,12 @@ def profile_text(summary: ProfileSummary) -> RenderableType:
         parts.append(line)
     if summary.breakdown:
         window = format_seconds(summary.breakdown.get("window_s"))
-        parts.append(Text(f"\nWhere the time goes ({window} window):", style="bold"))
+        parts.append(
+            Text.assemble(
+                (f"\nWhere the time goes ({window} window)", "bold"),
+                ("  the device runs a step's graph while the host traces the next", "dim"),
+            )
+        )
         parts.append(_breakdown_table(summary))
     if summary.top_ops:
         parts.append(Text(f"\nTop HLO ops ({summary.source_of_op_times}):", style="bold"))
@@ -91,7 +95,11 @@ def _ops_table(summary: ProfileSummary) -> Table:
     )
     for op in summary.top_ops:
         table.add_row(
-            op.name, op.kind or "-", format_seconds(op.time_s), str(op.count), op.source or "-"
+            op.name,
+            op.kind or "-",
+            format_seconds(op.time_s),
+            str(op.count),
+            display_location(op.source) or "-",
         )
     return table
 
@@ -100,6 +108,9 @@ def _graphs_table(summary: ProfileSummary) -> Table:
     table = plain_table(("graph", "left"), ("site", "left"), ("runs", "right"), ("time", "right"))
     for graph in summary.graphs:
         table.add_row(
-            graph.hash[:8], graph.site or "?", str(graph.executions), format_seconds(graph.time_s)
+            graph.hash[:8],
+            display_location(graph.site) or "?",
+            str(graph.executions),
+            format_seconds(graph.time_s),
         )
     return table

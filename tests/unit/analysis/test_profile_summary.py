@@ -58,8 +58,8 @@ def test_breakdown():
     assert result["window_s"] == pytest.approx(0.014)
     assert result["tracing_s"] == pytest.approx(0.002)
     assert result["host_to_device_s"] == pytest.approx(0.0002)
-    assert result["execute_s"] == pytest.approx(0.001)
-    assert result["device_ops_s"] == pytest.approx(0.0011)
+    assert result["execute_s"] == pytest.approx(0.0011)  # the HLO ops the device ran
+    assert result["execute_calls_s"] == pytest.approx(0.001)
     assert result["python_s"] == pytest.approx(0.008 - 0.002 - 0.0002)
 
 
