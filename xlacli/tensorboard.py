@@ -70,6 +70,16 @@ def launch(logdir: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
         process = subprocess.Popen(
             tensorboard_command(logdir, port), stdout=handle, stderr=subprocess.STDOUT
         )
+    try:
+        _wait_until_serving(process, port, log)
+    except BaseException:  # Ctrl-C while it starts: do not leave it running
+        process.terminate()
+        process.wait()
+        raise
+    return process
+
+
+def _wait_until_serving(process: subprocess.Popen[bytes], port: int, log: Path) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -78,7 +88,6 @@ def launch(logdir: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
             )
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
             if probe.connect_ex(("localhost", port)) == 0:
-                return process
+                return
         time.sleep(0.2)
-    process.terminate()
     raise CaptureError("TensorBoard did not start within 60 s", hint=f"see {log}")

@@ -300,6 +300,7 @@ def test_tensorboard_serves_the_logdir(tmp_path):
             except OSError:
                 time.sleep(0.5)
         assert body is not None and "profile" in body
+        time.sleep(1)  # xlacli prints the URL once it sees the port open (it polls)
     finally:
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
