@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,3 +57,14 @@ def assert_clean_error(result: CliResult, code: int, *fragments: str) -> None:
     assert "xlacli/" not in result.stderr.replace("xlacli/runs", ""), result.stderr
     for fragment in fragments:
         assert fragment in result.stderr, (fragment, result.stderr)
+
+
+def wait_for_events(run: Path, marker: str, count: int, timeout: float = 120) -> None:
+    """Wait until the run's events.jsonl holds ``marker`` ``count`` times."""
+    deadline = time.monotonic() + timeout
+    events = run / "events.jsonl"
+    while time.monotonic() < deadline:
+        if events.exists() and events.read_text().count(marker) >= count:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{events} never held {marker!r} {count} times")

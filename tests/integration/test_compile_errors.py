@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MODELS, assert_clean_error, run_cli
+from tests.conftest import MODELS, assert_clean_error, run_cli, wait_for_events
 
 BAD = MODELS / "bad"
 
@@ -180,7 +180,6 @@ def test_sigterm_to_xlacli_keeps_the_partial_report(tmp_path):
     import signal
     import subprocess
     import sys
-    import time
 
     model = tmp_path / "slow.py"
     model.write_text(
@@ -205,12 +204,7 @@ def test_sigterm_to_xlacli_keeps_the_partial_report(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        events = run / "events.jsonl"
-        if events.exists() and events.read_text().count('"event": "step"') >= 2:
-            break
-        time.sleep(0.2)
+    wait_for_events(run, '"event": "step"', 2)
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr

@@ -15,7 +15,7 @@ import urllib.request
 
 import pytest
 
-from tests.conftest import MODELS, REPO, assert_clean_error, run_cli
+from tests.conftest import MODELS, REPO, assert_clean_error, run_cli, wait_for_events
 from xlacli.capture.events import STEP_TRACE_NAME
 
 pytestmark = pytest.mark.e2e
@@ -218,12 +218,7 @@ def test_sigint_keeps_a_loadable_trace(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        events = run / "events.jsonl"
-        if events.exists() and events.read_text().count('"traced": true') >= 3:
-            break
-        time.sleep(0.2)
+    wait_for_events(run, '"traced": true', 3)
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
