@@ -81,13 +81,16 @@ def build_report(
     compile_steps = _event_steps(raw.log, "UncachedCompile", len(raw.compiles))
     execute_steps = _event_steps(raw.log, "ExecuteComputation", len(raw.executions))
     hlo = HloCache(paths.root)
+    ir_by_hash = _first_ir_by_hash(raw.ir_graphs)
+    executions_by_hash = _group_by_hash(raw.executions)
     graphs = []
     for graph_hash, indices in _group_by_hash(raw.compiles).items():
         first = indices[0]
-        exec_indices = [i for i, e in enumerate(raw.executions) if e.graph_hash == graph_hash]
+        exec_indices = executions_by_hash.get(graph_hash, [])
         exec_times = [raw.execute_times_s[i] for i in exec_indices if i < len(raw.execute_times_s)]
         module = raw.modules[first] if first < len(raw.modules) else None
-        files = organize_graph_files(paths, graph_hash, _ir_of(raw, graph_hash), module)
+        ir = ir_by_hash.get(graph_hash)
+        files = organize_graph_files(paths, graph_hash, ir, module)
         trigger, site = _site(raw.compiles[first], roots, setup.get("entry_site"))
         graphs.append(
             GraphRecord(
@@ -95,7 +98,7 @@ def build_report(
                 site=site,
                 trigger=trigger,
                 frames=tuple(str(f) for f in raw.compiles[first].frames),
-                ir_nodes=len(ir.nodes) if (ir := _ir_of(raw, graph_hash)) else None,
+                ir_nodes=len(ir.nodes) if ir else None,
                 compilations=len(indices),
                 compile_time_s=sum(_at(raw.compile_times_s, i) for i in indices),
                 executions=len(exec_indices),
@@ -116,7 +119,9 @@ def build_report(
     )
     for event in (*raw.compiles, *raw.executions):
         locator.learn_frames(event.frames)
-    events = explain_compiles(_compiled_graphs(raw, compile_steps), ExplainContext(warmup, locator))
+    events = explain_compiles(
+        _compiled_graphs(raw, compile_steps, ir_by_hash), ExplainContext(warmup, locator)
+    )
     return RunReport(
         model=model_label,
         device=(raw.log.start or {}).get("device", "unknown"),
@@ -170,11 +175,18 @@ def _steady_median(times: list[float]) -> float | None:
     return statistics.median(times[1:] if len(times) > 1 else times)
 
 
-def _ir_of(raw: RawRun, graph_hash: str) -> IrGraph | None:
-    return next((g for g in raw.ir_graphs if g.graph_hash == graph_hash), None)
+def _first_ir_by_hash(ir_graphs: Sequence[IrGraph]) -> dict[str, IrGraph]:
+    """The IR of each graph's first sync (the IR dump has one block per sync)."""
+    first: dict[str, IrGraph] = {}
+    for graph in ir_graphs:
+        if graph.graph_hash is not None:
+            first.setdefault(graph.graph_hash, graph)
+    return first
 
 
-def _compiled_graphs(raw: RawRun, compile_steps: list[int | None]) -> list[CompiledGraph]:
+def _compiled_graphs(
+    raw: RawRun, compile_steps: list[int | None], ir_by_hash: dict[str, IrGraph]
+) -> list[CompiledGraph]:
     by_step = {event["step"]: event for event in raw.log.steps}
     compiled = []
     for index, event in enumerate(raw.compiles):
@@ -188,7 +200,7 @@ def _compiled_graphs(raw: RawRun, compile_steps: list[int | None]) -> list[Compi
                 compile_time_s=_at(raw.compile_times_s, index),
                 frames=event.frames,
                 value_read=HOST_SYNC_CAUSE in event.cause,
-                ir=_ir_of(raw, event.graph_hash or ""),
+                ir=ir_by_hash.get(event.graph_hash or ""),
                 input_signature=tuple(step_event.get("input_signature", ())),
                 fallbacks_in_step=frozenset(
                     name for name in step_event.get("counters", {}) if name.startswith("aten::")
@@ -250,9 +262,9 @@ def _event_steps(log: ChildLog, counter: str, count: int) -> list[int | None]:
     return steps[:count]
 
 
-def _group_by_hash(compiles: Sequence[AnalysisEvent]) -> dict[str, list[int]]:
+def _group_by_hash(events: Sequence[AnalysisEvent]) -> dict[str, list[int]]:
     groups: dict[str, list[int]] = {}
-    for index, event in enumerate(compiles):
+    for index, event in enumerate(events):
         groups.setdefault(event.graph_hash or f"unknown-{index}", []).append(index)
     return groups
 
