@@ -50,33 +50,63 @@ class ChildLog:
         return ([self.setup] if self.setup else []) + self.steps
 
 
+class EventFollower:
+    """Reads the events log as the child appends to it: each poll parses only
+    the lines added since the last, so following a long run stays cheap (the
+    parent shares the machine with the steps it is measuring)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.log = ChildLog()
+        self._offset = 0
+
+    def poll(self) -> ChildLog:
+        """Read the complete lines added since the last poll; returns the log so far."""
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self._offset)
+                chunk = handle.read()
+        except FileNotFoundError:
+            return self.log
+        complete = chunk[: chunk.rfind(b"\n") + 1]  # a line being written waits
+        self._offset += len(complete)
+        for line in complete.decode("utf-8", errors="replace").splitlines():
+            _add_event(self.log, line)
+        return self.log
+
+
 def read_events(path: Path) -> ChildLog:
-    """Read the events log; a missing file is an empty log."""
+    """Read the whole events log; a missing file is an empty log. A last line
+    cut off mid-write (the child died) is skipped."""
     log = ChildLog()
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except FileNotFoundError:
         return log
     for line in lines:
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # the child died mid-write
-        kind = event.get("event")
-        if kind == "start":
-            log.start = event
-        elif kind == "setup":
-            log.setup = event
-        elif kind == "step":
-            log.steps.append(event)
-        elif kind == "warning":
-            log.warnings.append(event.get("message", ""))
-        elif kind == "error":
-            log.error = event
-        elif kind == "trace_start":
-            log.trace_start = event
-        elif kind == "trace":
-            log.trace = event
-        elif kind == "end":
-            log.ended = True
+        _add_event(log, line)
     return log
+
+
+def _add_event(log: ChildLog, line: str) -> None:
+    try:
+        event = json.loads(line)
+    except json.JSONDecodeError:
+        return  # the child died mid-write
+    kind = event.get("event")
+    if kind == "start":
+        log.start = event
+    elif kind == "setup":
+        log.setup = event
+    elif kind == "step":
+        log.steps.append(event)
+    elif kind == "warning":
+        log.warnings.append(event.get("message", ""))
+    elif kind == "error":
+        log.error = event
+    elif kind == "trace_start":
+        log.trace_start = event
+    elif kind == "trace":
+        log.trace = event
+    elif kind == "end":
+        log.ended = True

@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 
 from xlacli.capture.env import capture_environment
-from xlacli.capture.events import ChildLog, read_events
+from xlacli.capture.events import ChildLog, EventFollower, read_events
 from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.errors import CaptureError, UsageError
 
@@ -125,6 +125,7 @@ def run_child(
     env = capture_environment(os.environ, request, paths)
     command = [sys.executable, "-m", "xlacli.capture.child", str(paths.request)]
     interrupted = False
+    follower = EventFollower(paths.events)
     with paths.child_log.open("wb") as log, _sigterm_as_interrupt():
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
         while True:
@@ -133,7 +134,7 @@ def run_child(
                 break
             except subprocess.TimeoutExpired:
                 if on_progress is not None:
-                    on_progress(read_events(paths.events))
+                    on_progress(follower.poll())
             except KeyboardInterrupt:
                 interrupted = True
                 returncode = _stop_child(process)
