@@ -14,6 +14,7 @@ from xlacli.paths import display_path
 from xlacli.render.check import print_check, write_github, write_junit
 from xlacli.render.console import print_message
 from xlacli.session import capture, resolve_target
+from xlacli.words import counted
 
 T = TypeVar("T")
 DEFAULT_STEPS = 5
@@ -83,8 +84,8 @@ def run_check(request: CheckRequest) -> int:
         write_baseline(current, baseline_path)
         print_message(
             f"Baseline written to {display_path(baseline_path)}: "
-            f"{_count(current.compilations, 'compilation')}, "
-            f"{_count(current.distinct_graphs, 'graph')}. Commit it."
+            f"{counted(current.compilations, 'compilation')}, "
+            f"{counted(current.distinct_graphs, 'graph')}. Commit it."
         )
         return 0
     outcome = compare(baseline, current, request.tolerance)
@@ -108,19 +109,15 @@ def _verdict(outcome: CheckOutcome, allow_improvements: bool, baseline_path: Pat
         names = ", ".join(result.name for result in outcome.regressions[:3])
         more = len(outcome.regressions) - 3
         raise CheckFailed(
-            f"{len(outcome.regressions)} check{'s' if len(outcome.regressions) != 1 else ''} "
+            f"{counted(len(outcome.regressions), 'check')} "
             f"regressed: {names}" + (f" and {more} more" if more > 0 else ""),
         )
     if outcome.improvements and not allow_improvements:
         raise CheckFailed(
-            f"{len(outcome.improvements)} count{'s' if len(outcome.improvements) != 1 else ''} "
+            f"{counted(len(outcome.improvements), 'count')} "
             f"improved beyond the tolerance; the baseline {display_path(baseline_path)} is stale",
             hint="rerun with --update-baseline and commit it (or pass --allow-improvements)",
         )
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _first(*values: T | None) -> T:

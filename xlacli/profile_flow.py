@@ -37,6 +37,7 @@ from xlacli.tensorboard import (
     launch,
     shell_command,
 )
+from xlacli.words import counted
 
 T = TypeVar("T")
 DEFAULT_STEPS = 50
@@ -140,7 +141,7 @@ def summarize(result: CaptureResult) -> ProfileSummary:
     window_compiles = len(_window(list(report.events), raw.log, "compilations"))
     if window_compiles:
         notes.append(
-            f"{window_compiles} compile{'s' if window_compiles != 1 else ''} happened inside the "
+            f"{counted(window_compiles, 'compile')} happened inside the "
             "profiled window: the warm-up was too short or the model recompiles "
             "(xlacli compile explains each one)"
         )

@@ -16,6 +16,7 @@ from xlacli.errors import XlacliError
 from xlacli.paths import display_path
 from xlacli.render.console import stderr_console
 from xlacli.report import RunReport, save_report
+from xlacli.words import counted
 
 
 @dataclass(frozen=True)
@@ -109,5 +110,5 @@ class _StepProgress:
         elif log.setup is None:
             detail = "loading the model"
         else:
-            detail = f"{compiles} compilation{'s' if compiles != 1 else ''}"
+            detail = counted(compiles, "compilation")
         self._progress.update(self._task, completed=len(log.steps), detail=detail)

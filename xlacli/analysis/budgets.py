@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from xlacli.errors import CheckFailed
 from xlacli.report import RunReport
+from xlacli.words import counted
 
 
 def check_budgets(report: RunReport, *, max_compiles: int | None, fail_on_recompile: bool) -> None:
@@ -18,6 +19,6 @@ def check_budgets(report: RunReport, *, max_compiles: int | None, fail_on_recomp
         first = steady[0]
         where = f" at {first.cause.location}" if first.cause.location else ""
         raise CheckFailed(
-            f"{len(steady)} steady-state recompile{'s' if len(steady) != 1 else ''}: "
+            f"{counted(len(steady), 'steady-state recompile')}: "
             f"step {first.step} {first.cause.category}{where}"
         )

@@ -19,6 +19,7 @@ from xlacli.analysis.locate import Locator
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrGraph, IrNode
 from xlacli.report import CompileCause, CompileEvent
+from xlacli.words import counted
 
 # CPU fallbacks whose result's shape depends on the values.
 DATA_DEPENDENT_OPS = frozenset(
@@ -176,7 +177,7 @@ def _structure_cause(
             user,
             library,
             f"a Python scalar changed between 0 or 1, which torch_xla bakes in as a constant "
-            f"({len(difference.removed)} {_plural('op', len(difference.removed))} "
+            f"({counted(len(difference.removed), 'op')} "
             f"{'/'.join(sorted(set(difference.removed)))} -> "
             f"{'/'.join(sorted(set(difference.added)))}), and another value",
         )
@@ -197,15 +198,11 @@ def _is_special_scalar_swap(difference: IrDifference) -> bool:
     )
 
 
-def _plural(word: str, count: int) -> str:
-    return word if count == 1 else word + "s"
-
-
 def _ops(verb: str, ops: tuple[str, ...], limit: int = 5) -> str:
     if not ops:
         return ""
     shown = ", ".join(ops[:limit]) + (f" and {len(ops) - limit} more" if len(ops) > limit else "")
-    return f"{len(ops)} op{'s' if len(ops) != 1 else ''} {verb}: {shown}"
+    return f"{counted(len(ops), 'op')} {verb}: {shown}"
 
 
 def _shape_cause(

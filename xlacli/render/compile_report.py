@@ -15,6 +15,7 @@ from xlacli.render.console import stdout_console
 from xlacli.render.recompiles import recompile_view
 from xlacli.render.units import format_bytes, format_seconds
 from xlacli.report import GraphRecord, RunReport, dump_report
+from xlacli.words import counted
 
 SHORT_HASH = 8
 COMPACT_BELOW = 110  # columns
@@ -133,16 +134,12 @@ def _count(value: int | None) -> str:
 def _totals(report: RunReport) -> Text:
     graphs = len(report.graphs)
     return Text(
-        f"\n{report.compilations} compilation{_s(report.compilations)} "
+        f"\n{counted(report.compilations, 'compilation')} "
         f"({format_seconds(report.total_compile_time_s)}), "
-        f"{report.executions} execution{_s(report.executions)} "
+        f"{counted(report.executions, 'execution')} "
         f"({format_seconds(report.total_execute_time_s)}), "
-        f"{graphs} distinct graph{_s(graphs)}"
+        f"{counted(graphs, 'distinct graph')}"
     )
-
-
-def _s(count: int) -> str:
-    return "" if count == 1 else "s"
 
 
 def _unwrapped(text: Text) -> Text:
