@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from xlacli.parse.ir_dump import IrGraph, IrNode
+from xlacli.parse.ir_dump import IrGraph, IrNode, operand_id
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,5 @@ def shape_origin(old: IrGraph, new: IrGraph) -> int | None:
 
 
 def _same_operand_shape(operand: str, old: dict[int, IrNode], new: dict[int, IrNode]) -> bool:
-    node_id = int(operand.lstrip("%").split(".")[0])
-    before, after = old.get(node_id), new.get(node_id)
+    before, after = old.get(operand_id(operand)), new.get(operand_id(operand))
     return before is not None and after is not None and before.shape == after.shape

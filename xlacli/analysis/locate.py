@@ -18,7 +18,7 @@ from typing import Protocol
 
 from xlacli.hlo.model import HloModule, Metadata
 from xlacli.parse.frames import CodeRoots, Frame, first_user_frame
-from xlacli.parse.ir_dump import IrGraph, IrNode
+from xlacli.parse.ir_dump import IrGraph, IrNode, operand_id
 
 # The function of xlacli's harness that moves a batch to the device.
 HARNESS_TRANSFER = ("to_device", "steps.py")
@@ -109,7 +109,7 @@ class Locator:
         users: dict[int, list[IrNode]] = {}
         for node in graph.ir.nodes:
             for operand in node.operands:
-                users.setdefault(int(operand.lstrip("%").split(".")[0]), []).append(node)
+                users.setdefault(operand_id(operand), []).append(node)
         queue, seen = deque([start]), {start.id}
         while queue:
             for consumer in users.get(queue.popleft().id, ()):

@@ -69,6 +69,11 @@ class IrGraph:
     nodes: tuple[IrNode, ...]
 
 
+def operand_id(operand: str) -> int:
+    """The node id an operand names: ``%6`` -> 6, ``%3.1`` (second output) -> 3."""
+    return int(operand.lstrip("%").split(".")[0])
+
+
 def parse_ir_dump(text: str) -> list[IrGraph]:
     """Parse every graph block of an ``XLA_SAVE_TENSORS_FILE`` text file.
 
