@@ -80,7 +80,7 @@ def check_command(
     Exit 0 when nothing changed, 1 on a regression (or an improvement, until the
     baseline is updated), 2 for a missing or bad baseline.
     """
-    from xlacli.check_flow import CheckRequest, run_check
+    from xlacli.flows.check import CheckRequest, run_check
 
     return run_check(
         CheckRequest(

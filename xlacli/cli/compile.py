@@ -38,7 +38,7 @@ def compile_command(
     """
     from xlacli.analysis.budgets import check_budgets
     from xlacli.render.compile_report import render_compile_report
-    from xlacli.session import capture, resolve_target
+    from xlacli.flows.session import capture, resolve_target
 
     target = resolve_target(model)
     result = capture(

@@ -49,7 +49,7 @@ def profile_command(
     The trace is written where TensorBoard and xprof read it
     (LOGDIR/plugins/profile/NAME/*.xplane.pb); the summary needs no UI.
     """
-    from xlacli.profile_flow import ProfileRequest, run_profile
+    from xlacli.flows.profile import ProfileRequest, run_profile
 
     return run_profile(
         ProfileRequest(

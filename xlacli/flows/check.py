@@ -13,7 +13,7 @@ from xlacli.errors import CheckFailed, UsageError
 from xlacli.paths import display_path
 from xlacli.render.check import print_check, write_github, write_junit
 from xlacli.render.console import print_message
-from xlacli.session import capture, resolve_target
+from xlacli.flows.session import capture, resolve_target
 from xlacli.words import counted
 
 T = TypeVar("T")

@@ -29,8 +29,8 @@ from xlacli.paths import display_path
 from xlacli.profile_report import ProfileSummary, save_summary
 from xlacli.render.console import print_message
 from xlacli.render.profile import render_profile
-from xlacli.session import CaptureResult, capture, resolve_target
-from xlacli.tensorboard import (
+from xlacli.flows.session import CaptureResult, capture, resolve_target
+from xlacli.flows.tensorboard import (
     DEFAULT_PORT,
     check_port_free,
     check_tensorboard_installed,

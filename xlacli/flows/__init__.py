@@ -1,0 +1,1 @@
+"""The command flows: what ``compile``, ``check`` and ``profile`` do from options to report."""
