@@ -9,6 +9,7 @@ largest graph and what the user most likely did not mean.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 
 from rich.text import Text
 
@@ -75,15 +76,15 @@ def graph_line(graph: GraphRecord) -> Text:
 
 def matmul_mix(precision: GraphPrecision) -> str:
     """``bf16 100%`` (as requested), ``-> f32 100% compiled`` when XLA changed it."""
-    requested = _shares(precision.requested.dot_flops)
+    requested = dot_shares(precision.requested.dot_flops)
     optimized = precision.optimized
-    if optimized is not None and _shares(optimized.dot_flops) != requested:
-        return f"{requested} (compiled: {_shares(optimized.dot_flops)})"
+    if optimized is not None and dot_shares(optimized.dot_flops) != requested:
+        return f"{requested} (compiled: {dot_shares(optimized.dot_flops)})"
     return requested
 
 
-def _shares(flops: dict[str, int] | object) -> str:
-    assert isinstance(flops, dict)
+def dot_shares(flops: Mapping[str, int]) -> str:
+    """``bf16 100%``: the share of matmul FLOPs in each element type."""
     total = sum(flops.values())
     if not total:
         return "-"
