@@ -11,6 +11,8 @@ an upper bound, since a graph's temporaries are freed before the next runs.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -25,6 +27,8 @@ from xlacli.parse.memory_usage import (
 from xlacli.report import GraphRecord
 
 BIGGEST_BUFFERS = 5
+_LAYOUT = re.compile(r"\{[^{}]*\}")
+_ELEMENT = re.compile(r"[a-z][a-z0-9]*\[")
 
 
 def graph_memory(
@@ -58,9 +62,9 @@ def _buffer_record(
 ) -> BufferRecord:
     instruction = instructions.get(name.partition("{")[0])
     op, source = _source(instruction, instructions) if instruction else ("", None)
-    shape = value.shape.partition("{")[0] if value is not None else ""
-    if not shape and instruction is not None:
-        shape = str(instruction.shape).partition("{")[0]
+    shape = _plain_shape(
+        value.shape if value is not None else str(instruction and instruction.shape or "")
+    )
     return BufferRecord(
         name=name,
         bytes=size,
@@ -69,6 +73,13 @@ def _buffer_record(
         op=op,
         source=source,
     )
+
+
+def _plain_shape(shape: str) -> str:
+    """``f32[8,64]{1,0}`` -> ``f32[8,64]``; a tuple (the output table) -> ``tuple of 31``."""
+    if shape.startswith("("):
+        return f"tuple of {len(_ELEMENT.findall(shape))}"
+    return _LAYOUT.sub("", shape)
 
 
 def _source(
