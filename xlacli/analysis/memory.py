@@ -12,7 +12,6 @@ an upper bound, since a graph's temporaries are freed before the next runs.
 from __future__ import annotations
 
 import re
-
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -62,9 +61,8 @@ def _buffer_record(
 ) -> BufferRecord:
     instruction = instructions.get(name.partition("{")[0])
     op, source = _source(instruction, instructions) if instruction else ("", None)
-    shape = _plain_shape(
-        value.shape if value is not None else str(instruction and instruction.shape or "")
-    )
+    printed = value.shape if value is not None else str(instruction.shape) if instruction else ""
+    shape = _plain_shape(printed)
     return BufferRecord(
         name=name,
         bytes=size,
