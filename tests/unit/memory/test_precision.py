@@ -16,15 +16,14 @@ from xlacli.hlo import parse_hlo, parse_hlo_file
 
 
 def test_dot_flops_from_dimension_numbers():
+    dimensions = "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+    dimensions += "rhs_contracting_dims={1}"
     module = parse_hlo(
-        """HloModule m
-ENTRY e {
-  a = bf16[4,8,16]{2,1,0} parameter(0)
-  b = bf16[4,16,32]{2,1,0} parameter(1)
-  ROOT d = f32[4,8,32]{2,1,0} dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2},
-    rhs_batch_dims={0}, rhs_contracting_dims={1}
-}
-"""
+        "HloModule m\nENTRY e {\n"
+        "  a = bf16[4,8,16]{2,1,0} parameter(0)\n"
+        "  b = bf16[4,16,32]{2,1,0} parameter(1)\n"
+        f"  ROOT d = f32[4,8,32]{{2,1,0}} dot(a, b), {dimensions}\n"
+        "}\n"
     )
     mix = precision_mix(module)
     assert mix.dot_flops == {"bf16": 2 * 4 * 8 * 32 * 16}
