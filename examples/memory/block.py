@@ -16,7 +16,7 @@ BATCH = 8
 SEQ_LEN = 64
 D_MODEL = 64
 HEADS = 4
-LAYERS = 4
+LAYERS = 2
 
 
 class Block(nn.Module):
