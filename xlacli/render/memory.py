@@ -19,6 +19,7 @@ from xlacli.memory_report import BufferRecord, CheckpointFacts, GraphPrecision, 
 from xlacli.paths import display_location
 from xlacli.render.units import format_bytes
 from xlacli.report import GraphRecord, RunReport
+from xlacli.words import counted
 
 SHORT_HASH = 8
 WORTH_A_LINE = 1 << 20  # bytes
@@ -148,8 +149,8 @@ def _run_lines(memory: RunMemory) -> list[Text]:
     if peak is not None:
         lines.append(
             Text(
-                f"Step peak: {format_bytes(peak.peak_bytes)} (step {peak.step}, "
-                f"the peaks of its {len(peak.graphs)} graph(s) summed)"
+                f"Step peak: {format_bytes(peak.peak_bytes)} (step {peak.step}: the peaks "
+                f"of its {counted(len(peak.graphs), 'graph')} summed)"
             )
         )
     lines.append(Text(f"Device memory: {device_memory_text(memory)}"))
