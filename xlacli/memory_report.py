@@ -101,7 +101,8 @@ class RunMemory:
     steps: tuple[StepMemory, ...] = ()
     device: Mapping[int, Mapping[str, int]] = field(default_factory=dict)
     device_unavailable: str | None = None
-    autocast: Mapping[int, str] = field(default_factory=dict)  # step -> "xla:bf16"
+    # step -> "xla:bf16" in the steps the child watched ("": autocast was off)
+    autocast: Mapping[int, str] = field(default_factory=dict)
 
     @property
     def peak_step(self) -> StepMemory | None:

@@ -149,7 +149,7 @@ def run_memory(
         elif isinstance(info, str):
             unavailable = info
         seen = event.get("autocast")
-        if isinstance(seen, list) and seen:
+        if isinstance(seen, list):  # [] : watched, and autocast was off
             autocast[step] = ", ".join(str(kind) for kind in seen)
     return RunMemory(steps, device, unavailable, autocast)
 

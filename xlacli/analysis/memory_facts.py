@@ -38,7 +38,7 @@ def with_memory_facts(
     for graph in graphs:
         before = hlo.module(graph.files.get("hlo_before"))
         after = hlo.module(graph.files.get("hlo_after"))
-        step_autocast = autocast.get(graph.first_step) if graph.first_step is not None else None
+        step_autocast = autocast_at(autocast, graph.first_step)
         enriched.append(
             dataclasses.replace(
                 graph,
@@ -49,3 +49,12 @@ def with_memory_facts(
         )
     steps = step_memory(enriched, executions)
     return enriched, run_memory(steps, step_events)
+
+
+def autocast_at(autocast: Mapping[int, str], step: int | None) -> str | None:
+    """Autocast in ``step``: as sampled then, else in the last sampled step before it
+    (the child watches only the first steps); "" (sampled, off) is None."""
+    if step is None:
+        return None
+    earlier = [sampled for sampled in autocast if sampled <= step]
+    return autocast[max(earlier)] or None if earlier else None

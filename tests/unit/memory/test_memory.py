@@ -145,3 +145,14 @@ def test_old_reports_load_without_the_facts():
     del data["memory"]
     loaded = report_from_dict(data)
     assert loaded.memory is None and loaded.graphs[0].memory is None
+
+
+def test_autocast_of_a_graph_compiled_after_the_watched_steps():
+    from xlacli.analysis.memory_facts import autocast_at
+
+    watched = run_memory((), [{"step": 0, "autocast": []}, {"step": 1, "autocast": ["xla:bf16"]}])
+    assert watched.autocast == {0: "", 1: "xla:bf16"}
+    assert autocast_at(watched.autocast, 0) is None  # watched: off
+    assert autocast_at(watched.autocast, 1) == "xla:bf16"
+    assert autocast_at(watched.autocast, 7) == "xla:bf16"  # as in the last watched step
+    assert autocast_at({}, 3) is None and autocast_at(watched.autocast, None) is None
