@@ -56,7 +56,9 @@ class StepProbe:
             self.close()
         try:
             info: Any = xm.get_memory_info(self._device)
-            facts["memory_info"] = {str(k): int(v) for k, v in dict(info).items()}
+            facts["memory_info"] = {
+                str(k): int(v) for k, v in dict(info).items() if isinstance(v, (int, float))
+            }
         except Exception as error:  # XLA:CPU: UNIMPLEMENTED: GetAllocatorStats...
             if not self._memory_error_said:
                 facts["memory_info"] = describe_exception(error)
