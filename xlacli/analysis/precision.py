@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from xlacli.hlo.model import ArrayShape, Computation, HloModule, Instruction
+from xlacli.hlo.model import ArrayShape, HloModule, Instruction
 from xlacli.memory_report import GraphPrecision, PrecisionMix
 
 MATMUL_OPCODES = ("dot", "convolution")
@@ -130,7 +130,3 @@ def backend_note(precision: GraphPrecision) -> str | None:
     if requested_low and optimized_low < requested_low:
         return "XLA computes them in f32 on this backend (XLA:CPU upcasts bf16/f16 matmuls)"
     return None
-
-
-def _computation_lookup(computation: Computation) -> dict[str, Instruction]:
-    return {instruction.name: instruction for instruction in computation.instructions}
