@@ -17,6 +17,7 @@ from pathlib import Path
 
 from xlacli.analysis.fallbacks import locate_fallbacks
 from xlacli.analysis.locate import Locator
+from xlacli.analysis.memory_facts import with_memory_facts
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
 from xlacli.capture.events import ChildLog
 from xlacli.capture.request import CaptureRequest, RunPaths
@@ -109,6 +110,13 @@ def build_report(
                 **graph_sizes(paths.root, files, hlo),
             )
         )
+    graphs, memory = with_memory_facts(
+        graphs,
+        paths.root,
+        hlo,
+        raw.log.steps,
+        ((record.step, record.graph_hash) for record in execution_records(raw)),
+    )
     files_by_hash = {graph.hash: graph.files for graph in graphs}
     locator = Locator(
         roots=roots,
@@ -141,6 +149,7 @@ def build_report(
         warmup=warmup,
         events=tuple(events),
         fallback_ops=_fallback_ops(raw, execute_steps, locator),
+        memory=memory,
     )
 
 

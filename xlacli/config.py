@@ -7,6 +7,7 @@ So that ``xlacli check`` alone works in a project that configures it::
     steps = 5
     warmup = 2
     baseline = ".xlacli/baseline.json"
+    memory_tolerance = 0.05   # check: allowed rise of a graph's peak memory
 
 Paths are relative to the ``pyproject.toml`` that names them.
 """
@@ -25,7 +26,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-KNOWN_KEYS = {"model", "steps", "warmup", "baseline", "train", "optimizer"}
+KNOWN_KEYS = {"model", "steps", "warmup", "baseline", "train", "optimizer", "memory_tolerance"}
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class ProjectConfig:
     baseline: Path | None = None
     train: bool | None = None
     optimizer: str | None = None
+    memory_tolerance: float | None = None
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -84,6 +86,7 @@ def load_config(start: Path | None = None) -> ProjectConfig:
         baseline=folder / baseline if baseline else None,
         train=_typed(table, "train", bool, path),
         optimizer=_typed(table, "optimizer", str, path),
+        memory_tolerance=_fraction(table, "memory_tolerance", path),
     )
 
 
@@ -94,6 +97,16 @@ def _typed(table: dict[str, Any], key: str, kind: type, path: Path) -> Any:
     ):
         raise UsageError(f"{path}: [tool.xlacli] {key} must be a {kind.__name__}, not {value!r}")
     return value
+
+
+def _fraction(table: dict[str, Any], key: str, path: Path) -> float | None:
+    """A non-negative number (``0.05`` = 5%); TOML's ``1`` is an int, which is fine."""
+    value = table.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise UsageError(f"{path}: [tool.xlacli] {key} must be a number >= 0, not {value!r}")
+    return float(value)
 
 
 def _under(folder: Path, model: str) -> str:

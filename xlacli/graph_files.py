@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 from xlacli.capture.request import RunPaths
 from xlacli.errors import HloParseError
@@ -69,7 +70,7 @@ class HloCache:
         return self._modules[path]
 
 
-def graph_sizes(root: Path, files: dict[str, str], hlo: HloCache) -> dict[str, int | None]:
+def graph_sizes(root: Path, files: dict[str, str], hlo: HloCache) -> dict[str, Any]:
     """Instruction, fusion and byte counts of one graph, from its kept files."""
     sizes: dict[str, int | None] = dict.fromkeys(
         (

@@ -16,6 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.errors import UsageError
+from xlacli.memory_report import (
+    CheckpointFacts,
+    GraphMemory,
+    GraphPrecision,
+    RunMemory,
+    checkpoint_from_dict,
+    graph_memory_from_dict,
+    graph_precision_from_dict,
+    run_memory_from_dict,
+)
 
 SCHEMA_VERSION = 1
 REPORT_FILE = "report.json"
@@ -43,6 +53,10 @@ class GraphRecord:
     total_execute_time_s: float
     first_step: int | None
     files: Mapping[str, str] = field(default_factory=dict)  # relative to the run folder
+    # Memory, precision mix and checkpointing (see xlacli.memory_report).
+    memory: GraphMemory | None = None
+    precision: GraphPrecision | None = None
+    checkpoint: CheckpointFacts | None = None
 
 
 @dataclass(frozen=True)
@@ -121,6 +135,7 @@ class RunReport:
     events: tuple[CompileEvent, ...] = ()
     fallback_ops: tuple[FallbackOp, ...] = ()
     schema_version: int = SCHEMA_VERSION
+    memory: RunMemory | None = None  # step peaks, device memory, autocast per step
 
     @property
     def steady_state_compiles(self) -> int:
@@ -207,6 +222,7 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         warmup=data.get("warmup", 2),
         events=tuple(_event_from_dict(e) for e in data.get("events", [])),
         fallback_ops=tuple(FallbackOp(**f) for f in data.get("fallback_ops", [])),
+        memory=run_memory_from_dict(data.get("memory")),
     )
 
 
@@ -241,6 +257,9 @@ def _graph_from_dict(data: dict[str, Any]) -> GraphRecord:
         total_execute_time_s=data.get("total_execute_time_s", 0.0),
         first_step=data.get("first_step"),
         files=dict(data.get("files", {})),
+        memory=graph_memory_from_dict(data.get("memory")),
+        precision=graph_precision_from_dict(data.get("precision")),
+        checkpoint=checkpoint_from_dict(data.get("checkpoint")),
     )
 
 

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from xlacli.analysis.memory_baseline import buffers_from_json, memory_baseline
 from xlacli.errors import UsageError
 from xlacli.paths import split_location
 from xlacli.report import RunReport
@@ -40,6 +41,9 @@ class Baseline:
     fallback_ops: dict[str, int] = field(default_factory=dict)
     graphs: dict[str, int] = field(default_factory=dict)  # "file#n" -> HLO instructions
     baseline_version: int = BASELINE_VERSION
+    # "file#n" -> peak bytes, and the buffers live at it (xlacli.analysis.memory_check).
+    peak_bytes: dict[str, int] = field(default_factory=dict)
+    peak_buffers: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def baseline_from_report(report: RunReport, baseline_path: Path, optimizer: str) -> Baseline:
@@ -52,6 +56,8 @@ def baseline_from_report(report: RunReport, baseline_path: Path, optimizer: str)
         index = seen.get(file, 0)
         seen[file] = index + 1
         graphs[f"{file}#{index}"] = graph.hlo_instructions or 0
+    # The graphs dict is keyed in report order, one key per graph.
+    peaks, buffers = memory_baseline(zip(graphs, report.graphs, strict=True), folder)
     fallbacks: dict[str, int] = {}
     for op in report.fallback_ops:
         fallbacks[op.op] = op.count
@@ -68,6 +74,8 @@ def baseline_from_report(report: RunReport, baseline_path: Path, optimizer: str)
         executions_per_step=report.executions_per_step,
         fallback_ops=fallbacks,
         graphs=graphs,
+        peak_bytes=peaks,
+        peak_buffers=buffers,
     )
 
 
@@ -144,6 +152,8 @@ def _from_dict(data: Any, path: Path) -> Baseline:
             executions_per_step=tuple(int(n) for n in data["executions_per_step"]),
             fallback_ops={str(k): int(v) for k, v in data.get("fallback_ops", {}).items()},
             graphs={str(k): int(v) for k, v in data.get("graphs", {}).items()},
+            peak_bytes={str(k): int(v) for k, v in data.get("peak_bytes", {}).items()},
+            peak_buffers=buffers_from_json(data.get("peak_buffers")),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise UsageError(f"baseline {path} is malformed: {error!r}") from None

@@ -55,6 +55,7 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
     versions = _import_torch_xla()
     import torch_xla
 
+    from xlacli.capture.memory_probe import StepProbe
     from xlacli.capture.steps import MetricTracker, StepRunner
     from xlacli.discover import ModelTarget, load_model
 
@@ -79,6 +80,7 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
         "setup", entry_site=loaded.entry_site, inputs_site=loaded.inputs_site, **tracker.delta()
     )
     window = _profile_window(request, events)
+    probe = StepProbe(device)  # autocast and device memory, per step
     try:
         for step in range(request.warmup + request.steps):
             if window is not None and step == request.warmup:
@@ -89,8 +91,9 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
             delta = tracker.delta()
             if window is not None and "UncachedCompile" not in delta["counters"]:
                 window.compiles_settled()
-            events.write("step", step=step, traced=traced, **record, **delta)
+            events.write("step", step=step, traced=traced, **record, **delta, **probe.step_facts())
     finally:
+        probe.close()
         if window is not None:
             window.stop()
     events.write("end")

@@ -34,3 +34,11 @@ def describe_exception(error: BaseException) -> str:
     if isinstance(error, SystemExit):
         return f"SystemExit (sys.exit({error.code!r}))"
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+def failure_hint(error: BaseException) -> str | None:
+    """A fix for the exception, from ``xlacli.analysis.hints``, if one is known."""
+    from xlacli.analysis.hints import exception_hint
+
+    frames = [frame.filename for frame in traceback.extract_tb(error.__traceback__)]
+    return exception_hint(error, frames)

@@ -18,7 +18,7 @@ import torch_xla
 import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 
-from xlacli.capture.failures import describe_exception, format_user_traceback
+from xlacli.capture.failures import describe_exception, failure_hint, format_user_traceback
 from xlacli.discover import LoadedModel
 from xlacli.errors import ModelError, UsageError
 
@@ -178,6 +178,7 @@ class StepRunner:
             raise ModelError(
                 f"step {step} raised {describe_exception(error)}",
                 details=format_user_traceback(error),
+                hint=failure_hint(error),
             ) from None
         self._sync(step)
         del result  # kept alive until the sync, as the contract says

@@ -55,11 +55,21 @@ def diff_hlo_command(
     from xlacli.hlo.inputs import diff_paths
     from xlacli.render.console import stdout_console
     from xlacli.render.hlo_diff import render_hlo_diff, render_hlo_diff_json
+    from xlacli.render.memory_compare import (
+        memory_comparison_text,
+        run_folder_changes,
+        with_memory_comparison,
+    )
 
     with gc_paused(freeze=True):
         report = diff_paths(left, right, stage.value)
+    # Two run folders: also their memory and precision, graph by graph.
+    memory = run_folder_changes(left, right) if left.is_dir() and right.is_dir() else None
     if output_format == options.OutputFormat.json:
-        sys.stdout.write(render_hlo_diff_json(report))
+        diff_json = render_hlo_diff_json(report)
+        sys.stdout.write(with_memory_comparison(diff_json, memory) if memory else diff_json)
     else:
         render_hlo_diff(report, stdout_console(), details=details)
+        if memory:
+            stdout_console().print(memory_comparison_text(memory))
     return EXIT_OK if report.identical else EXIT_CHECK_FAILED

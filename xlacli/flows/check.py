@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from xlacli.analysis.baseline import baseline_from_report, load_baseline, write_baseline
 from xlacli.analysis.check import CheckOutcome, check_time_budget, compare
+from xlacli.analysis.memory_check import DEFAULT_MEMORY_TOLERANCE, compare_peaks
 from xlacli.config import load_config, model_argument
 from xlacli.errors import CheckFailed, UsageError
 from xlacli.paths import display_path
@@ -89,6 +90,15 @@ def run_check(request: CheckRequest) -> int:
         )
         return 0
     outcome = compare(baseline, current, request.tolerance)
+    memory_tolerance = _first(config.memory_tolerance, DEFAULT_MEMORY_TOLERANCE)
+    peaks = compare_peaks(
+        baseline.peak_bytes,
+        current.peak_bytes,
+        current.peak_buffers,
+        baseline.peak_buffers,
+        memory_tolerance,
+    )
+    outcome = CheckOutcome((*outcome.results, *peaks))
     if request.time_budget is not None:
         budget = check_time_budget(
             result.report.total_compile_time_s, request.time_budget, request.time_tolerance

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from xlacli.paths import display_location, display_path
 from xlacli.render.console import stdout_console
+from xlacli.render.memory import memory_view
 from xlacli.render.recompiles import recompile_view
 from xlacli.render.units import format_bytes, format_seconds
 from xlacli.report import GraphRecord, RunReport, dump_report
@@ -38,6 +39,7 @@ def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
     if report.graphs:
         parts.append(graph_table(report.graphs, compact=width < COMPACT_BELOW))
         parts.append(Text(LEGEND, style="dim"))
+        parts.extend(memory_view(report))
     else:
         parts.append(Text("No graph was compiled.", style="yellow"))
     if report.events and report.steps > 1:

@@ -1,0 +1,66 @@
+"""The memory lines of ``xlacli diff-hlo RUN_A RUN_B``: one line per pair of graphs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+
+from xlacli.analysis.memory_compare import GraphMemoryChange, compare_memory
+from xlacli.render.memory import dot_shares
+from xlacli.render.units import format_bytes
+from xlacli.report import REPORT_FILE, load_report
+
+SHORT_HASH = 8
+
+
+def run_folder_changes(left: Path, right: Path) -> list[GraphMemoryChange] | None:
+    """The per-pair figures when both paths are run folders, else None."""
+    if not ((left / REPORT_FILE).is_file() and (right / REPORT_FILE).is_file()):
+        return None
+    return compare_memory(load_report(left), load_report(right))
+
+
+def memory_comparison_text(changes: list[GraphMemoryChange]) -> Text:
+    """``d5bed824 -> 21307e6e  peak 13.4 MiB -> 19.0 MiB (+42%); ...``, one line per pair."""
+    text = Text("\nMemory and precision, graph by graph:", style="bold")
+    for change in changes:
+        text.append(f"\n  {change.left[:SHORT_HASH]} -> {change.right[:SHORT_HASH]}  ")
+        text.append(change_summary(change))
+    return text
+
+
+def change_summary(change: GraphMemoryChange) -> str:
+    """Peak, temporaries at the peak, matmul precision and barriers, before -> after."""
+    relative = change.peak_change
+    parts = [
+        f"peak {_bytes_pair(change.peak_bytes)}"
+        + (f" ({relative:+.0%})" if relative is not None else ""),
+        f"temporaries {_bytes_pair(change.peak_temp_bytes)}",
+        f"matmuls {dot_shares(change.dot_flops[0])} -> {dot_shares(change.dot_flops[1])}",
+        "opt-barriers " + " -> ".join("-" if n is None else str(n) for n in change.opt_barriers),
+    ]
+    return "; ".join(parts)
+
+
+def _bytes_pair(pair: tuple[int | None, int | None]) -> str:
+    return f"{format_bytes(pair[0])} -> {format_bytes(pair[1])}"
+
+
+def with_memory_comparison(diff_json: str, changes: list[GraphMemoryChange]) -> str:
+    """The diff's JSON with a ``memory`` list added (one object per pair of graphs)."""
+    data: dict[str, Any] = json.loads(diff_json)
+    data["memory"] = [
+        {
+            "left": change.left,
+            "right": change.right,
+            "peak_bytes": list(change.peak_bytes),
+            "peak_temp_bytes": list(change.peak_temp_bytes),
+            "dot_flops": list(change.dot_flops),
+            "opt_barriers": list(change.opt_barriers),
+        }
+        for change in changes
+    ]
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
