@@ -9,13 +9,21 @@ first node that differs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from xlacli.analysis.hints import hint_for
 from xlacli.analysis.hlo_compare import HloDifference, compare_hlo
 from xlacli.analysis.ir_compare import IrDifference, compare_ir
 from xlacli.analysis.locate import Locator
+from xlacli.analysis.patterns import (
+    LIBRARY_READ_HINT,
+    OPTIMIZER_STATE_DETAIL,
+    is_optimizer_node,
+    runs_optimizer,
+    unsynced_loop_detail,
+)
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrGraph, IrNode
 from xlacli.report import CompileCause, CompileEvent
@@ -48,6 +56,8 @@ class CompiledGraph:
     ir: IrGraph | None
     input_signature: tuple[str, ...]
     fallbacks_in_step: frozenset[str] = frozenset()
+    # "input 0" -> the user's line that made that input tensor (in get_inputs)
+    input_origins: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -63,21 +73,28 @@ def explain_compiles(
 ) -> list[CompileEvent]:
     """One event per compile, in order."""
     seen: dict[tuple[Frame, ...], list[CompiledGraph]] = {}
+    per_read_site = Counter((graph.frames, graph.step) for graph in graphs if graph.value_read)
     events = []
     for graph in graphs:
         previous = seen.setdefault(graph.frames, [])
         if previous:
             nearest, difference = _nearest(previous, graph)
-            cause = _explain(nearest, graph, difference, context)
+            in_loop = per_read_site[graph.frames, graph.step] >= LOOP_COMPILES
+            cause = _pattern_cause(
+                previous, nearest, graph, difference, context, in_loop
+            ) or _explain(nearest, graph, difference, context)
             compared_with: str | None = nearest.graph_hash
         else:
             cause, compared_with = _first_cause(graph, context), None
+        expected = cause.category in EXPECTED_CATEGORIES
         events.append(
             CompileEvent(
                 step=graph.step,
                 graph_hash=graph.graph_hash,
                 compile_time_s=graph.compile_time_s,
-                steady_state=graph.step is not None and graph.step >= context.warmup,
+                steady_state=graph.step is not None
+                and graph.step >= context.warmup
+                and not expected,
                 cause=cause,
                 compared_with=compared_with,
             )
@@ -102,6 +119,52 @@ def _nearest(
     return best[1], best[2]
 
 
+# A value read that compiles this many times in one step is a loop (two reads
+# on one line, `a.isnan() or a.isinf()`, are not).
+LOOP_COMPILES = 3
+# Compiles that are part of warming up wherever they happen.
+EXPECTED_CATEGORIES = frozenset({"optimizer_state"})
+
+
+def _pattern_cause(
+    previous: Sequence[CompiledGraph],
+    old: CompiledGraph,
+    new: CompiledGraph,
+    difference: IrDifference | None,
+    context: ExplainContext,
+    in_loop: bool,
+) -> CompileCause | None:
+    """A known lazy-tensor pattern (see ``patterns``), else None."""
+    if difference is None or difference.kind == "none" or old.ir is None or new.ir is None:
+        return None
+    if (
+        in_loop
+        and old.step == new.step
+        and old is previous[-1]
+        and len(new.ir.nodes) > len(old.ir.nodes)
+        and old.frames == new.frames
+    ):
+        user, library = context.locator.trigger(new.frames)
+        in_step = [g for g in previous if g.step == new.step and g.ir is not None]
+        first = in_step[0].ir
+        assert first is not None
+        detail = unsynced_loop_detail(len(first.nodes), len(new.ir.nodes), len(in_step) + 1)
+        return _cause("unsynced_loop", user, library, detail)
+    node = difference.new_node or difference.old_node
+    if (
+        difference.kind != "ops"
+        or node is None
+        or _is_special_scalar_swap(difference)
+        or _signature_change(old, new) is not None
+    ):
+        return None
+    user, library = context.locator.node(node, new)
+    first_update = next((g for g in previous if runs_optimizer(g.ir)), None)
+    if first_update is old and is_optimizer_node(node, library):
+        return _cause("optimizer_state", user, library, OPTIMIZER_STATE_DETAIL)
+    return None
+
+
 def _first_cause(graph: CompiledGraph, context: ExplainContext) -> CompileCause:
     user, library = context.locator.trigger(graph.frames)
     if graph.value_read:
@@ -110,7 +173,9 @@ def _first_cause(graph: CompiledGraph, context: ExplainContext) -> CompileCause:
             user,
             library,
             "Python reads a tensor value here (.item(), print, bool(tensor), .cpu()...), "
-            "so torch_xla ran the step so far as a graph of its own",
+            "so torch_xla ran the step so far as a graph of its own"
+            + (" (the read is inside the library this line calls)" if library else ""),
+            hint=LIBRARY_READ_HINT if library else HINT_OF_CATEGORY,
         )
     return _cause("first_compile", user, library, "the first graph at this sync site")
 
@@ -125,21 +190,30 @@ def _explain(
         return _cause("unknown", None, None, "the same graph compiled again (compile cache full?)")
     signature = _signature_change(old, new)
     if signature is not None:
-        category, detail = signature
-        return _cause(category, context.locator.inputs_site, None, detail)
+        category, detail, name = signature
+        origin = new.input_origins.get(name) or old.input_origins.get(name)
+        cause = _cause(category, origin or context.locator.inputs_site, None, detail)
+        return cause
     if difference is None:  # no IR (a profile does not dump it): the HLO may still tell
         return _value_cause(old, new, context)
     if difference.kind == "ops":
-        return _structure_cause(new, difference, context)
+        structure = _structure_cause(new, difference, context)
+        if difference.shape_change is not None and structure.category == "graph_structure":
+            # A size that changed on its own explains more than the ops around it.
+            old_node, new_node = difference.shape_change
+            shaped = _shape_cause(new, old_node, new_node, context)
+            return replace(shaped, also=(structure,))
+        return structure
     if difference.kind == "shape":
         assert difference.old_node is not None and difference.new_node is not None
         return _shape_cause(new, difference.old_node, difference.new_node, context)
     return _value_cause(old, new, context)
 
 
-def _signature_change(old: CompiledGraph, new: CompiledGraph) -> tuple[str, str] | None:
-    """The input tensors whose dtype or shape changed and that the new graph reads."""
-    changes: list[tuple[str, str]] = []
+def _signature_change(old: CompiledGraph, new: CompiledGraph) -> tuple[str, str, str] | None:
+    """The input tensors whose dtype or shape changed and that the new graph reads:
+    (category, detail, the name of the first changed input)."""
+    changes: list[tuple[str, str, str]] = []
     for before, after in zip(old.input_signature, new.input_signature, strict=False):
         if before == after:
             continue
@@ -148,11 +222,12 @@ def _signature_change(old: CompiledGraph, new: CompiledGraph) -> tuple[str, str]
         if "[" not in old_type or "[" not in new_type or not _reads_input(new, new_type):
             continue
         kind = "dtype" if old_type.split("[")[0] != new_type.split("[")[0] else "shape"
-        changes.append((kind, f"{name} {kind} {old_type} -> {new_type}"))
+        changes.append((kind, f"{name} {kind} {old_type} -> {new_type}", name))
     if not changes:
         return None
-    category = "input_dtype" if any(kind == "dtype" for kind, _ in changes) else "input_shape"
-    return category, "; ".join(detail for _, detail in changes)
+    dtype = [change for change in changes if change[0] == "dtype"]
+    category = "input_dtype" if dtype else "input_shape"
+    return category, "; ".join(detail for _, detail, _ in changes), (dtype or changes)[0][2]
 
 
 def _reads_input(graph: CompiledGraph, xla_type: str) -> bool:
@@ -212,7 +287,10 @@ def _shape_cause(
     user, library = context.locator.node(new, graph)
     if new.is_device_data:
         if context.locator.is_harness(new):
-            return _cause("input_shape", context.locator.inputs_site, None, f"input {change}")
+            origin = _input_origin(graph, _bare(new.shape))
+            return _cause(
+                "input_shape", origin or context.locator.inputs_site, None, f"input {change}"
+            )
         if graph.fallbacks_in_step & DATA_DEPENDENT_OPS:
             ops = ", ".join(sorted(graph.fallbacks_in_step & DATA_DEPENDENT_OPS))
             return _cause(
@@ -223,6 +301,16 @@ def _shape_cause(
             )
         return _cause("intermediate_shape", user, library, f"a tensor made on the host: {change}")
     return _cause("intermediate_shape", user, library, change)
+
+
+def _input_origin(graph: CompiledGraph, xla_type: str) -> str | None:
+    """The user's line that made the input of this type, if only one input has it."""
+    names = [
+        entry.rpartition(" ")[0]
+        for entry in graph.input_signature
+        if entry.rpartition(" ")[2] == xla_type
+    ]
+    return graph.input_origins.get(names[0]) if len(names) == 1 else None
 
 
 def _value_cause(old: CompiledGraph, new: CompiledGraph, context: ExplainContext) -> CompileCause:
@@ -243,11 +331,21 @@ def _bare(shape: str) -> str:
     return shape.split("{")[0] if not shape.startswith("(") else shape
 
 
-def _cause(category: str, user: str | None, library: str | None, detail: str) -> CompileCause:
+# ``_cause``'s default: the category's own hint.
+HINT_OF_CATEGORY = "<category>"
+
+
+def _cause(
+    category: str,
+    user: str | None,
+    library: str | None,
+    detail: str,
+    hint: str | None = HINT_OF_CATEGORY,
+) -> CompileCause:
     return CompileCause(
         category=category,
         location=user,
         library_location=library,
         detail=detail,
-        hint=hint_for(category),
+        hint=hint_for(category) if hint == HINT_OF_CATEGORY else hint,
     )

@@ -1,0 +1,70 @@
+"""Known lazy-tensor patterns that a plain before/after comparison misreads.
+
+- Optimizer state made at the first ``opt.step()`` (SGD momentum buffers,
+  Adam's moments and step counts) is created inside that step's graph and
+  read as a graph input from the next update on: one more graph, once. It
+  is warm-up, not a user branch.
+- A loop that reads a value every iteration but never syncs (a greedy
+  decode, ``model.generate()`` on the lazy path) cuts a graph at each read;
+  each holds the whole loop so far, so the graph grows token by token and
+  every iteration compiles. That is one pattern at the loop's line, with
+  fixes of its own.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+from xlacli.parse.ir_dump import IrGraph, IrNode
+
+# torch/optim/'s files, as the IR names them (base names only).
+OPTIMIZER_FILES = frozenset(
+    {
+        "optimizer.py",
+        "sgd.py",
+        "adam.py",
+        "adamw.py",
+        "adagrad.py",
+        "adadelta.py",
+        "adamax.py",
+        "asgd.py",
+        "nadam.py",
+        "radam.py",
+        "rmsprop.py",
+        "rprop.py",
+        "sparse_adam.py",
+        "_functional.py",
+        "lbfgs.py",
+    }
+)
+
+OPTIMIZER_STATE_DETAIL = (
+    "optimizer state created at the first opt.step() (momentum buffers, Adam moments, step "
+    "counts) is read as a graph input from the next update on: expected once, nothing to fix"
+)
+LIBRARY_READ_HINT = (
+    "a library reads a tensor value here, called from this line: look at the library line "
+    "for an argument that skips the read (e.g. error_if_nonfinite=False, no mask when "
+    "nothing is masked, a precomputed flag), or make the call after torch_xla.sync()"
+)
+
+
+def is_optimizer_node(node: IrNode | None, library_location: str | None = None) -> bool:
+    """Whether a node was made by torch.optim (by the IR's base name or the resolved path)."""
+    if library_location is not None and "/torch/optim/" in library_location:
+        return True
+    location = node.location if node is not None else None
+    return location is not None and PurePath(location.file).name in OPTIMIZER_FILES
+
+
+def runs_optimizer(ir: IrGraph | None) -> bool:
+    """Whether a graph holds an optimizer's update."""
+    return ir is not None and any(is_optimizer_node(node) for node in ir.nodes)
+
+
+def unsynced_loop_detail(first_nodes: int, nodes: int, reads: int) -> str:
+    """What an unsynced loop did so far in this step."""
+    return (
+        f"the graph grows inside a loop that never syncs: {first_nodes} -> {nodes} IR nodes "
+        f"over {reads} value reads in one step, each compiling a larger graph"
+    )
