@@ -201,8 +201,8 @@ def shape_origin(
     for index, (before, after) in enumerate(pairs):
         if before.shape == after.shape:
             continue
-        if strict and (not after.operands or before.location != after.location):
-            continue  # across added ops, only a computed node at the same line is the same
+        if strict and (before.location is None or before.location != after.location):
+            continue  # across added ops, only a node made at the same line is the same
         if first_changed is None:
             first_changed = index
         if len(before.operands) == len(after.operands) and all(

@@ -261,6 +261,8 @@ def _structure_cause(
         for part in (_ops("added", difference.added), _ops("removed", difference.removed))
         if part
     )
+    if difference.new_node is not None and difference.added:
+        detail += f" (new: {difference.new_node.op} {_bare(difference.new_node.shape)})"
     return _cause("graph_structure", user, library, detail)
 
 
