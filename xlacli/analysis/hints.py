@@ -30,6 +30,7 @@ HINTS = {
         "with xm.add_step_closure; keep decisions on the device with torch.where"
     ),
     "optimizer_state": None,  # expected once: nothing to fix
+    "lazy_artefact": None,  # the same program traced twice: nothing to fix
     "unsynced_loop": (
         "call torch_xla.sync() once per iteration so each iteration runs the same graph; "
         "keep shapes fixed with a static KV cache or a preallocated buffer, and wrap the loop "

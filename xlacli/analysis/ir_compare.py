@@ -43,6 +43,8 @@ class IrDifference:
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     shape_change: tuple[IrNode, IrNode] | None = None
+    # Repeated nodes one graph had and the other did not (a lazy-tensor artefact).
+    folded: tuple[IrNode, ...] = ()
 
     @property
     def distance(self) -> int:
@@ -64,7 +66,15 @@ def compare_ir(old: IrGraph, new: IrGraph) -> IrDifference:
     if origin is not None:
         before, after = pairs[origin]
         return IrDifference("shape", _original(old.nodes, before), _original(new.nodes, after))
+    if len(old.nodes) != len(new.nodes):
+        folded = _folded(new.nodes, new_nodes) or _folded(old.nodes, old_nodes)
+        return IrDifference("none", folded=folded)
     return IrDifference("none")
+
+
+def _folded(nodes: Sequence[IrNode], kept: Sequence[IrNode]) -> tuple[IrNode, ...]:
+    ids = {node.id for node in kept}
+    return tuple(node for node in nodes if node.id not in ids)
 
 
 def _original(nodes: Sequence[IrNode], node: IrNode) -> IrNode:

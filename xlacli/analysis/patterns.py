@@ -4,6 +4,9 @@
   Adam's moments and step counts) is created inside that step's graph and
   read as a graph input from the next update on: one more graph, once. It
   is warm-up, not a user branch.
+- A graph that differs from an earlier one only by a node torch_xla built
+  twice (the first step shares a weight's transpose between forward and
+  backward, later steps rebuild it) is the same program, compiled once more.
 - A loop that reads a value every iteration but never syncs (a greedy
   decode, ``model.generate()`` on the lazy path) cuts a graph at each read;
   each holds the whole loop so far, so the graph grows token by token and
@@ -47,6 +50,16 @@ LIBRARY_READ_HINT = (
     "for an argument that skips the read (e.g. error_if_nonfinite=False, no mask when "
     "nothing is masked, a precomputed flag), or make the call after torch_xla.sync()"
 )
+
+
+def lazy_artefact_detail(ops: tuple[str, ...]) -> str:
+    """A graph that differs from an earlier one only by a node built twice."""
+    names = ", ".join(sorted(set(ops)))
+    return (
+        f"the same program: torch_xla shared a node ({names}) in one graph and built it "
+        "twice in the other (step 0 reuses a weight's transpose from the forward pass in "
+        "backward; later steps rebuild it): expected once, nothing to fix"
+    )
 
 
 def is_optimizer_node(node: IrNode | None, library_location: str | None = None) -> bool:

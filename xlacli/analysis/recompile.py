@@ -21,6 +21,7 @@ from xlacli.analysis.patterns import (
     LIBRARY_READ_HINT,
     OPTIMIZER_STATE_DETAIL,
     is_optimizer_node,
+    lazy_artefact_detail,
     runs_optimizer,
     unsynced_loop_detail,
 )
@@ -123,7 +124,7 @@ def _nearest(
 # on one line, `a.isnan() or a.isinf()`, are not).
 LOOP_COMPILES = 3
 # Compiles that are part of warming up wherever they happen.
-EXPECTED_CATEGORIES = frozenset({"optimizer_state"})
+EXPECTED_CATEGORIES = frozenset({"optimizer_state", "lazy_artefact"})
 
 
 def _pattern_cause(
@@ -204,6 +205,8 @@ def _explain(
             shaped = _shape_cause(new, old_node, new_node, context)
             return replace(shaped, also=(structure,))
         return structure
+    if difference.folded:
+        return _artefact_cause(new, difference, context)
     if difference.kind == "shape":
         assert difference.old_node is not None and difference.new_node is not None
         return _shape_cause(new, difference.old_node, difference.new_node, context)
@@ -264,6 +267,14 @@ def _structure_cause(
     if difference.new_node is not None and difference.added:
         detail += f" (new: {difference.new_node.op} {_bare(difference.new_node.shape)})"
     return _cause("graph_structure", user, library, detail)
+
+
+def _artefact_cause(
+    graph: CompiledGraph, difference: IrDifference, context: ExplainContext
+) -> CompileCause:
+    ops = tuple(node.op for node in difference.folded)
+    user, library = context.locator.node(difference.folded[0], graph)
+    return _cause("lazy_artefact", user, library, lazy_artefact_detail(ops))
 
 
 def _is_special_scalar_swap(difference: IrDifference) -> bool:

@@ -142,3 +142,18 @@ def test_a_shape_change_beside_added_ops_comes_first_with_the_ops_as_also():
     assert [(a.category, a.location, a.detail) for a in event.cause.also] == [
         ("graph_structure", "/u/m.py:42", "1 op added: aten::tanh (new: aten::tanh f32[30])")
     ]
+
+
+def test_a_graph_that_differs_only_by_a_rebuilt_node_is_an_artefact():
+    old = masked(32, fresh_transpose=False, graph_hash="a")
+    new = masked(32, fresh_transpose=True, graph_hash="b")
+    difference = compare_ir(old, new)
+    assert difference.kind == "none"
+    assert [node.id for node in difference.folded] == [6]
+    graphs = [
+        CompiledGraph(0, 0, "a", 0.1, STEP_END, False, old, ()),
+        CompiledGraph(1, 1, "b", 0.1, STEP_END, False, new, ()),
+    ]
+    _, event = explain_compiles(graphs, ExplainContext(0, locator()))
+    assert event.cause.category == "lazy_artefact"
+    assert event.cause.hint is None and not event.steady_state  # expected, even after warm-up
