@@ -53,6 +53,12 @@ class Locator:
             library = None
         return (_show(user) if user else self.entry_site), (_show(library) if library else None)
 
+    def outer_user_line(self, frames: tuple[Frame, ...]) -> str | None:
+        """The user's line that called the function of the innermost user frame
+        (a helper's caller), if the user's code has one."""
+        users = [frame for frame in frames if self.roots.is_user(frame)]
+        return _show(users[1]) if len(users) > 1 else None
+
     def node(self, node: IrNode, graph: _HasIr) -> tuple[str | None, str | None]:
         """The user's line behind an IR node, and the library line if it is inside one."""
         frame = self._resolve(node.location, graph.graph_hash) if node.location else None

@@ -16,9 +16,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import PurePath
 
+from xlacli.analysis.compiled import (
+    CompiledGraph,
+    ExplainContext,
+    is_special_scalar_swap,
+    make_cause,
+    signature_change,
+)
+from xlacli.analysis.hints import hint_for
+from xlacli.analysis.ir_compare import IrDifference
 from xlacli.parse.ir_dump import IrGraph, IrNode
+from xlacli.report import CompileCause
 
 # torch/optim/'s files, as the IR names them (base names only).
 OPTIMIZER_FILES = frozenset(
@@ -81,3 +92,58 @@ def unsynced_loop_detail(first_nodes: int, nodes: int, reads: int) -> str:
         f"the graph grows inside a loop that never syncs: {first_nodes} -> {nodes} IR nodes "
         f"over {reads} value reads in one step, each compiling a larger graph"
     )
+
+
+# A value read that compiles this many times in one step is a loop (two reads
+# on one line, `a.isnan() or a.isinf()`, are not).
+LOOP_COMPILES = 3
+# Compiles that are part of warming up wherever they happen.
+EXPECTED_CATEGORIES = frozenset({"optimizer_state", "lazy_artefact"})
+
+
+def pattern_cause(
+    previous: Sequence[CompiledGraph],
+    old: CompiledGraph,
+    new: CompiledGraph,
+    difference: IrDifference | None,
+    context: ExplainContext,
+    in_loop: bool,
+) -> CompileCause | None:
+    """A known lazy-tensor pattern (see ``patterns``), else None."""
+    if difference is None or difference.kind == "none" or old.ir is None or new.ir is None:
+        return None
+    if (
+        in_loop
+        and old.step == new.step
+        and old is previous[-1]
+        and len(new.ir.nodes) > len(old.ir.nodes)
+        and old.frames == new.frames
+    ):
+        user, library = context.locator.trigger(new.frames)
+        in_step = [g for g in previous if g.step == new.step and g.ir is not None]
+        first = in_step[0].ir
+        assert first is not None
+        detail = unsynced_loop_detail(len(first.nodes), len(new.ir.nodes), len(in_step) + 1)
+        return make_cause("unsynced_loop", user, library, detail)
+    if new.value_read and old.value_read and old.step == new.step and old.frames == new.frames:
+        # Two reads on one line (`norm.isnan() or norm.isinf()`): each cuts a graph.
+        user, library = context.locator.trigger(new.frames)
+        detail = "another value read on this line in the same step, cutting one more graph"
+        return make_cause("host_sync", user, library, detail, hint=read_hint(library))
+    node = difference.new_node or difference.old_node
+    if (
+        difference.kind != "ops"
+        or node is None
+        or is_special_scalar_swap(difference)
+        or signature_change(old, new) is not None
+    ):
+        return None
+    user, library = context.locator.node(node, new)
+    first_update = next((g for g in previous if runs_optimizer(g.ir)), None)
+    if first_update is old and is_optimizer_node(node, library):
+        return make_cause("optimizer_state", user, library, OPTIMIZER_STATE_DETAIL)
+    return None
+
+
+def read_hint(library: str | None) -> str | None:
+    return LIBRARY_READ_HINT if library else hint_for("host_sync")

@@ -59,10 +59,10 @@ def parse_hlo_stacks(data: bytes) -> list[StackedOp]:
     frames = _frame_table(_first(module, 17) or b"")
     ops = []
     for field, computation in _fields(module):
-        if field != 3:
+        if field != 3 or not isinstance(computation, bytes):
             continue
         for sub, instruction in _fields(computation):
-            if sub != 2:
+            if sub != 2 or not isinstance(instruction, bytes):
                 continue
             metadata = _first(instruction, 7)
             if metadata is None:
@@ -76,9 +76,9 @@ def _stacked(metadata: bytes, frames: dict[int, tuple[Frame, ...]]) -> StackedOp
     op_type = fields.get(1, b"")
     frame_id = fields.get(15, 0)
     stack = frames.get(frame_id, ()) if isinstance(frame_id, int) else ()
-    if not stack and isinstance(fields.get(3), bytes) and fields[3]:
-        line = fields.get(4, 0)
-        stack = (Frame("", fields[3].decode(), line if isinstance(line, int) else 0),)
+    source = fields.get(3)
+    if not stack and isinstance(source, bytes) and source:
+        stack = (Frame("", source.decode(), _int(fields, 4)),)
     return StackedOp(op_type.decode() if isinstance(op_type, bytes) else "", stack)
 
 
@@ -97,8 +97,8 @@ def _frame_table(index: bytes) -> dict[int, tuple[Frame, ...]]:
             loc = dict(_fields(value))
             locations.append((_int(loc, 1), _int(loc, 2), _int(loc, 3)))
         elif field == 4 and isinstance(value, bytes):
-            frame = dict(_fields(value))
-            parents.append((_int(frame, 1), _int(frame, 2)))
+            stack_frame = dict(_fields(value))
+            parents.append((_int(stack_frame, 1), _int(stack_frame, 2)))
     table: dict[int, tuple[Frame, ...]] = {}
     for frame_id in range(1, len(parents) + 1):  # parents come before their children
         location_id, parent = parents[frame_id - 1]
