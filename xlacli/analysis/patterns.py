@@ -56,6 +56,11 @@ OPTIMIZER_STATE_DETAIL = (
     "optimizer state created at the first opt.step() (momentum buffers, Adam moments, step "
     "counts) is read as a graph input from the next update on: expected once, nothing to fix"
 )
+OPTIMIZER_BRANCH_HINT = (
+    "the optimizer updates only on some steps (gradient accumulation, a branch around "
+    "opt.step()): two graphs, with and without the update, are expected; keep it to those "
+    "two (the same accumulation count every time, no other branch around the update)"
+)
 LIBRARY_READ_HINT = (
     "a library reads a tensor value here, called from this line: look at the library line "
     "for an argument that skips the read (e.g. error_if_nonfinite=False, no mask when "

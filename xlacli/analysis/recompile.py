@@ -27,6 +27,8 @@ from xlacli.analysis.ir_compare import IrDifference, compare_ir
 from xlacli.analysis.patterns import (
     EXPECTED_CATEGORIES,
     LOOP_COMPILES,
+    OPTIMIZER_BRANCH_HINT,
+    is_optimizer_node,
     lazy_artefact_detail,
     pattern_cause,
     read_hint,
@@ -179,6 +181,8 @@ def _structure_cause(
     )
     if difference.new_node is not None and difference.added:
         detail += f" (new: {difference.new_node.op} {bare(difference.new_node.shape)})"
+    if is_optimizer_node(node, library):
+        return make_cause("graph_structure", user, library, detail, hint=OPTIMIZER_BRANCH_HINT)
     return make_cause("graph_structure", user, library, detail)
 
 
