@@ -6,8 +6,12 @@ own code that built the tensor (the slice returning a short last batch, the
 ``torch.cat`` that pads). A ``TorchFunctionMode`` active only while the user's
 ``get_inputs`` runs records, for each tensor a torch function returns, the
 innermost frame of the user's code; after the call each leaf of the batch is
-looked up by identity. It costs a frame walk per torch call inside
-``get_inputs`` and nothing during the step itself.
+looked up by identity. It costs nothing during the step itself, but a
+torch call under any ``TorchFunctionMode`` goes through Python dispatch
+(about 0.1 ms for a ``torch.randint``): fine for ``compile``, not for a
+``profile``'s timed steps. So it records only when the run records the ops'
+stacks too (``XLA_HLO_DEBUG``, which ``capture/env.py`` sets for ``compile``
+and never for a profile).
 
 What it records goes into the step event as ``input_origins``:
 ``{"input 0": "/abs/data.py:21"}``, keyed like the input signature.
@@ -15,6 +19,7 @@ What it records goes into the step event as ``input_origins``:
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from types import FrameType
@@ -59,14 +64,17 @@ def _user_line(frame: FrameType | None, roots: CodeRoots) -> str | None:
 class InputOrigins:
     """Runs ``get_inputs`` under the recorder; maps each input to its user line."""
 
-    def __init__(self) -> None:
+    def __init__(self, enabled: bool | None = None) -> None:
         self._roots = current_code_roots()
+        self.enabled = os.environ.get("XLA_HLO_DEBUG") == "1" if enabled is None else enabled
 
     def call(
         self, get_inputs: Callable[[], Any], name_leaves: Callable[[Any], list[tuple[str, Any]]]
     ) -> tuple[Any, dict[str, str]]:
         """The batch and ``{"input <name>": "file:line"}`` for each tensor leaf
-        made by a torch call in the user's code."""
+        made by a torch call in the user's code (nothing when disabled)."""
+        if not self.enabled:
+            return get_inputs(), {}
         recorder = _CreationRecorder(self._roots)
         with recorder:
             batch = get_inputs()
