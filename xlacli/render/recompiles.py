@@ -43,12 +43,13 @@ def recompile_view(report: RunReport) -> RenderableType:
 def timeline(report: RunReport) -> Text:
     """``steps 0-4: ●··│●·`` with the warm-up boundary and graphs per step."""
     compiled_steps = {event.step for event in report.events}
+    steady_steps = {event.step for event in report.events if event.steady_state}
     text = Text("Steps: ", style="bold")
     for record in report.step_records:
         if record.step == report.warmup and record.step > 0:
             text.append("│", style="dim")
         if record.step in compiled_steps:
-            style = "bold red" if record.step >= report.warmup else "yellow"
+            style = "bold red" if record.step in steady_steps else "yellow"
             text.append(COMPILED, style=style)
         else:
             text.append(CACHED, style="green")
