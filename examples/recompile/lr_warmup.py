@@ -29,9 +29,7 @@ def get_inputs(step: int) -> torch.Tensor:
 def step(model: nn.Module, batch: torch.Tensor, step: int) -> torch.Tensor:
     if not hasattr(model, "opt"):
         model.opt = torch.optim.SGD(model.parameters(), lr=0.05)
-        model.sched = torch.optim.lr_scheduler.LambdaLR(
-            model.opt, lambda s: min(1.0, s / WARMUP)
-        )
+        model.sched = torch.optim.lr_scheduler.LambdaLR(model.opt, lambda s: min(1.0, s / WARMUP))
     loss = model(batch).pow(2).mean()
     loss.backward()
     model.opt.step()

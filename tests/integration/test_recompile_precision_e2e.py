@@ -57,6 +57,7 @@ CASES = {
     # 1: the change is inside a library; the user's line is the call into it.
     "grad_accumulation": (3, "graph_structure", "model.opt.step()", "torch/optim/sgd.py"),
     "lr_warmup": (1, "constant_value", "model.opt.step()", "torch/optim/sgd.py"),
+    "encoder_dropout": (3, "graph_structure", "hidden = self.encoder(x)", "torch/nn/functional.py"),
     # 2: the input's line is the one that made the tensor.
     "short_last_batch": (2, "input_shape", "return DATA[start : start + BATCH]", None),
     "trim_padding": (3, "input_shape", "return tokens[:, : int(lengths.max())]", None),
