@@ -41,6 +41,8 @@ def step(model: nn.Module, batch: torch.Tensor, step: int) -> torch.Tensor:
     model.opt.zero_grad(set_to_none=True)
     decay = 1.0 - 1.0 / (step + 2)
     with torch.no_grad():
-        for teacher, student in zip(model.teacher.parameters(), model.student.parameters()):
+        for teacher, student in zip(
+            model.teacher.parameters(), model.student.parameters(), strict=True
+        ):
             teacher.mul_(decay).add_(student, alpha=1.0 - decay)
     return loss
