@@ -122,6 +122,7 @@ def build_report(
         roots=roots,
         model_dir=Path(request.model_path).parent,
         load_hlo=lambda h: hlo.module(files_by_hash.get(h, {}).get("hlo_before")),
+        load_stacks=lambda h: hlo.stacks(files_by_hash.get(h, {}).get("hlo_stacks")),
         entry_site=setup.get("entry_site"),
         inputs_site=setup.get("inputs_site"),
     )
@@ -211,6 +212,7 @@ def _compiled_graphs(
                 value_read=HOST_SYNC_CAUSE in event.cause,
                 ir=ir_by_hash.get(event.graph_hash or ""),
                 input_signature=tuple(step_event.get("input_signature", ())),
+                input_origins=dict(step_event.get("input_origins", {})),
                 fallbacks_in_step=frozenset(
                     name for name in step_event.get("counters", {}) if name.startswith("aten::")
                 ),

@@ -11,6 +11,7 @@ from xlacli.errors import HloParseError
 from xlacli.hlo import parse_hlo_file
 from xlacli.hlo.model import HloModule
 from xlacli.parse.buffer_assignment import parse_buffer_assignment, summarize_buffers
+from xlacli.parse.hlo_stacks import StackedOp, read_hlo_stacks
 from xlacli.parse.ir_dump import IrGraph
 from xlacli.parse.xla_dump import DumpedModule
 
@@ -20,6 +21,7 @@ GRAPH_FILE_NAMES = {
     "hlo_after": "hlo.after.txt",
     "buffer_assignment": "buffer-assignment.txt",
     "memory_usage": "memory-usage.txt",
+    "hlo_stacks": "hlo.before.pb",
 }
 
 
@@ -56,6 +58,7 @@ class HloCache:
     def __init__(self, root: Path):
         self._root = root
         self._modules: dict[Path, HloModule | None] = {}
+        self._stacks: dict[Path, list[StackedOp] | None] = {}
 
     def module(self, relative: str | None) -> HloModule | None:
         """The parsed module, or None if the file is missing or not valid HLO."""
@@ -68,6 +71,15 @@ class HloCache:
             except (OSError, HloParseError):
                 self._modules[path] = None
         return self._modules[path]
+
+    def stacks(self, relative: str | None) -> list[StackedOp] | None:
+        """The ops of a graph's ``hlo.before.pb`` with their Python stacks, read once."""
+        if relative is None:
+            return None
+        path = self._root / relative
+        if path not in self._stacks:
+            self._stacks[path] = read_hlo_stacks(path)
+        return self._stacks[path]
 
 
 def graph_sizes(root: Path, files: dict[str, str], hlo: HloCache) -> dict[str, Any]:

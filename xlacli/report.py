@@ -79,6 +79,8 @@ class CompileCause:
     library_location: str | None  # the library frame the change came through, if any
     detail: str  # before -> after
     hint: str | None = None
+    # Other defensible explanations of the same compile, most specific first.
+    also: tuple[CompileCause, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -232,8 +234,19 @@ def _event_from_dict(data: dict[str, Any]) -> CompileEvent:
         graph_hash=data["graph_hash"],
         compile_time_s=data.get("compile_time_s", 0.0),
         steady_state=data.get("steady_state", False),
-        cause=CompileCause(**data["cause"]),
+        cause=_cause_from_dict(data["cause"]),
         compared_with=data.get("compared_with"),
+    )
+
+
+def _cause_from_dict(data: dict[str, Any]) -> CompileCause:
+    return CompileCause(
+        category=data.get("category", "unknown"),
+        location=data.get("location"),
+        library_location=data.get("library_location"),
+        detail=data.get("detail", ""),
+        hint=data.get("hint"),
+        also=tuple(_cause_from_dict(other) for other in data.get("also", ())),
     )
 
 

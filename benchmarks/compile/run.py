@@ -1,6 +1,6 @@
 """Wall time of ``xlacli compile`` against a bare torch_xla loop, side by side.
 
-    python benchmarks/compile/run.py [--repeats 5] [--steps 2]
+    python benchmarks/compile/run.py [--repeats 5] [--steps 2] [--models examples/transformer.py]
 
 Both run the same model for the same steps on XLA:CPU, alternating, each in a
 fresh process (torch and torch_xla imports included, as a user sees them).
@@ -65,10 +65,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--models", nargs="+", default=list(MODELS), help="model files to run")
     args = parser.parse_args()
     print("| model | steps | bare torch_xla loop (s) | xlacli compile (s) | ratio |")
     print("|---|---|---|---|---|")
-    for model in MODELS:
+    for model in args.models:
         bare, tool = bench(model, args.steps, args.repeats)
         print(f"| {model} | {args.steps} | {bare:.2f} | {tool:.2f} | {tool / bare:.3f} |")
 

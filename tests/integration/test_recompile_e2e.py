@@ -16,8 +16,8 @@ RECOMPILE = EXAMPLES / "recompile"
 
 # example -> (category of the steady-state recompile, a fragment of its line, its step)
 CASES = {
-    "input_shape": ("input_shape", "def get_inputs", 3),
-    "input_dtype": ("input_dtype", "def get_inputs", 3),
+    "input_shape": ("input_shape", "return torch.randint(0, 100, (4, length)", 3),
+    "input_dtype": ("input_dtype", "return x.half() if step >= 3 else x", 3),
     "intermediate_shape": ("intermediate_shape", "window = batch[:, :context]", 3),
     "graph_structure": ("graph_structure", "out = torch.tanh(out) + out.abs()", 3),
     "constant_value": ("constant_value", "aux_weight * out.abs().mean()", 3),

@@ -29,6 +29,13 @@ HINTS = {
         "move .item(), print(tensor), .cpu() and `if tensor:` after torch_xla.sync(), or log "
         "with xm.add_step_closure; keep decisions on the device with torch.where"
     ),
+    "optimizer_state": None,  # expected once: nothing to fix
+    "lazy_artefact": None,  # the same program traced twice: nothing to fix
+    "unsynced_loop": (
+        "call torch_xla.sync() once per iteration so each iteration runs the same graph; "
+        "keep shapes fixed with a static KV cache or a preallocated buffer, and wrap the loop "
+        "body in torch_xla.compile"
+    ),
     "unknown": "compare the two graphs: xlacli diff-hlo on their hlo.before.txt files",
 }
 
@@ -36,7 +43,7 @@ CATEGORIES = tuple(HINTS)
 
 
 def hint_for(category: str) -> str | None:
-    """The fix hint for a category (None for a first compile)."""
+    """The fix hint for a category (None for a first compile and expected ones)."""
     return HINTS.get(category)
 
 

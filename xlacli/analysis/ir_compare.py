@@ -5,12 +5,23 @@ some), then the shapes (the first node whose shape changed while its
 operands' did not is where the change was born), then nothing: the IR is
 the same and the difference hides in values torch_xla's IR text does not
 print (constants, slice indices), which ``hlo_compare`` finds.
+
+Before comparing, both graphs are normalised: a node that repeats an
+earlier node exactly (same op, attributes, shape and operands) is folded
+into it. torch_xla shares such nodes in one graph and rebuilds them in
+another (the first step reuses a weight's transpose from the forward pass,
+later steps build it afresh), and that is not a change of the program.
+Nodes are matched by op, shape and location, the way ``diff-hlo`` matches
+instructions, so an added node is the one that is really new rather than
+the first node with the same op name.
 """
 
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from xlacli.parse.ir_dump import IrGraph, IrNode, operand_id
 
@@ -20,7 +31,10 @@ class IrDifference:
     """The first difference between an old and a new graph.
 
     ``kind`` is "ops" (ops added or removed), "shape" (same ops, a shape
-    changed at ``new_node``) or "none" (same ops and shapes).
+    changed at ``new_node``) or "none" (same ops and shapes). An "ops"
+    difference can also carry ``shape_change``: a node present in both
+    graphs whose shape changed while its operands' did not (a size that the
+    added ops do not explain).
     """
 
     kind: str
@@ -28,6 +42,9 @@ class IrDifference:
     new_node: IrNode | None = None
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
+    shape_change: tuple[IrNode, IrNode] | None = None
+    # Repeated nodes one graph had and the other did not (a lazy-tensor artefact).
+    folded: tuple[IrNode, ...] = ()
 
     @property
     def distance(self) -> int:
@@ -39,53 +56,172 @@ class IrDifference:
 
 def compare_ir(old: IrGraph, new: IrGraph) -> IrDifference:
     """The first difference between two IR graphs, at the coarsest level that has one."""
-    old_ops = [node.op for node in old.nodes]
-    new_ops = [node.op for node in new.nodes]
+    old_nodes, new_nodes = normalise(old.nodes), normalise(new.nodes)
+    old_ops = [node.op for node in old_nodes]
+    new_ops = [node.op for node in new_nodes]
     if old_ops != new_ops:
-        return _op_difference(old, new, old_ops, new_ops)
-    origin = shape_origin(old, new)
+        return _op_difference(old_nodes, new_nodes, old.nodes, new.nodes)
+    pairs = list(zip(old_nodes, new_nodes, strict=True))
+    origin = shape_origin(pairs, old_nodes, new_nodes)
     if origin is not None:
-        return IrDifference("shape", old.nodes[origin], new.nodes[origin])
+        before, after = pairs[origin]
+        return IrDifference("shape", _original(old.nodes, before), _original(new.nodes, after))
+    if len(old.nodes) != len(new.nodes):
+        folded = _folded(new.nodes, new_nodes) or _folded(old.nodes, old_nodes)
+        return IrDifference("none", folded=folded)
     return IrDifference("none")
 
 
-def _op_difference(
-    old: IrGraph, new: IrGraph, old_ops: list[str], new_ops: list[str]
-) -> IrDifference:
-    matcher = difflib.SequenceMatcher(a=old_ops, b=new_ops, autojunk=False)
-    added: list[str] = []
-    removed: list[str] = []
-    first_old = first_new = None
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
+def _folded(nodes: Sequence[IrNode], kept: Sequence[IrNode]) -> tuple[IrNode, ...]:
+    ids = {node.id for node in kept}
+    return tuple(node for node in nodes if node.id not in ids)
+
+
+def _original(nodes: Sequence[IrNode], node: IrNode) -> IrNode:
+    """The graph's own node for a normalised one (same id, operands as dumped)."""
+    return nodes[_index(nodes, node)]
+
+
+def _index(nodes: Sequence[IrNode], node: IrNode) -> int:
+    return next(i for i, other in enumerate(nodes) if other.id == node.id)
+
+
+def normalise(nodes: Sequence[IrNode]) -> list[IrNode]:
+    """Fold exact repeats of an earlier node (with operands) into it."""
+    canonical: dict[int, int] = {}
+    seen: dict[tuple[str, str, str, tuple[str, ...]], int] = {}
+    kept = []
+    for node in nodes:
+        operands = tuple(_remap(operand, canonical) for operand in node.operands)
+        key = (node.op, node.shape.split("{")[0], node.attributes, operands)
+        if operands and key in seen:  # leaves (inputs, constants) differ by value
+            canonical[node.id] = seen[key]
             continue
-        removed += old_ops[i1:i2]
-        added += new_ops[j1:j2]
-        if first_old is None and first_new is None:
-            first_old = old.nodes[i1] if i1 < i2 else None
-            first_new = new.nodes[j1] if j1 < j2 else None
-    return IrDifference("ops", first_old, first_new, tuple(added), tuple(removed))
+        seen.setdefault(key, node.id)
+        kept.append(replace(node, operands=operands) if operands != node.operands else node)
+    return kept
 
 
-def shape_origin(old: IrGraph, new: IrGraph) -> int | None:
-    """Index of the first node whose shape changed while its operands' did not.
+def _remap(operand: str, canonical: dict[int, int]) -> str:
+    target = canonical.get(operand_id(operand))
+    if target is None:
+        return operand
+    suffix = operand.lstrip("%").partition(".")[2]
+    return f"%{target}.{suffix}" if suffix else f"%{target}"
 
-    Both graphs have the same ops in the same order, so node N of one matches
-    node N of the other and operands match by id.
-    """
-    old_by_id = {node.id: node for node in old.nodes}
-    new_by_id = {node.id: node for node in new.nodes}
+
+def _identity(node: IrNode) -> tuple[str, str, object]:
+    """What matches a node across graphs: op, shape and where it was made. A
+    leaf's location is left out: a parameter's names the line that last
+    updated it, which changes from step to step."""
+    location = node.location if node.operands else None
+    return node.op, node.shape.split("{")[0], location and (location.file, location.line)
+
+
+def _op_difference(
+    old_nodes: list[IrNode],
+    new_nodes: list[IrNode],
+    old_originals: Sequence[IrNode],
+    new_originals: Sequence[IrNode],
+) -> IrDifference:
+    added_counts = Counter(n.op for n in new_nodes) - Counter(n.op for n in old_nodes)
+    removed_counts = Counter(n.op for n in old_nodes) - Counter(n.op for n in new_nodes)
+    added = _in_order(new_nodes, added_counts)
+    removed = _in_order(old_nodes, removed_counts)
+    matcher = difflib.SequenceMatcher(
+        a=[_identity(n) for n in old_nodes], b=[_identity(n) for n in new_nodes], autojunk=False
+    )
+    blocks = [block for block in matcher.get_matching_blocks() if block.size]
+    matched_old = {i for b in blocks for i in range(b.a, b.a + b.size)}
+    matched_new = {j for b in blocks for j in range(b.b, b.b + b.size)}
+    new_node = _most_telling([n for j, n in enumerate(new_nodes) if j not in matched_new], added)
+    old_node = _most_telling([n for i, n in enumerate(old_nodes) if i not in matched_old], removed)
+    return IrDifference(
+        "ops",
+        old_node and _original(old_originals, old_node),
+        new_node and _original(new_originals, new_node),
+        tuple(n.op for n in added),
+        tuple(n.op for n in removed),
+        _shape_change_between(old_nodes, new_nodes, old_originals, new_originals),
+    )
+
+
+def _in_order(nodes: list[IrNode], counts: Counter[str]) -> list[IrNode]:
+    """The last ``counts[op]`` nodes of each op, in graph order (the extra ones)."""
+    left = Counter(counts)
+    picked = []
+    for node in reversed(nodes):
+        if left[node.op] > 0:
+            left[node.op] -= 1
+            picked.append(node)
+    return picked[::-1]
+
+
+def _most_telling(unmatched: list[IrNode], net: list[IrNode]) -> IrNode | None:
+    """The unmatched node that best shows the change: one of the net added (or
+    removed) ops, with a tensor shape rather than a scalar, with a location."""
+    ops = {node.op for node in net}
+    candidates = [node for node in unmatched if node.op in ops] or unmatched or net
+    if not candidates:
+        return None
+    return min(
+        enumerate(candidates),
+        key=lambda item: (_is_scalar(item[1]), item[1].location is None, item[0]),
+    )[1]
+
+
+def _is_scalar(node: IrNode) -> bool:
+    return "[]" in node.shape
+
+
+def _shape_change_between(
+    old_nodes: list[IrNode],
+    new_nodes: list[IrNode],
+    old_originals: Sequence[IrNode],
+    new_originals: Sequence[IrNode],
+) -> tuple[IrNode, IrNode] | None:
+    """A node both graphs have (matched by op) whose shape was born changed."""
+    matcher = difflib.SequenceMatcher(
+        a=[n.op for n in old_nodes], b=[n.op for n in new_nodes], autojunk=False
+    )
+    pairs = [
+        (old_nodes[block.a + k], new_nodes[block.b + k])
+        for block in matcher.get_matching_blocks()
+        for k in range(block.size)
+    ]
+    origin = shape_origin(pairs, old_nodes, new_nodes, strict=True)
+    if origin is None:
+        return None
+    before, after = pairs[origin]
+    return _original(old_originals, before), _original(new_originals, after)
+
+
+def shape_origin(
+    pairs: Sequence[tuple[IrNode, IrNode]],
+    old_nodes: Sequence[IrNode],
+    new_nodes: Sequence[IrNode],
+    *,
+    strict: bool = False,
+) -> int | None:
+    """Index (in ``pairs``) of the first matched node whose shape changed while
+    its operands' did not; without ``strict``, else the first that changed."""
+    old_by_id = {node.id: node for node in old_nodes}
+    new_by_id = {node.id: node for node in new_nodes}
     first_changed = None
-    for index, (before, after) in enumerate(zip(old.nodes, new.nodes, strict=True)):
+    for index, (before, after) in enumerate(pairs):
         if before.shape == after.shape:
             continue
+        if strict and (before.location is None or before.location != after.location):
+            continue  # across added ops, only a node made at the same line is the same
         if first_changed is None:
             first_changed = index
-        if all(_same_operand_shape(op, old_by_id, new_by_id) for op in after.operands):
+        if len(before.operands) == len(after.operands) and all(
+            _same_shape(old_by_id.get(operand_id(a)), new_by_id.get(operand_id(b)))
+            for a, b in zip(before.operands, after.operands, strict=True)
+        ):
             return index
-    return first_changed
+    return None if strict else first_changed
 
 
-def _same_operand_shape(operand: str, old: dict[int, IrNode], new: dict[int, IrNode]) -> bool:
-    before, after = old.get(operand_id(operand)), new.get(operand_id(operand))
+def _same_shape(before: IrNode | None, after: IrNode | None) -> bool:
     return before is not None and after is not None and before.shape == after.shape

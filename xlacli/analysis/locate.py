@@ -18,6 +18,7 @@ from typing import Protocol
 
 from xlacli.hlo.model import HloModule, Metadata
 from xlacli.parse.frames import CodeRoots, Frame, first_user_frame
+from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.parse.ir_dump import IrGraph, IrNode, operand_id
 
 # The function of xlacli's harness that moves a batch to the device.
@@ -34,6 +35,8 @@ class Locator:
     entry_site: str | None = None  # where the step's own code is defined
     inputs_site: str | None = None  # where get_inputs is defined
     known_files: dict[str, set[str]] = field(default_factory=dict)  # base name -> paths
+    # Each graph's HLO ops with their whole Python stacks (None: not dumped).
+    load_stacks: Callable[[str], list[StackedOp] | None] = lambda _hash: None
     _sources: dict[str, dict[tuple[str, int], str]] = field(default_factory=dict, repr=False)
 
     def learn_frames(self, frames: Iterable[Frame]) -> None:
@@ -50,14 +53,62 @@ class Locator:
             library = None
         return (_show(user) if user else self.entry_site), (_show(library) if library else None)
 
+    def outer_user_line(self, frames: tuple[Frame, ...]) -> str | None:
+        """The user's line that called the function of the innermost user frame
+        (a helper's caller), if the user's code has one."""
+        users = [frame for frame in frames if self.roots.is_user(frame)]
+        return _show(users[1]) if len(users) > 1 else None
+
     def node(self, node: IrNode, graph: _HasIr) -> tuple[str | None, str | None]:
         """The user's line behind an IR node, and the library line if it is inside one."""
         frame = self._resolve(node.location, graph.graph_hash) if node.location else None
         if frame is not None and self.roots.is_user(frame):
             return _show(frame), None
         library = _show(frame) if frame is not None else None
-        user = self._user_consumer(node, graph) or self.trigger(graph.frames)[0]
+        if node.location is None:  # made by the autograd engine, outside Python
+            backward = self._backward_call(graph)
+            if backward is not None:
+                return backward, None
+        caller = self._caller(node, graph)
+        user = caller or self._user_consumer(node, graph) or self.trigger(graph.frames)[0]
         return user, library
+
+    def _backward_call(self, graph: _HasIr) -> str | None:
+        """The user's ``loss.backward()`` line, from the stack of an op it made in Python."""
+        for op in self.load_stacks(graph.graph_hash) or ():
+            if any(_is_backward(frame) for frame in op.stack):
+                user = first_user_frame(op.stack, self.roots)
+                if user is not None:
+                    return _show(user)
+        return None
+
+    def _caller(self, node: IrNode, graph: _HasIr) -> str | None:
+        """The user's line that called into the library where ``node`` was made,
+        from the node's whole stack in the graph's HLO protobuf."""
+        if node.location is None or graph.ir is None:
+            return None
+        stacks = self.load_stacks(graph.graph_hash)
+        if not stacks:
+            return None
+        key = (node.op, node.location.file, node.location.line)
+        # The IR and its lowering share one order: the k-th node with this op
+        # and line is the k-th run of HLO instructions with them.
+        ordinal = sum(
+            1 for other in graph.ir.nodes[: graph.ir.nodes.index(node)] if _key(other) == key
+        )
+        callers = [
+            first_user_frame(op.stack, self.roots)
+            for op in stacks
+            if op.stack and (op.ir_op, Path(op.stack[0].file).name, op.stack[0].line) == key
+        ]
+        runs = [frame for i, frame in enumerate(callers) if i == 0 or callers[i - 1] != frame]
+        found = [frame for frame in runs if frame is not None]
+        if not found:
+            return None
+        if len(set(found)) == 1 or len(runs) <= ordinal:
+            return _show(found[0])
+        chosen = runs[ordinal]
+        return _show(chosen) if chosen is not None else _show(found[0])
 
     def metadata(self, metadata: Metadata, graph: _HasIr) -> tuple[str | None, str | None]:
         """Like ``node`` for an HLO instruction's metadata (full path already)."""
@@ -67,8 +118,8 @@ class Locator:
         if self.roots.is_user(frame):
             return _show(frame), None
         node = self._ir_node_at(graph.ir, frame)
-        user = (self._user_consumer(node, graph) if node else None) or self.trigger(graph.frames)[0]
-        return user, _show(frame)
+        traced = (self._caller(node, graph) or self._user_consumer(node, graph)) if node else None
+        return traced or self.trigger(graph.frames)[0], _show(frame)
 
     def is_harness(self, node: IrNode) -> bool:
         """Whether a device-data node is a batch xlacli moved to the device."""
@@ -152,9 +203,20 @@ class _HasIr(Protocol):
     def ir(self) -> IrGraph | None: ...
 
 
+def _key(node: IrNode) -> tuple[str, str, int] | None:
+    location = node.location
+    return (node.op, location.file, location.line) if location is not None else None
+
+
 def _show(frame: Frame) -> str:
     """Locations are kept absolute in the report; renderers shorten them."""
     return f"{frame.file}:{frame.line}"
+
+
+def _is_backward(frame: Frame) -> bool:
+    return frame.function == "backward" and frame.file.endswith(
+        ("torch/_tensor.py", "torch/autograd/__init__.py")
+    )
 
 
 def _is_torch_xla_sync(frame: Frame) -> bool:

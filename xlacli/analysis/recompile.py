@@ -9,17 +9,36 @@ first node that differs.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 
-from xlacli.analysis.hints import hint_for
+from xlacli.analysis.compiled import (
+    CompiledGraph,
+    ExplainContext,
+    bare,
+    input_origin,
+    is_special_scalar_swap,
+    make_cause,
+    signature_change,
+)
 from xlacli.analysis.hlo_compare import HloDifference, compare_hlo
 from xlacli.analysis.ir_compare import IrDifference, compare_ir
-from xlacli.analysis.locate import Locator
+from xlacli.analysis.patterns import (
+    EXPECTED_CATEGORIES,
+    LOOP_COMPILES,
+    OPTIMIZER_BRANCH_HINT,
+    is_optimizer_node,
+    lazy_artefact_detail,
+    pattern_cause,
+    read_hint,
+)
 from xlacli.parse.frames import Frame
-from xlacli.parse.ir_dump import IrGraph, IrNode
+from xlacli.parse.ir_dump import IrNode
 from xlacli.report import CompileCause, CompileEvent
 from xlacli.words import counted
+
+__all__ = ["CompiledGraph", "ExplainContext", "explain_compiles"]
 
 # CPU fallbacks whose result's shape depends on the values.
 DATA_DEPENDENT_OPS = frozenset(
@@ -35,49 +54,33 @@ DATA_DEPENDENT_OPS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class CompiledGraph:
-    """One compile, with what is needed to explain it."""
-
-    index: int
-    step: int | None
-    graph_hash: str
-    compile_time_s: float
-    frames: tuple[Frame, ...]  # the sync's Python frames, innermost first
-    value_read: bool  # the sync happened because Python read a tensor value
-    ir: IrGraph | None
-    input_signature: tuple[str, ...]
-    fallbacks_in_step: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True)
-class ExplainContext:
-    """What the explainer needs beyond the compiles themselves."""
-
-    warmup: int
-    locator: Locator  # also loads each graph's HLO before optimization
-
-
 def explain_compiles(
     graphs: Sequence[CompiledGraph], context: ExplainContext
 ) -> list[CompileEvent]:
     """One event per compile, in order."""
     seen: dict[tuple[Frame, ...], list[CompiledGraph]] = {}
+    per_read_site = Counter((graph.frames, graph.step) for graph in graphs if graph.value_read)
     events = []
     for graph in graphs:
         previous = seen.setdefault(graph.frames, [])
         if previous:
             nearest, difference = _nearest(previous, graph)
-            cause = _explain(nearest, graph, difference, context)
+            in_loop = per_read_site[graph.frames, graph.step] >= LOOP_COMPILES
+            cause = pattern_cause(
+                previous, nearest, graph, difference, context, in_loop
+            ) or _explain(nearest, graph, difference, context)
             compared_with: str | None = nearest.graph_hash
         else:
             cause, compared_with = _first_cause(graph, context), None
+        expected = cause.category in EXPECTED_CATEGORIES
         events.append(
             CompileEvent(
                 step=graph.step,
                 graph_hash=graph.graph_hash,
                 compile_time_s=graph.compile_time_s,
-                steady_state=graph.step is not None and graph.step >= context.warmup,
+                steady_state=graph.step is not None
+                and graph.step >= context.warmup
+                and not expected,
                 cause=cause,
                 compared_with=compared_with,
             )
@@ -105,14 +108,19 @@ def _nearest(
 def _first_cause(graph: CompiledGraph, context: ExplainContext) -> CompileCause:
     user, library = context.locator.trigger(graph.frames)
     if graph.value_read:
-        return _cause(
+        caller = context.locator.outer_user_line(graph.frames)
+        also = (make_cause("host_sync", caller, None, "the call that led to the read"),)
+        cause = make_cause(
             "host_sync",
             user,
             library,
             "Python reads a tensor value here (.item(), print, bool(tensor), .cpu()...), "
-            "so torch_xla ran the step so far as a graph of its own",
+            "so torch_xla ran the step so far as a graph of its own"
+            + (" (the read is inside the library this line calls)" if library else ""),
+            hint=read_hint(library),
         )
-    return _cause("first_compile", user, library, "the first graph at this sync site")
+        return replace(cause, also=also) if caller else cause
+    return make_cause("first_compile", user, library, "the first graph at this sync site")
 
 
 def _explain(
@@ -122,46 +130,31 @@ def _explain(
     context: ExplainContext,
 ) -> CompileCause:
     if old.graph_hash == new.graph_hash:
-        return _cause("unknown", None, None, "the same graph compiled again (compile cache full?)")
-    signature = _signature_change(old, new)
+        return make_cause(
+            "unknown", None, None, "the same graph compiled again (compile cache full?)"
+        )
+    signature = signature_change(old, new)
     if signature is not None:
-        category, detail = signature
-        return _cause(category, context.locator.inputs_site, None, detail)
+        category, detail, name = signature
+        origin = new.input_origins.get(name) or old.input_origins.get(name)
+        cause = make_cause(category, origin or context.locator.inputs_site, None, detail)
+        return cause
     if difference is None:  # no IR (a profile does not dump it): the HLO may still tell
         return _value_cause(old, new, context)
     if difference.kind == "ops":
-        return _structure_cause(new, difference, context)
+        structure = _structure_cause(new, difference, context)
+        if difference.shape_change is not None and structure.category == "graph_structure":
+            # A size that changed on its own explains more than the ops around it.
+            old_node, new_node = difference.shape_change
+            shaped = _shape_cause(new, old_node, new_node, context)
+            return replace(shaped, also=(structure,))
+        return structure
+    if difference.folded:
+        return _artefact_cause(new, difference, context)
     if difference.kind == "shape":
         assert difference.old_node is not None and difference.new_node is not None
         return _shape_cause(new, difference.old_node, difference.new_node, context)
     return _value_cause(old, new, context)
-
-
-def _signature_change(old: CompiledGraph, new: CompiledGraph) -> tuple[str, str] | None:
-    """The input tensors whose dtype or shape changed and that the new graph reads."""
-    changes: list[tuple[str, str]] = []
-    for before, after in zip(old.input_signature, new.input_signature, strict=False):
-        if before == after:
-            continue
-        name, _, old_type = before.rpartition(" ")
-        _, _, new_type = after.rpartition(" ")
-        if "[" not in old_type or "[" not in new_type or not _reads_input(new, new_type):
-            continue
-        kind = "dtype" if old_type.split("[")[0] != new_type.split("[")[0] else "shape"
-        changes.append((kind, f"{name} {kind} {old_type} -> {new_type}"))
-    if not changes:
-        return None
-    category = "input_dtype" if any(kind == "dtype" for kind, _ in changes) else "input_shape"
-    return category, "; ".join(detail for _, detail in changes)
-
-
-def _reads_input(graph: CompiledGraph, xla_type: str) -> bool:
-    if graph.ir is None:
-        return True
-    return any(n.is_device_data and n.shape.split("{")[0] == xla_type for n in graph.ir.nodes)
-
-
-SCALAR_OPS = frozenset({"prim::Constant", "xla::device_data"})
 
 
 def _structure_cause(
@@ -169,10 +162,10 @@ def _structure_cause(
 ) -> CompileCause:
     node = difference.new_node or difference.old_node
     user, library = context.locator.node(node, graph) if node else (None, None)
-    if _is_special_scalar_swap(difference):
+    if is_special_scalar_swap(difference):
         # torch_xla bakes the Python scalars 0 and 1 into the graph as constants
         # and passes any other value as an input: 0.0 -> 0.1 swaps one for the other.
-        return _cause(
+        return make_cause(
             "constant_value",
             user,
             library,
@@ -186,16 +179,19 @@ def _structure_cause(
         for part in (_ops("added", difference.added), _ops("removed", difference.removed))
         if part
     )
-    return _cause("graph_structure", user, library, detail)
+    if difference.new_node is not None and difference.added:
+        detail += f" (new: {difference.new_node.op} {bare(difference.new_node.shape)})"
+    if is_optimizer_node(node, library):
+        return make_cause("graph_structure", user, library, detail, hint=OPTIMIZER_BRANCH_HINT)
+    return make_cause("graph_structure", user, library, detail)
 
 
-def _is_special_scalar_swap(difference: IrDifference) -> bool:
-    added, removed = set(difference.added), set(difference.removed)
-    return (
-        len(difference.added) == len(difference.removed) > 0
-        and added | removed <= SCALAR_OPS
-        and added != removed
-    )
+def _artefact_cause(
+    graph: CompiledGraph, difference: IrDifference, context: ExplainContext
+) -> CompileCause:
+    ops = tuple(node.op for node in difference.folded)
+    user, library = context.locator.node(difference.folded[0], graph)
+    return make_cause("lazy_artefact", user, library, lazy_artefact_detail(ops))
 
 
 def _ops(verb: str, ops: tuple[str, ...], limit: int = 5) -> str:
@@ -208,46 +204,36 @@ def _ops(verb: str, ops: tuple[str, ...], limit: int = 5) -> str:
 def _shape_cause(
     graph: CompiledGraph, old: IrNode, new: IrNode, context: ExplainContext
 ) -> CompileCause:
-    change = f"{new.op} {_bare(old.shape)} -> {_bare(new.shape)}"
+    change = f"{new.op} {bare(old.shape)} -> {bare(new.shape)}"
     user, library = context.locator.node(new, graph)
     if new.is_device_data:
         if context.locator.is_harness(new):
-            return _cause("input_shape", context.locator.inputs_site, None, f"input {change}")
+            origin = input_origin(graph, bare(new.shape))
+            return make_cause(
+                "input_shape", origin or context.locator.inputs_site, None, f"input {change}"
+            )
         if graph.fallbacks_in_step & DATA_DEPENDENT_OPS:
             ops = ", ".join(sorted(graph.fallbacks_in_step & DATA_DEPENDENT_OPS))
-            return _cause(
+            return make_cause(
                 "data_dependent_shape",
                 user,
                 library,
                 f"a result whose size depends on the data ({ops} on the CPU): {change}",
             )
-        return _cause("intermediate_shape", user, library, f"a tensor made on the host: {change}")
-    return _cause("intermediate_shape", user, library, change)
+        return make_cause(
+            "intermediate_shape", user, library, f"a tensor made on the host: {change}"
+        )
+    return make_cause("intermediate_shape", user, library, change)
 
 
 def _value_cause(old: CompiledGraph, new: CompiledGraph, context: ExplainContext) -> CompileCause:
     load = context.locator.load_hlo
     old_hlo, new_hlo = load(old.graph_hash), load(new.graph_hash)
     if old_hlo is None or new_hlo is None:
-        return _cause("unknown", None, None, "same IR; the HLO of one graph is missing")
+        return make_cause("unknown", None, None, "same IR; the HLO of one graph is missing")
     difference: HloDifference = compare_hlo(old_hlo, new_hlo)
     if difference.kind in ("constant", "attribute") and difference.new is not None:
         user, library = context.locator.metadata(difference.new.metadata, new)
-        return _cause("constant_value", user, library, difference.detail)
+        return make_cause("constant_value", user, library, difference.detail)
     raw = difference.detail or "the IR and the HLO before optimization are the same"
-    return _cause("unknown", None, None, f"no category fits: {raw}")
-
-
-def _bare(shape: str) -> str:
-    """``f32[4,8]{1,0}`` -> ``f32[4,8]``."""
-    return shape.split("{")[0] if not shape.startswith("(") else shape
-
-
-def _cause(category: str, user: str | None, library: str | None, detail: str) -> CompileCause:
-    return CompileCause(
-        category=category,
-        location=user,
-        library_location=library,
-        detail=detail,
-        hint=hint_for(category),
-    )
+    return make_cause("unknown", None, None, f"no category fits: {raw}")

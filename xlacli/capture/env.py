@@ -43,6 +43,9 @@ def capture_environment(
         # profile must not pay (unlike XLA_IR_DEBUG, it cannot be turned off
         # once the graphs are compiled).
         env["XLA_HLO_DEBUG"] = "1"
+        # The protobuf dump keeps each op's whole Python stack (the text drops
+        # it): how a change inside a library is traced to the user's call.
+        env["XLA_FLAGS"] += " --xla_dump_hlo_as_proto"
     if request.debug_artifacts and request.ir_dump:
         # Writes each sync's IR as text: cheap for a few steps, not for a profile.
         env["XLA_SAVE_TENSORS_FILE"] = str(paths.ir_dump)

@@ -18,6 +18,7 @@ import torch_xla
 import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 
+from xlacli.capture.callsites import InputOrigins
 from xlacli.capture.failures import describe_exception, failure_hint, format_user_traceback
 from xlacli.discover import LoadedModel
 from xlacli.errors import ModelError, UsageError
@@ -158,11 +159,14 @@ class StepRunner:
         if self.train and self.loaded.step_fn is None:
             self.optimizer = _make_optimizer(self.optimizer_name, self.model)
         self._warned_sum_loss = False
+        self._input_origins = InputOrigins()  # the user's line behind each input
 
     def run(self, step: int) -> dict[str, Any]:
         """Run one step and sync; returns what the step event records about it."""
         started = time.perf_counter()
-        host_batch = self.loaded.inputs_for_step(step)
+        host_batch, origins = self._input_origins.call(
+            lambda: self.loaded.inputs_for_step(step), lambda b: _named_leaves(b, top=True)
+        )
         if host_batch is None:
             raise UsageError(
                 f"get_inputs({step}) returned None; expected a tensor, or a tuple, list or "
@@ -182,7 +186,11 @@ class StepRunner:
             ) from None
         self._sync(step)
         del result  # kept alive until the sync, as the contract says
-        return {"wall_time_s": time.perf_counter() - started, "input_signature": signature}
+        return {
+            "wall_time_s": time.perf_counter() - started,
+            "input_signature": signature,
+            "input_origins": origins,
+        }
 
     def _run_user_step(self, batch: Any, step: int) -> Any:
         if self.loaded.step_fn is not None:

@@ -24,6 +24,8 @@ _ROLES = (
     ("memory_usage", re.compile(rf"^(?P<name>.+?)\.{_OPTIMIZED}-memory-usage-report\.txt$")),
     ("hlo_after", re.compile(rf"^(?P<name>.+?)\.{_OPTIMIZED}\.txt$")),
     ("hlo_before", re.compile(r"^(?P<name>.+?)\.before_optimizations\.txt$")),
+    # The same module as a protobuf: it alone keeps each op's whole Python stack.
+    ("hlo_stacks", re.compile(r"^(?P<name>.+?)\.before_optimizations\.hlo\.pb$")),
 )
 
 

@@ -1,0 +1,53 @@
+"""A change inside a library traced to the user's call through the HLO's stacks."""
+
+from pathlib import Path
+
+from xlacli.analysis.compiled import CompiledGraph
+from xlacli.analysis.locate import Locator
+from xlacli.parse.frames import CodeRoots, Frame
+from xlacli.parse.hlo_stacks import StackedOp
+from xlacli.parse.ir_dump import parse_ir_dump
+
+ROOTS = CodeRoots(library=("/lib/",), xlacli="/xlacli/")
+LINEAR = Frame("forward", "/lib/torch/nn/modules/linear.py", 134)
+
+
+def compiled(*nodes: str) -> CompiledGraph:
+    text = (
+        "[ScheduleSyncTensorsGraph]\nTensorsGraphInfo:\n  f (/u/m.py:1)\n\n## BEGIN_GRAPH\nIR {\n"
+    )
+    text += "".join(f"  {node}\n" for node in nodes) + "}\n\nGraph Hash: g\n\n## END_GRAPH\n"
+    return CompiledGraph(0, 0, "g", 0.1, (), False, parse_ir_dump(text)[0], ())
+
+
+def locator(stacks: list[StackedOp]) -> Locator:
+    located = Locator(ROOTS, Path("/u"), load_hlo=lambda h: None, load_stacks=lambda h: stacks)
+    located.learn_frames([LINEAR, Frame("step", "/lib/torch/optim/sgd.py", 1)])
+    return located
+
+
+def test_a_node_in_the_optimizer_is_the_users_step_call():
+    graph = compiled("%0 = f32[4]{0} aten::add(), location=_single_tensor_sgd@sgd.py:375")
+    sgd = Frame("_single_tensor_sgd", "/lib/torch/optim/sgd.py", 375)
+    stacks = [StackedOp("aten__add", (sgd, Frame("train", "/u/train.py", 36)))]
+    user, library = locator(stacks).node(graph.ir.nodes[0], graph)
+    assert (user, library) == ("/u/train.py:36", "/lib/torch/optim/sgd.py:375")
+
+
+def test_the_kth_node_at_a_library_line_is_the_kth_call():
+    graph = compiled(
+        "%0 = f32[4,8]{1,0} aten::addmm(), location=forward@linear.py:134",
+        "%1 = f32[4,8]{1,0} aten::addmm(%0), location=forward@linear.py:134",
+    )
+    encoder = StackedOp("aten__addmm", (LINEAR, Frame("forward", "/u/model.py", 20)))
+    decoder = StackedOp("aten__addmm", (LINEAR, Frame("forward", "/u/model.py", 21)))
+    located = locator([encoder, encoder, decoder])  # one IR node can lower to several ops
+    assert located.node(graph.ir.nodes[0], graph)[0] == "/u/model.py:20"
+    assert located.node(graph.ir.nodes[1], graph)[0] == "/u/model.py:21"
+
+
+def test_without_stacks_the_old_fallbacks_hold():
+    graph = compiled("%0 = f32[4]{0} aten::add(), location=_single_tensor_sgd@sgd.py:375")
+    located = Locator(ROOTS, Path("/u"), load_hlo=lambda h: None, entry_site="/u/m.py:5")
+    located.learn_frames([Frame("step", "/lib/torch/optim/sgd.py", 1)])
+    assert located.node(graph.ir.nodes[0], graph) == ("/u/m.py:5", "/lib/torch/optim/sgd.py:375")

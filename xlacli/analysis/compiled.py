@@ -1,0 +1,113 @@
+"""What the recompile explainer works on: one compile with what explains it,
+the context, and the small shared pieces of a cause (the input signature's
+changes, a special scalar swap, building a ``CompileCause``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from xlacli.analysis.hints import hint_for
+from xlacli.analysis.ir_compare import IrDifference
+from xlacli.analysis.locate import Locator
+from xlacli.parse.frames import Frame
+from xlacli.parse.ir_dump import IrGraph
+from xlacli.report import CompileCause
+
+
+@dataclass(frozen=True)
+class CompiledGraph:
+    """One compile, with what is needed to explain it."""
+
+    index: int
+    step: int | None
+    graph_hash: str
+    compile_time_s: float
+    frames: tuple[Frame, ...]  # the sync's Python frames, innermost first
+    value_read: bool  # the sync happened because Python read a tensor value
+    ir: IrGraph | None
+    input_signature: tuple[str, ...]
+    fallbacks_in_step: frozenset[str] = frozenset()
+    # "input 0" -> the user's line that made that input tensor (in get_inputs)
+    input_origins: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExplainContext:
+    """What the explainer needs beyond the compiles themselves."""
+
+    warmup: int
+    locator: Locator  # also loads each graph's HLO before optimization
+
+
+def signature_change(old: CompiledGraph, new: CompiledGraph) -> tuple[str, str, str] | None:
+    """The input tensors whose dtype or shape changed and that the new graph reads:
+    (category, detail, the name of the first changed input)."""
+    changes: list[tuple[str, str, str]] = []
+    for before, after in zip(old.input_signature, new.input_signature, strict=False):
+        if before == after:
+            continue
+        name, _, old_type = before.rpartition(" ")
+        _, _, new_type = after.rpartition(" ")
+        if "[" not in old_type or "[" not in new_type or not reads_input(new, new_type):
+            continue
+        kind = "dtype" if old_type.split("[")[0] != new_type.split("[")[0] else "shape"
+        changes.append((kind, f"{name} {kind} {old_type} -> {new_type}", name))
+    if not changes:
+        return None
+    dtype = [change for change in changes if change[0] == "dtype"]
+    category = "input_dtype" if dtype else "input_shape"
+    return category, "; ".join(detail for _, detail, _ in changes), (dtype or changes)[0][2]
+
+
+def reads_input(graph: CompiledGraph, xla_type: str) -> bool:
+    if graph.ir is None:
+        return True
+    return any(n.is_device_data and n.shape.split("{")[0] == xla_type for n in graph.ir.nodes)
+
+
+SCALAR_OPS = frozenset({"prim::Constant", "xla::device_data"})
+
+
+def is_special_scalar_swap(difference: IrDifference) -> bool:
+    added, removed = set(difference.added), set(difference.removed)
+    return (
+        len(difference.added) == len(difference.removed) > 0
+        and added | removed <= SCALAR_OPS
+        and added != removed
+    )
+
+
+def input_origin(graph: CompiledGraph, xla_type: str) -> str | None:
+    """The user's line that made the input of this type, if only one input has it."""
+    names = [
+        entry.rpartition(" ")[0]
+        for entry in graph.input_signature
+        if entry.rpartition(" ")[2] == xla_type
+    ]
+    return graph.input_origins.get(names[0]) if len(names) == 1 else None
+
+
+def bare(shape: str) -> str:
+    """``f32[4,8]{1,0}`` -> ``f32[4,8]``."""
+    return shape.split("{")[0] if not shape.startswith("(") else shape
+
+
+# ``make_cause``'s default: the category's own hint.
+HINT_OF_CATEGORY = "<category>"
+
+
+def make_cause(
+    category: str,
+    user: str | None,
+    library: str | None,
+    detail: str,
+    hint: str | None = HINT_OF_CATEGORY,
+) -> CompileCause:
+    return CompileCause(
+        category=category,
+        location=user,
+        library_location=library,
+        detail=detail,
+        hint=hint_for(category) if hint == HINT_OF_CATEGORY else hint,
+    )

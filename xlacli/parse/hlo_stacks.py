@@ -1,0 +1,158 @@
+"""Each HLO instruction's whole Python call stack, from the dumped ``HloProto``.
+
+torch_xla's IR text keeps only the innermost frame of each node
+(``step@sgd.py:375``), but with ``XLA_HLO_DEBUG`` it lowers every node's full
+frame list into the module's ``stack_frame_index`` (file names, function
+names, file locations and a tree of frames), and each instruction's metadata
+names its innermost frame by ``stack_frame_id``. The text dump drops that
+index; ``--xla_dump_hlo_as_proto`` keeps it. This reads the protobuf wire
+format directly: only a handful of fields are needed, and no XLA protobuf
+module ships with torch_xla.
+
+Field numbers (xla/service/hlo.proto): HloProto.hlo_module=1;
+HloModuleProto.computations=3, stack_frame_index=17; HloComputationProto
+.instructions=2; HloInstructionProto.metadata=7; OpMetadata.op_type=1,
+source_file=3, source_line=4, stack_frame_id=15; StackFrameIndexProto
+.file_names=1, function_names=2, file_locations=3 (file_name_id=1,
+function_name_id=2, line=3), stack_frames=4 (file_location_id=1,
+parent_frame_id=2). Ids are 1-based; 0 means none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from xlacli.parse.frames import Frame
+
+_VARINT, _FIXED64, _BYTES, _FIXED32 = 0, 1, 2, 5
+
+
+@dataclass(frozen=True)
+class StackedOp:
+    """One HLO instruction's op and its Python stack, innermost frame first."""
+
+    op_type: str  # "aten__add", as torch_xla writes the IR op "aten::add"
+    stack: tuple[Frame, ...]
+
+    @property
+    def ir_op(self) -> str:
+        """The IR op name: ``aten__add`` -> ``aten::add``."""
+        return self.op_type.replace("__", "::", 1)
+
+
+def read_hlo_stacks(path: Path) -> list[StackedOp] | None:
+    """The stacked instructions of a dumped ``*.hlo.pb`` in emission order;
+    None when the file is missing or is not a valid dump."""
+    try:
+        return parse_hlo_stacks(path.read_bytes())
+    except (OSError, ValueError, IndexError, UnicodeDecodeError):
+        return None
+
+
+def parse_hlo_stacks(data: bytes) -> list[StackedOp]:
+    """Parse an ``HloProto`` (or a bare ``HloModuleProto``)."""
+    module = _first(data, 1)
+    if module is None or (_first(module, 17) is None and _first(module, 3) is None):
+        module = data
+    frames = _frame_table(_first(module, 17) or b"")
+    ops = []
+    for field, computation in _fields(module):
+        if field != 3 or not isinstance(computation, bytes):
+            continue
+        for sub, instruction in _fields(computation):
+            if sub != 2 or not isinstance(instruction, bytes):
+                continue
+            metadata = _first(instruction, 7)
+            if metadata is None:
+                continue
+            ops.append(_stacked(metadata, frames))
+    return ops
+
+
+def _stacked(metadata: bytes, frames: dict[int, tuple[Frame, ...]]) -> StackedOp:
+    fields = dict(_fields(metadata))
+    op_type = fields.get(1, b"")
+    frame_id = fields.get(15, 0)
+    stack = frames.get(frame_id, ()) if isinstance(frame_id, int) else ()
+    source = fields.get(3)
+    if not stack and isinstance(source, bytes) and source:
+        stack = (Frame("", source.decode(), _int(fields, 4)),)
+    return StackedOp(op_type.decode() if isinstance(op_type, bytes) else "", stack)
+
+
+def _frame_table(index: bytes) -> dict[int, tuple[Frame, ...]]:
+    """Frame id -> the stack it ends, innermost first."""
+    files: list[str] = []
+    functions: list[str] = []
+    locations: list[tuple[int, int, int]] = []
+    parents: list[tuple[int, int]] = []
+    for field, value in _fields(index):
+        if field == 1 and isinstance(value, bytes):
+            files.append(value.decode())
+        elif field == 2 and isinstance(value, bytes):
+            functions.append(value.decode())
+        elif field == 3 and isinstance(value, bytes):
+            loc = dict(_fields(value))
+            locations.append((_int(loc, 1), _int(loc, 2), _int(loc, 3)))
+        elif field == 4 and isinstance(value, bytes):
+            stack_frame = dict(_fields(value))
+            parents.append((_int(stack_frame, 1), _int(stack_frame, 2)))
+    table: dict[int, tuple[Frame, ...]] = {}
+    for frame_id in range(1, len(parents) + 1):  # parents come before their children
+        location_id, parent = parents[frame_id - 1]
+        file_id, function_id, line = locations[location_id - 1]
+        frame = Frame(_name(functions, function_id), _name(files, file_id), line)
+        table[frame_id] = (frame, *table.get(parent, ()))
+    return table
+
+
+def _name(names: list[str], one_based: int) -> str:
+    return names[one_based - 1] if 0 < one_based <= len(names) else ""
+
+
+def _int(fields: dict[int, int | bytes], key: int) -> int:
+    value = fields.get(key, 0)
+    return value if isinstance(value, int) else 0
+
+
+def _first(data: bytes, wanted: int) -> bytes | None:
+    for field, value in _fields(data):
+        if field == wanted and isinstance(value, bytes):
+            return value
+    return None
+
+
+def _fields(data: bytes) -> Iterator[tuple[int, int | bytes]]:
+    """``(field number, value)`` of each field: ints for varints, bytes otherwise."""
+    position = 0
+    while position < len(data):
+        key, position = _varint(data, position)
+        field, wire = key >> 3, key & 7
+        if wire == _VARINT:
+            value, position = _varint(data, position)
+            yield field, value
+        elif wire == _BYTES:
+            size, position = _varint(data, position)
+            if position + size > len(data):
+                raise ValueError("truncated protobuf field")
+            yield field, data[position : position + size]
+            position += size
+        elif wire in (_FIXED64, _FIXED32):
+            width = 8 if wire == _FIXED64 else 4
+            yield field, data[position : position + width]
+            position += width
+        else:
+            raise ValueError(f"unsupported protobuf wire type {wire}")
+
+
+def _varint(data: bytes, position: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        byte = data[position]
+        position += 1
+        result |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return result, position
