@@ -25,7 +25,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-KNOWN_KEYS = {"model", "steps", "warmup", "baseline", "train", "optimizer"}
+KNOWN_KEYS = {"model", "steps", "warmup", "baseline", "train", "optimizer", "devices"}
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,7 @@ class ProjectConfig:
     baseline: Path | None = None
     train: bool | None = None
     optimizer: str | None = None
+    devices: int | None = None  # SPMD: virtual CPU devices for every command
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -84,6 +85,7 @@ def load_config(start: Path | None = None) -> ProjectConfig:
         baseline=folder / baseline if baseline else None,
         train=_typed(table, "train", bool, path),
         optimizer=_typed(table, "optimizer", str, path),
+        devices=_positive(table, "devices", path),
     )
 
 
@@ -93,6 +95,13 @@ def _typed(table: dict[str, Any], key: str, kind: type, path: Path) -> Any:
         not isinstance(value, kind) or isinstance(value, bool) != (kind is bool)
     ):
         raise UsageError(f"{path}: [tool.xlacli] {key} must be a {kind.__name__}, not {value!r}")
+    return value
+
+
+def _positive(table: dict[str, Any], key: str, path: Path) -> int | None:
+    value = _typed(table, key, int, path)
+    if value is not None and value < 1:
+        raise UsageError(f"{path}: [tool.xlacli] {key} must be at least 1, not {value}")
     return value
 
 

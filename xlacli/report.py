@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.errors import UsageError
+from xlacli.sharding_report import GraphSpmd, graph_spmd_from_dict
 
 SCHEMA_VERSION = 1
 REPORT_FILE = "report.json"
@@ -43,6 +44,7 @@ class GraphRecord:
     total_execute_time_s: float
     first_step: int | None
     files: Mapping[str, str] = field(default_factory=dict)  # relative to the run folder
+    spmd: GraphSpmd | None = None  # SPMD: mesh, shardings, collectives (sharding_report.py)
 
 
 @dataclass(frozen=True)
@@ -241,6 +243,7 @@ def _graph_from_dict(data: dict[str, Any]) -> GraphRecord:
         total_execute_time_s=data.get("total_execute_time_s", 0.0),
         first_step=data.get("first_step"),
         files=dict(data.get("files", {})),
+        spmd=graph_spmd_from_dict(data.get("spmd")),
     )
 
 

@@ -29,6 +29,10 @@ HINTS = {
         "move .item(), print(tensor), .cpu() and `if tensor:` after torch_xla.sync(), or log "
         "with xm.add_step_closure; keep decisions on the device with torch.where"
     ),
+    "sharding": (
+        "an input's sharding changed, so the graph was partitioned again: give each tensor one "
+        "sharding (mark_sharding with the same spec every step), or reshard inside the graph"
+    ),
     "unknown": "compare the two graphs: xlacli diff-hlo on their hlo.before.txt files",
 }
 

@@ -9,13 +9,14 @@ first node that differs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from xlacli.analysis.hints import hint_for
 from xlacli.analysis.hlo_compare import HloDifference, compare_hlo
 from xlacli.analysis.ir_compare import IrDifference, compare_ir
 from xlacli.analysis.locate import Locator
+from xlacli.analysis.sharding_change import input_sharding_change
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrGraph, IrNode
 from xlacli.report import CompileCause, CompileEvent
@@ -56,6 +57,8 @@ class ExplainContext:
 
     warmup: int
     locator: Locator  # also loads each graph's HLO before optimization
+    # SPMD: (HLO sharding, type) -> the user's mark_sharding line (capture/spmd.py)
+    sharding_sites: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
 
 def explain_compiles(
@@ -127,6 +130,10 @@ def _explain(
     if signature is not None:
         category, detail = signature
         return _cause(category, context.locator.inputs_site, None, detail)
+    same_ops = difference is None or difference.kind not in ("ops", "shape")
+    sharding = _sharding_cause(old, new, context) if same_ops else None
+    if sharding is not None:
+        return sharding
     if difference is None:  # no IR (a profile does not dump it): the HLO may still tell
         return _value_cause(old, new, context)
     if difference.kind == "ops":
@@ -236,6 +243,21 @@ def _value_cause(old: CompiledGraph, new: CompiledGraph, context: ExplainContext
         return _cause("constant_value", user, library, difference.detail)
     raw = difference.detail or "the IR and the HLO before optimization are the same"
     return _cause("unknown", None, None, f"no category fits: {raw}")
+
+
+def _sharding_cause(
+    old: CompiledGraph, new: CompiledGraph, context: ExplainContext
+) -> CompileCause | None:
+    """SPMD: an input whose sharding changed (analysis/sharding_change.py)."""
+    load = context.locator.load_hlo
+    old_hlo, new_hlo = load(old.graph_hash), load(new.graph_hash)
+    if old_hlo is None or new_hlo is None:
+        return None
+    change = input_sharding_change(old_hlo, new_hlo, context.sharding_sites)
+    if change is None:
+        return None
+    location, detail = change
+    return _cause("sharding", location or context.locator.inputs_site, None, detail)
 
 
 def _bare(shape: str) -> str:

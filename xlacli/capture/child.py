@@ -55,18 +55,25 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
     versions = _import_torch_xla()
     import torch_xla
 
+    from xlacli.capture.spmd import SpmdObserver
     from xlacli.capture.steps import MetricTracker, StepRunner
     from xlacli.discover import ModelTarget, load_model
 
+    tracker = MetricTracker()
+    # SPMD: the model file's xr.use_spmd() must come before anything touches
+    # the device, so the file is imported first and the observer records its
+    # meshes and shardings (capture/spmd.py).
+    spmd = SpmdObserver(request.devices)
+    with spmd.usage_errors():
+        loaded = load_model(ModelTarget(Path(request.model_path), request.model_entry))
     device = torch_xla.device()
     events.write(
         "start",
         versions=versions,
         device=_device_kind(),
         device_count=torch_xla.device_count(),
+        **spmd.start_fields(),
     )
-    tracker = MetricTracker()
-    loaded = load_model(ModelTarget(Path(request.model_path), request.model_entry))
     runner = StepRunner(
         loaded,
         device,
@@ -78,6 +85,7 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
     events.write(
         "setup", entry_site=loaded.entry_site, inputs_site=loaded.inputs_site, **tracker.delta()
     )
+    spmd.write_new_shardings(events, None)
     window = _profile_window(request, events)
     try:
         for step in range(request.warmup + request.steps):
@@ -85,11 +93,13 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
                 window.start()
             traced = window is not None and window.active
             with window.step(step) if window is not None else contextlib.nullcontext():
-                record = runner.run(step)
+                with spmd.usage_errors():
+                    record = runner.run(step)
             delta = tracker.delta()
             if window is not None and "UncachedCompile" not in delta["counters"]:
                 window.compiles_settled()
             events.write("step", step=step, traced=traced, **record, **delta)
+            spmd.write_new_shardings(events, step)
     finally:
         if window is not None:
             window.stop()

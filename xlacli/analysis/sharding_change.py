@@ -1,0 +1,51 @@
+"""SPMD recompiles: the input whose sharding differs between two graphs.
+
+A tensor's sharding is part of the graph torch_xla hashes and compiles, and
+its IR text does not show it: the HLO before optimization does, as the
+``sharding={...}`` of each parameter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from xlacli.hlo.model import HloModule, Instruction
+
+
+def input_sharding_change(
+    old: HloModule, new: HloModule, sites: Mapping[tuple[str, str], str]
+) -> tuple[str | None, str] | None:
+    """(the user's mark_sharding line, ``input 4 f32[8,16] sharding A -> B``) for the
+    first parameter whose sharding changed; None when none did."""
+    old_params, new_params = _shardings(old), _shardings(new)
+    if not any(sharding for sharding, _ in new_params.values()):
+        return None  # not an SPMD graph
+    if [t for _, t in old_params.values()] != [t for _, t in new_params.values()]:
+        return None  # other inputs: not the same graph sharded differently
+    changes = []
+    location = None
+    for number, (sharding, type_) in sorted(new_params.items()):
+        before = old_params.get(number)
+        if before is None or before[1] != type_ or before[0] == sharding:
+            continue
+        changes.append(f"parameter {number} {type_} sharding {before[0]} -> {sharding}")
+        if location is None and sharding is not None:
+            location = sites.get((sharding, type_)) or sites.get((before[0] or "", type_))
+    if not changes:
+        return None
+    return location, "; ".join(changes)
+
+
+def _shardings(module: HloModule) -> dict[int, tuple[str | None, str]]:
+    return {
+        instruction.parameter_number: (
+            instruction.attributes.get("sharding"),
+            str(instruction.shape.without_layout()),
+        )
+        for instruction in module.entry.instructions
+        if _is_parameter(instruction)
+    }
+
+
+def _is_parameter(instruction: Instruction) -> bool:
+    return instruction.opcode == "parameter" and instruction.parameter_number is not None
