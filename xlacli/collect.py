@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from xlacli.analysis.collectives import Locate
 from xlacli.analysis.fallbacks import locate_fallbacks
 from xlacli.analysis.locate import Locator
-from xlacli.analysis.collectives import Locate
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
 from xlacli.analysis.spmd_graph import attach_spmd
 from xlacli.analysis.spmd_graph import sharding_sites as sharding_events_sites
@@ -111,6 +111,7 @@ def build_report(
                 total_execute_time_s=sum(exec_times),
                 first_step=compile_steps[first],
                 files=files,
+                spmd=None,  # SPMD runs: attach_spmd below, once the locator knows the frames
                 **graph_sizes(paths.root, files, hlo),
             )
         )
@@ -162,7 +163,7 @@ def _metadata_locator(
     locator: Locator, compiled: Sequence[CompiledGraph]
 ) -> Callable[[str], Locate]:
     """Per graph hash: the user's line behind an HLO instruction's metadata."""
-    first = {}
+    first: dict[str, CompiledGraph] = {}
     for graph in compiled:
         first.setdefault(graph.graph_hash, graph)
 

@@ -19,6 +19,7 @@ from typing import Any
 from xlacli.errors import UsageError
 from xlacli.paths import split_location
 from xlacli.report import RunReport
+from xlacli.sharding_report import GraphSpmd
 
 BASELINE_VERSION = 1
 
@@ -40,18 +41,22 @@ class Baseline:
     fallback_ops: dict[str, int] = field(default_factory=dict)
     graphs: dict[str, int] = field(default_factory=dict)  # "file#n" -> HLO instructions
     baseline_version: int = BASELINE_VERSION
+    # SPMD: "file#n all-gather" -> count and "file#n all-gather bytes" -> bytes per device
+    collectives: dict[str, int] = field(default_factory=dict)
 
 
 def baseline_from_report(report: RunReport, baseline_path: Path, optimizer: str) -> Baseline:
     """The baseline a report stands for, paths relative to the baseline's folder."""
     folder = baseline_path.resolve().parent
     graphs: dict[str, int] = {}
+    collectives: dict[str, int] = {}
     seen: dict[str, int] = {}
     for graph in report.graphs:
         file = _relative_file(graph.site, folder)
         index = seen.get(file, 0)
         seen[file] = index + 1
         graphs[f"{file}#{index}"] = graph.hlo_instructions or 0
+        collectives.update(collective_counts(f"{file}#{index}", graph.spmd))
     fallbacks: dict[str, int] = {}
     for op in report.fallback_ops:
         fallbacks[op.op] = op.count
@@ -68,7 +73,19 @@ def baseline_from_report(report: RunReport, baseline_path: Path, optimizer: str)
         executions_per_step=report.executions_per_step,
         fallback_ops=fallbacks,
         graphs=graphs,
+        collectives=collectives,
     )
+
+
+def collective_counts(graph_key: str, spmd: GraphSpmd | None) -> dict[str, int]:
+    """A graph's collectives as baseline entries: count and bytes per kind."""
+    if spmd is None:
+        return {}
+    entries: dict[str, int] = {}
+    for kind, (count, size) in spmd.collective_counts().items():
+        entries[f"{graph_key} {kind}"] = count
+        entries[f"{graph_key} {kind} bytes"] = size
+    return entries
 
 
 def dump_baseline(baseline: Baseline) -> str:
@@ -144,6 +161,7 @@ def _from_dict(data: Any, path: Path) -> Baseline:
             executions_per_step=tuple(int(n) for n in data["executions_per_step"]),
             fallback_ops={str(k): int(v) for k, v in data.get("fallback_ops", {}).items()},
             graphs={str(k): int(v) for k, v in data.get("graphs", {}).items()},
+            collectives={str(k): int(v) for k, v in data.get("collectives", {}).items()},
         )
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise UsageError(f"baseline {path} is malformed: {error!r}") from None

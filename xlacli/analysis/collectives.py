@@ -13,7 +13,13 @@ from collections.abc import Callable
 from xlacli.hlo.model import ArrayShape, HloModule, Instruction, Metadata, Shape, TupleShape
 from xlacli.sharding_report import CollectiveOp
 
-COLLECTIVE_KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
+COLLECTIVE_KINDS = (
+    "all-reduce",
+    "all-gather",
+    "reduce-scatter",
+    "all-to-all",
+    "collective-permute",
+)
 # Bytes per element of XLA's primitive types (sub-byte types rounded up).
 ELEMENT_BYTES = {
     "pred": 1, "s4": 1, "u4": 1, "s8": 1, "u8": 1, "f8e4m3fn": 1, "f8e5m2": 1,
@@ -80,8 +86,13 @@ def _result_bytes(kind: str, instruction: Instruction) -> int:
     permute, two u32 contexts): only the output counts.
     """
     shape = instruction.shape
-    if instruction.opcode.endswith("-start") and isinstance(shape, TupleShape):
-        if kind in ("all-gather", "collective-permute", "all-to-all", "reduce-scatter"):
-            if len(shape.elements) >= 2:
-                return shape_bytes(shape.elements[1])
+    starts_with_operand = (
+        instruction.opcode.endswith("-start")
+        and isinstance(shape, TupleShape)
+        and kind != "all-reduce"
+        and len(shape.elements) >= 2
+    )
+    if starts_with_operand:
+        assert isinstance(shape, TupleShape)
+        return shape_bytes(shape.elements[1])
     return shape_bytes(shape)

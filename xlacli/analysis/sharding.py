@@ -126,7 +126,9 @@ def _tile_for_spec(mesh: Mesh, spec: tuple[int, ...], rank: int) -> TileSharding
     used = [axis for dim in range(rank) for axis in range(len(spec)) if spec[axis] == dim]
     unused = [axis for axis in range(len(spec)) if spec[axis] < 0]
     devices = _transposed(mesh.device_ids, mesh.shape, tuple(used + unused))
-    tiles = [math.prod(mesh.shape[a] for a in range(len(spec)) if spec[a] == d) for d in range(rank)]
+    tiles = [
+        math.prod(mesh.shape[a] for a in range(len(spec)) if spec[a] == d) for d in range(rank)
+    ]
     replicated = math.prod(mesh.shape[axis] for axis in unused)
     if unused and replicated > 1:
         return TileSharding((*tiles, replicated), devices, True)
@@ -137,8 +139,7 @@ def _spec_text(spec: tuple[int, ...], mesh: Mesh, rank: int) -> str:
     if all(dim < 0 for dim in spec):
         return "replicated"
     parts = [
-        "×".join(mesh.axis_names[axis] for axis in range(len(spec)) if spec[axis] == dim)
-        or "None"
+        "×".join(mesh.axis_names[axis] for axis in range(len(spec)) if spec[axis] == dim) or "None"
         for dim in range(rank)
     ]
     return f"({', '.join(parts)})"

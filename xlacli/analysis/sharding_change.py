@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from xlacli.hlo.model import HloModule, Instruction
+from xlacli.hlo.model import HloModule
 
 
 def input_sharding_change(
@@ -37,15 +37,13 @@ def input_sharding_change(
 
 
 def _shardings(module: HloModule) -> dict[int, tuple[str | None, str]]:
-    return {
-        instruction.parameter_number: (
-            instruction.attributes.get("sharding"),
-            str(instruction.shape.without_layout()),
-        )
-        for instruction in module.entry.instructions
-        if _is_parameter(instruction)
-    }
-
-
-def _is_parameter(instruction: Instruction) -> bool:
-    return instruction.opcode == "parameter" and instruction.parameter_number is not None
+    """Each parameter's sharding and type, in parameter order."""
+    found: dict[int, tuple[str | None, str]] = {}
+    for instruction in module.entry.instructions:
+        number = instruction.parameter_number
+        if instruction.opcode == "parameter" and number is not None:
+            found[number] = (
+                instruction.attributes.get("sharding"),
+                str(instruction.shape.without_layout()),
+            )
+    return dict(sorted(found.items()))

@@ -21,7 +21,9 @@ from xlacli.sharding_report import GraphSpmd, MeshRecord, TensorSharding
 ShardingSites = Mapping[tuple[str, str], str]
 
 
-def mesh_from_events(start: Mapping[str, Any] | None, shardings: Sequence[Mapping[str, Any]]) -> MeshRecord | None:
+def mesh_from_events(
+    start: Mapping[str, Any] | None, shardings: Sequence[Mapping[str, Any]]
+) -> MeshRecord | None:
     """The run's mesh: the global one if the model set it, else the first one it sharded over."""
     candidates = [event.get("global_mesh") for event in reversed(shardings)]
     candidates.append((start or {}).get("global_mesh"))
@@ -56,9 +58,10 @@ def graph_spmd(
     if before is None:
         return None
     axes_mesh = Mesh(mesh.shape, mesh.axis_names, mesh.device_ids) if mesh else None
-    describe: Callable[[str | None], str] = lambda hlo: (
-        axis_notation(hlo, axes_mesh) if hlo else "propagated"
-    )
+
+    def describe(hlo: str | None) -> str:
+        return axis_notation(hlo, axes_mesh) if hlo else "propagated"
+
     after_params = _parameters(after) if after is not None else {}
     inputs = tuple(
         _tensor(number, instruction.shape, after_params.get(number), instruction, describe, sites)

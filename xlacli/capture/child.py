@@ -92,9 +92,11 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
             if window is not None and step == request.warmup:
                 window.start()
             traced = window is not None and window.active
-            with window.step(step) if window is not None else contextlib.nullcontext():
-                with spmd.usage_errors():
-                    record = runner.run(step)
+            with (
+                window.step(step) if window is not None else contextlib.nullcontext(),
+                spmd.usage_errors(),
+            ):
+                record = runner.run(step)
             delta = tracker.delta()
             if window is not None and "UncachedCompile" not in delta["counters"]:
                 window.compiles_settled()

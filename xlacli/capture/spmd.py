@@ -26,9 +26,10 @@ from xlacli.capture.events import EventWriter
 from xlacli.capture.steps import xla_type
 from xlacli.errors import ModelError, UsageError
 
-_LIBRARY_DIRS = tuple(
-    os.path.dirname(module.__file__ or "") + os.sep for module in (torch, torch_xla)
-) + (os.path.dirname(__file__) + os.sep,)
+_LIBRARY_DIRS = (
+    *(os.path.dirname(module.__file__ or "") + os.sep for module in (torch, torch_xla)),
+    os.path.dirname(__file__) + os.sep,
+)
 
 
 def mesh_record(mesh: Any) -> dict[str, Any]:
@@ -65,9 +66,9 @@ class SpmdObserver:
         def mark_sharding(*args: Any, **kwargs: Any) -> Any:
             return self._observed_mark_sharding(original_mark, *args, **kwargs)
 
-        xla_sharding.Mesh.__init__ = mesh_init  # type: ignore[method-assign]
+        xla_sharding.Mesh.__init__ = mesh_init  # type: ignore[method-assign,assignment]
         for module in (xs, xla_sharding):
-            module.mark_sharding = mark_sharding
+            setattr(module, "mark_sharding", mark_sharding)  # noqa: B010 (untyped re-export)
 
     def _observed_mesh_init(self, original: Any, mesh: Any, *args: Any, **kwargs: Any) -> None:
         try:

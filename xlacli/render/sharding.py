@@ -38,8 +38,8 @@ def _graph_block(graph: GraphRecord, spmd: GraphSpmd) -> RenderableType:
         else "no mesh recorded"
     )
     memory = (
-        f"per device: in {format_bytes(graph.input_bytes)}, out {format_bytes(graph.output_bytes)}, "
-        f"temp {format_bytes(graph.temp_bytes)}"
+        f"per device: in {format_bytes(graph.input_bytes)}, "
+        f"out {format_bytes(graph.output_bytes)}, temp {format_bytes(graph.temp_bytes)}"
     )
     header = Text.assemble(
         (graph.hash[:SHORT_HASH], "bold"), f"  {spmd.devices} devices, {mesh_text}; {memory}"
@@ -84,5 +84,9 @@ def _collectives(spmd: GraphSpmd) -> RenderableType:
             display_location(op.location) if op.location else "",
         )
     more = len(spmd.collectives) - MAX_OPS_LISTED
-    tail = [Text(f"    ... and {more} more (report.json lists them all)", style="dim")] if more > 0 else []
+    tail = (
+        [Text(f"    ... and {more} more (report.json lists them all)", style="dim")]
+        if more > 0
+        else []
+    )
     return Group(Text(f"  collectives per step: {summary}"), table, *tail)
