@@ -4,13 +4,16 @@
 
 Both run the same SPMD example for the same steps on XLA:CPU with the same number
 of virtual devices, alternating, each in a fresh process (imports included).
-Prints the medians and their ratio (goal: at most 1.10).
+Prints the medians of wall time and of CPU time (user + system, the process and
+its children: what the machine's load does not inflate) and their ratios (goal: at
+most 1.10).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -23,15 +26,24 @@ REPO = Path(__file__).resolve().parents[2]
 MODELS = ("examples/spmd/data_parallel_mlp.py", "examples/spmd/transformer_block.py")
 
 
-def timed(command: list[str], devices: int) -> float:
+def timed(command: list[str], devices: int) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one run."""
     env = {**os.environ, "PJRT_DEVICE": "CPU", "CPU_NUM_DEVICES": str(devices)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run(command, cwd=REPO, check=True, capture_output=True, env=env)
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
-def bench(model: str, steps: int, repeats: int, devices: int) -> tuple[float, float]:
-    bare, tool = [], []
+def bench(
+    model: str, steps: int, repeats: int, devices: int
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """((bare wall, bare CPU), (xlacli wall, xlacli CPU)), medians."""
+    bare: list[tuple[float, float]] = []
+    tool: list[tuple[float, float]] = []
     work = Path(tempfile.mkdtemp(prefix="xlacli-bench-spmd-"))
     bare_command = [sys.executable, "benchmarks/spmd/bare_spmd.py", model, str(steps)]
     try:
@@ -45,7 +57,11 @@ def bench(model: str, steps: int, repeats: int, devices: int) -> tuple[float, fl
                 tool.append(tool_s)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return statistics.median(bare), statistics.median(tool)
+    return _medians(bare), _medians(tool)
+
+
+def _medians(samples: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples)
 
 
 def main() -> None:
@@ -54,13 +70,16 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--devices", type=int, default=4)
     args = parser.parse_args()
-    print("| model | devices | steps | bare SPMD loop (s) | xlacli compile (s) | ratio |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| model | devices | steps | bare wall (s) | xlacli wall (s) | wall ratio "
+        "| bare CPU (s) | xlacli CPU (s) | CPU ratio |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     for model in MODELS:
-        bare, tool = bench(model, args.steps, args.repeats, args.devices)
+        (bare_wall, bare_cpu), (wall, cpu) = bench(model, args.steps, args.repeats, args.devices)
         print(
-            f"| {model} | {args.devices} | {args.steps} | {bare:.2f} | {tool:.2f} "
-            f"| {tool / bare:.3f} |"
+            f"| {model} | {args.devices} | {args.steps} | {bare_wall:.2f} | {wall:.2f} "
+            f"| {wall / bare_wall:.3f} | {bare_cpu:.2f} | {cpu:.2f} | {cpu / bare_cpu:.3f} |"
         )
 
 

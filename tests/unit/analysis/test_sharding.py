@@ -181,3 +181,29 @@ def test_check_flags_an_added_all_gather():
     regressed = {result.name for result in outcome.regressions}
     assert regressed == {"collectives m.py#0 all-gather", "collectives m.py#0 all-gather bytes"}
     assert all(r.status == REGRESSION for r in outcome.regressions)
+
+
+def test_diff_hlo_names_sharding_and_collective_changes():
+    from xlacli.analysis.spmd_changes import spmd_change_summary
+    from xlacli.hlo.diff import diff_modules
+
+    resharded = BEFORE.replace(
+        "parameter(0), sharding={devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}",
+        "parameter(0), sharding={devices=[1,2,2]0,2,1,3 last_tile_dim_replicate}",
+    )
+    diff = diff_modules(parse_hlo(BEFORE), parse_hlo(resharded))
+    assert spmd_change_summary(diff.changes) == {"sharding changed": 1}
+    gathered = (
+        AFTER.replace(
+            "  %cps = ",
+            "  %ag2 = f32[8,16]{1,0} all-gather(%param.1), replica_groups={{0,1}}, dimensions={0}\n"
+            "  %cps = ",
+        )
+        .replace("tuple(%ard)", "tuple(%ard, %ag2)")
+        .replace("-> (f32[4,4])", "-> (f32[4,4], f32[8,16])")
+    )
+    gathered = gathered.replace(
+        "ROOT %tuple = (f32[4,4]{1,0})", "ROOT %tuple = (f32[4,4]{1,0}, f32[8,16]{1,0})"
+    )
+    diff = diff_modules(parse_hlo(AFTER), parse_hlo(gathered))
+    assert spmd_change_summary(diff.changes).get("collective added") == 1
