@@ -68,7 +68,6 @@ def _module_dict(module: ModuleDiff) -> dict[str, Any]:
             **{kind: module.count(kind) for kind in CHANGE_KINDS},
         },
         "header_changes": list(module.header_changes),
-        "spmd_changes": spmd_change_summary(module.changes),  # analysis/spmd_changes.py
     }
 
 
