@@ -39,8 +39,8 @@ def compile_command(
     """
     from xlacli.analysis.budgets import check_budgets
     from xlacli.config import load_config
-    from xlacli.flows.session import capture, resolve_target
     from xlacli.render.compile_report import render_compile_report
+    from xlacli.flows.session import capture, resolve_target
 
     target = resolve_target(model)
     result = capture(
