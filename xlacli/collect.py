@@ -19,8 +19,7 @@ from xlacli.analysis.collectives import Locate
 from xlacli.analysis.fallbacks import locate_fallbacks
 from xlacli.analysis.locate import Locator
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
-from xlacli.analysis.spmd_graph import attach_spmd
-from xlacli.analysis.spmd_graph import sharding_sites as sharding_events_sites
+from xlacli.analysis.spmd_graph import attach_spmd, sharding_context
 from xlacli.capture.events import ChildLog
 from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.graph_files import HloCache, graph_sizes, organize_graph_files
@@ -128,7 +127,8 @@ def build_report(
     compiled = _compiled_graphs(raw, compile_steps, ir_by_hash)
     shardings = raw.log.shardings
     events = explain_compiles(
-        compiled, ExplainContext(warmup, locator, sharding_sites=sharding_events_sites(shardings))
+        compiled,
+        ExplainContext(warmup, locator, shardings=sharding_context(raw.log.start, shardings)),
     )
     graphs = attach_spmd(  # SPMD runs only: analysis/spmd_graph.py
         graphs,

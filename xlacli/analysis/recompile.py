@@ -9,14 +9,14 @@ first node that differs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xlacli.analysis.hints import hint_for
 from xlacli.analysis.hlo_compare import HloDifference, compare_hlo
 from xlacli.analysis.ir_compare import IrDifference, compare_ir
 from xlacli.analysis.locate import Locator
-from xlacli.analysis.sharding_change import input_sharding_change
+from xlacli.analysis.sharding_change import ShardingContext, input_sharding_change
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrGraph, IrNode
 from xlacli.report import CompileCause, CompileEvent
@@ -57,8 +57,8 @@ class ExplainContext:
 
     warmup: int
     locator: Locator  # also loads each graph's HLO before optimization
-    # SPMD: (HLO sharding, type) -> the user's mark_sharding line (capture/spmd.py)
-    sharding_sites: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    # SPMD: the mark_sharding lines and the mesh (analysis/sharding_change.py)
+    shardings: ShardingContext = field(default_factory=ShardingContext)
 
 
 def explain_compiles(
@@ -253,7 +253,7 @@ def _sharding_cause(
     old_hlo, new_hlo = load(old.graph_hash), load(new.graph_hash)
     if old_hlo is None or new_hlo is None:
         return None
-    change = input_sharding_change(old_hlo, new_hlo, context.sharding_sites)
+    change = input_sharding_change(old_hlo, new_hlo, context.shardings)
     if change is None:
         return None
     location, detail = change

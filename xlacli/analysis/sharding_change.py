@@ -8,15 +8,34 @@ its IR text does not show it: the HLO before optimization does, as the
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from xlacli.analysis.sharding import Mesh, axis_notation
 from xlacli.hlo.model import HloModule
 
 
+@dataclass(frozen=True)
+class ShardingContext:
+    """What the child recorded: (HLO sharding, type) -> the user's mark_sharding
+    line, and the mesh the shardings are read on."""
+
+    sites: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    mesh: Mesh | None = None
+
+    def describe(self, sharding: str | None) -> str:
+        """``(data, None) {devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}``."""
+        if sharding is None:
+            return "none"
+        spec = axis_notation(sharding, self.mesh)
+        return sharding if spec == sharding else f"{spec} {sharding}"
+
+
 def input_sharding_change(
-    old: HloModule, new: HloModule, sites: Mapping[tuple[str, str], str]
+    old: HloModule, new: HloModule, context: ShardingContext
 ) -> tuple[str | None, str] | None:
-    """(the user's mark_sharding line, ``input 4 f32[8,16] sharding A -> B``) for the
-    first parameter whose sharding changed; None when none did."""
+    """(the user's mark_sharding line, ``parameter 4 f32[8,16] sharding A -> B``) for
+    the parameters whose sharding changed; None when none did."""
+    sites = context.sites
     old_params, new_params = _shardings(old), _shardings(new)
     if not any(sharding for sharding, _ in new_params.values()):
         return None  # not an SPMD graph
@@ -28,7 +47,10 @@ def input_sharding_change(
         before = old_params.get(number)
         if before is None or before[1] != type_ or before[0] == sharding:
             continue
-        changes.append(f"parameter {number} {type_} sharding {before[0]} -> {sharding}")
+        changes.append(
+            f"parameter {number} {type_} sharding "
+            f"{context.describe(before[0])} -> {context.describe(sharding)}"
+        )
         if location is None and sharding is not None:
             location = sites.get((sharding, type_)) or sites.get((before[0] or "", type_))
     if not changes:

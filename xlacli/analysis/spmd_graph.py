@@ -14,6 +14,7 @@ from typing import Any
 
 from xlacli.analysis.collectives import Locate, find_collectives
 from xlacli.analysis.sharding import Mesh, axis_notation
+from xlacli.analysis.sharding_change import ShardingContext
 from xlacli.hlo.model import HloModule, Instruction, Shape, TupleShape
 from xlacli.sharding_report import GraphSpmd, MeshRecord, TensorSharding
 
@@ -43,6 +44,17 @@ def sharding_sites(shardings: Sequence[Mapping[str, Any]]) -> dict[tuple[str, st
         for record in event.get("shardings", []):
             sites.setdefault((record["hlo_sharding"], record["type"]), record["site"])
     return sites
+
+
+def sharding_context(
+    start: Mapping[str, Any] | None, shardings: Sequence[Mapping[str, Any]]
+) -> ShardingContext:
+    """The recompile explainer's view of the child's sharding events."""
+    mesh = mesh_from_events(start, shardings)
+    return ShardingContext(
+        sites=sharding_sites(shardings),
+        mesh=Mesh(mesh.shape, mesh.axis_names, mesh.device_ids) if mesh else None,
+    )
 
 
 def graph_spmd(

@@ -8,7 +8,7 @@ from xlacli.analysis.baseline import Baseline, collective_counts
 from xlacli.analysis.check import REGRESSION, compare
 from xlacli.analysis.collectives import find_collectives
 from xlacli.analysis.sharding import Mesh, axis_notation, parse_tile_sharding, split_tuple_sharding
-from xlacli.analysis.sharding_change import input_sharding_change
+from xlacli.analysis.sharding_change import ShardingContext, input_sharding_change
 from xlacli.analysis.spmd_graph import graph_spmd, mesh_from_events, sharding_sites
 from xlacli.hlo.parser import parse_hlo
 from xlacli.sharding_report import CollectiveOp, GraphSpmd, MeshRecord, graph_spmd_from_dict
@@ -151,10 +151,14 @@ def test_a_changed_input_sharding_is_found_with_its_line():
         )
     )
     sites = {("{devices=[1,2,2]0,2,1,3 last_tile_dim_replicate}", "f32[8,16]"): "/m.py:20"}
-    location, detail = input_sharding_change(old, new, sites)
+    context = ShardingContext(sites, MESH_2X2)
+    location, detail = input_sharding_change(old, new, context)
     assert location == "/m.py:20"
-    assert detail.startswith("parameter 0 f32[8,16] sharding {devices=[2,1,2]")
-    assert input_sharding_change(old, old, sites) is None
+    assert detail.startswith(
+        "parameter 0 f32[8,16] sharding (data, None) {devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}"
+        " -> (None, model) {devices=[1,2,2]"
+    )
+    assert input_sharding_change(old, old, context) is None
 
 
 def test_check_flags_an_added_all_gather():
