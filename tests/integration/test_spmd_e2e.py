@@ -155,4 +155,6 @@ def test_impossible_mesh_is_a_usage_error(model, fragment, tmp_path):
     result = run_cli(
         "compile", MODELS / model, "--devices", DEVICES, "--out", tmp_path / "run", cwd=REPO
     )
-    assert_clean_error(result, 2, fragment, f"the mesh at {MODELS / model}")
+    mesh_line = f"the mesh at {(MODELS / model).relative_to(REPO)}:12"
+    assert_clean_error(result, 2, fragment, mesh_line)
+    assert "--devices N" in result.stderr  # the hint says how to get more devices

@@ -25,6 +25,7 @@ import torch_xla.runtime as xr
 from xlacli.capture.events import EventWriter
 from xlacli.capture.steps import xla_type
 from xlacli.errors import ModelError, UsageError
+from xlacli.paths import display_location
 
 _LIBRARY_DIRS = (
     *(os.path.dirname(module.__file__ or "") + os.sep for module in (torch, torch_xla)),
@@ -74,7 +75,7 @@ class SpmdObserver:
         try:
             original(mesh, *args, **kwargs)
         except AssertionError as error:
-            self._problem = f"the mesh at {_user_site()}: {error}"
+            self._problem = f"the mesh at {display_location(_user_site())}: {error}"
             raise
 
     def _observed_mark_sharding(
