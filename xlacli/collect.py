@@ -11,14 +11,16 @@ counter deltas per step, which places every compile and execution in its step.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from xlacli.analysis.collectives import Locate
 from xlacli.analysis.fallbacks import locate_fallbacks
 from xlacli.analysis.locate import Locator
 from xlacli.analysis.memory_facts import with_memory_facts
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
+from xlacli.analysis.spmd_graph import attach_spmd, sharding_context
 from xlacli.capture.events import ChildLog
 from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.graph_files import HloCache, graph_sizes, organize_graph_files
@@ -31,6 +33,8 @@ from xlacli.paths import source_line
 from xlacli.report import ErrorRecord, FallbackOp, GraphRecord, RunReport, StepRecord
 
 HOST_SYNC_CAUSE = "access tensor value"
+# A graph runs through ExecuteComputation, or ExecuteReplicated under SPMD.
+EXECUTION_COUNTERS = ("ExecuteComputation", "ExecuteReplicated")
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,7 @@ def build_report(
     roots = roots or current_code_roots()
     setup = raw.log.setup or {}
     compile_steps = _event_steps(raw.log, "UncachedCompile", len(raw.compiles))
-    execute_steps = _event_steps(raw.log, "ExecuteComputation", len(raw.executions))
+    execute_steps = _event_steps(raw.log, EXECUTION_COUNTERS, len(raw.executions))
     hlo = HloCache(paths.root)
     ir_by_hash = _first_ir_by_hash(raw.ir_graphs)
     executions_by_hash = _group_by_hash(raw.executions)
@@ -107,6 +111,7 @@ def build_report(
                 total_execute_time_s=sum(exec_times),
                 first_step=compile_steps[first],
                 files=files,
+                spmd=None,  # SPMD runs: attach_spmd below, once the locator knows the frames
                 **graph_sizes(paths.root, files, hlo),
             )
         )
@@ -128,8 +133,18 @@ def build_report(
     )
     for event in (*raw.compiles, *raw.executions):
         locator.learn_frames(event.frames)
+    compiled = _compiled_graphs(raw, compile_steps, ir_by_hash)
+    shardings = raw.log.shardings
     events = explain_compiles(
-        _compiled_graphs(raw, compile_steps, ir_by_hash), ExplainContext(warmup, locator)
+        compiled,
+        ExplainContext(warmup, locator, shardings=sharding_context(raw.log.start, shardings)),
+    )
+    graphs = attach_spmd(  # SPMD runs only: analysis/spmd_graph.py
+        graphs,
+        start=raw.log.start,
+        shardings=shardings,
+        load_module=hlo.module,
+        locate_for=_metadata_locator(locator, compiled),
     )
     return RunReport(
         model=model_label,
@@ -154,6 +169,25 @@ def build_report(
     )
 
 
+def _metadata_locator(
+    locator: Locator, compiled: Sequence[CompiledGraph]
+) -> Callable[[str], Locate]:
+    """Per graph hash: the user's line behind an HLO instruction's metadata."""
+    first: dict[str, CompiledGraph] = {}
+    for graph in compiled:
+        first.setdefault(graph.graph_hash, graph)
+
+    def locate_for(graph_hash: str) -> Locate:
+        graph = first.get(graph_hash)
+        if graph is None:
+            return lambda metadata: (None, None)
+        return lambda metadata: (
+            locator.metadata(metadata, graph) if metadata.source_file else (None, None)
+        )
+
+    return locate_for
+
+
 @dataclass(frozen=True)
 class ExecutionRecord:
     """One graph execution: its step, its graph and how long it ran."""
@@ -165,7 +199,7 @@ class ExecutionRecord:
 
 def execution_records(raw: RawRun) -> list[ExecutionRecord]:
     """Every execution of the run, in order."""
-    steps = _event_steps(raw.log, "ExecuteComputation", len(raw.executions))
+    steps = _event_steps(raw.log, EXECUTION_COUNTERS, len(raw.executions))
     return [
         ExecutionRecord(
             steps[index],
@@ -260,12 +294,14 @@ def _summed_counters(log: ChildLog) -> dict[str, int]:
     return totals
 
 
-def _event_steps(log: ChildLog, counter: str, count: int) -> list[int | None]:
+def _event_steps(log: ChildLog, counter: str | tuple[str, ...], count: int) -> list[int | None]:
     """The step of each compile (or execution), in order; None outside steps."""
+    names = (counter,) if isinstance(counter, str) else counter
     steps: list[int | None] = []
     for event in log.metric_events:
         step = event.get("step")
-        steps.extend([step] * event.get("counters", {}).get(counter, 0))
+        counters = event.get("counters", {})
+        steps.extend([step] * sum(counters.get(name, 0) for name in names))
     # Events past the last recorded delta (the child died mid-step) belong to
     # the step that was running.
     running = len(log.steps)

@@ -26,7 +26,16 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-KNOWN_KEYS = {"model", "steps", "warmup", "baseline", "train", "optimizer", "memory_tolerance"}
+KNOWN_KEYS = {
+    "model",
+    "steps",
+    "warmup",
+    "baseline",
+    "train",
+    "optimizer",
+    "memory_tolerance",
+    "devices",
+}
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,7 @@ class ProjectConfig:
     train: bool | None = None
     optimizer: str | None = None
     memory_tolerance: float | None = None
+    devices: int | None = None  # SPMD: virtual CPU devices for every command
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -87,6 +97,7 @@ def load_config(start: Path | None = None) -> ProjectConfig:
         train=_typed(table, "train", bool, path),
         optimizer=_typed(table, "optimizer", str, path),
         memory_tolerance=_fraction(table, "memory_tolerance", path),
+        devices=_positive(table, "devices", path),
     )
 
 
@@ -107,6 +118,11 @@ def _fraction(table: dict[str, Any], key: str, path: Path) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise UsageError(f"{path}: [tool.xlacli] {key} must be a number >= 0, not {value!r}")
     return float(value)
+def _positive(table: dict[str, Any], key: str, path: Path) -> int | None:
+    value = _typed(table, key, int, path)
+    if value is not None and value < 1:
+        raise UsageError(f"{path}: [tool.xlacli] {key} must be at least 1, not {value}")
+    return value
 
 
 def _under(folder: Path, model: str) -> str:

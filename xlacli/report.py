@@ -26,6 +26,7 @@ from xlacli.memory_report import (
     graph_precision_from_dict,
     run_memory_from_dict,
 )
+from xlacli.sharding_report import GraphSpmd, graph_spmd_from_dict
 
 SCHEMA_VERSION = 1
 REPORT_FILE = "report.json"
@@ -57,6 +58,7 @@ class GraphRecord:
     memory: GraphMemory | None = None
     precision: GraphPrecision | None = None
     checkpoint: CheckpointFacts | None = None
+    spmd: GraphSpmd | None = None  # SPMD: mesh, shardings, collectives (sharding_report.py)
 
 
 @dataclass(frozen=True)
@@ -273,6 +275,7 @@ def _graph_from_dict(data: dict[str, Any]) -> GraphRecord:
         memory=graph_memory_from_dict(data.get("memory")),
         precision=graph_precision_from_dict(data.get("precision")),
         checkpoint=checkpoint_from_dict(data.get("checkpoint")),
+        spmd=graph_spmd_from_dict(data.get("spmd")),
     )
 
 

@@ -20,6 +20,7 @@ from xlacli.analysis.memory_baseline import buffers_from_json, memory_baseline
 from xlacli.errors import UsageError
 from xlacli.paths import split_location
 from xlacli.report import RunReport
+from xlacli.sharding_report import GraphSpmd
 
 BASELINE_VERSION = 1
 
@@ -44,18 +45,22 @@ class Baseline:
     # "file#n" -> peak bytes, and the buffers live at it (xlacli.analysis.memory_check).
     peak_bytes: dict[str, int] = field(default_factory=dict)
     peak_buffers: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # SPMD: "file#n all-gather" -> count and "file#n all-gather bytes" -> bytes per device
+    collectives: dict[str, int] = field(default_factory=dict)
 
 
 def baseline_from_report(report: RunReport, baseline_path: Path, optimizer: str) -> Baseline:
     """The baseline a report stands for, paths relative to the baseline's folder."""
     folder = baseline_path.resolve().parent
     graphs: dict[str, int] = {}
+    collectives: dict[str, int] = {}
     seen: dict[str, int] = {}
     for graph in report.graphs:
         file = _relative_file(graph.site, folder)
         index = seen.get(file, 0)
         seen[file] = index + 1
         graphs[f"{file}#{index}"] = graph.hlo_instructions or 0
+        collectives.update(collective_counts(f"{file}#{index}", graph.spmd))
     # The graphs dict is keyed in report order, one key per graph.
     peaks, buffers = memory_baseline(zip(graphs, report.graphs, strict=True), folder)
     fallbacks: dict[str, int] = {}
@@ -76,7 +81,19 @@ def baseline_from_report(report: RunReport, baseline_path: Path, optimizer: str)
         graphs=graphs,
         peak_bytes=peaks,
         peak_buffers=buffers,
+        collectives=collectives,
     )
+
+
+def collective_counts(graph_key: str, spmd: GraphSpmd | None) -> dict[str, int]:
+    """A graph's collectives as baseline entries: count and bytes per kind."""
+    if spmd is None:
+        return {}
+    entries: dict[str, int] = {}
+    for kind, (count, size) in spmd.collective_counts().items():
+        entries[f"{graph_key} {kind}"] = count
+        entries[f"{graph_key} {kind} bytes"] = size
+    return entries
 
 
 def dump_baseline(baseline: Baseline) -> str:
@@ -154,6 +171,7 @@ def _from_dict(data: Any, path: Path) -> Baseline:
             graphs={str(k): int(v) for k, v in data.get("graphs", {}).items()},
             peak_bytes={str(k): int(v) for k, v in data.get("peak_bytes", {}).items()},
             peak_buffers=buffers_from_json(data.get("peak_buffers")),
+            collectives={str(k): int(v) for k, v in data.get("collectives", {}).items()},
         )
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise UsageError(f"baseline {path} is malformed: {error!r}") from None

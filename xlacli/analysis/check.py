@@ -55,6 +55,7 @@ def compare(baseline: Baseline, current: Baseline, tolerance: float = 0.0) -> Ch
     ]
     results += _mapping("fallback op", baseline.fallback_ops, current.fallback_ops, tolerance)
     results += _mapping("HLO instructions", baseline.graphs, current.graphs, tolerance)
+    results += _mapping("collectives", baseline.collectives, current.collectives, tolerance)
     return CheckOutcome(tuple(results))
 
 

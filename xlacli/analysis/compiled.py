@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from xlacli.analysis.hints import hint_for
 from xlacli.analysis.ir_compare import IrDifference
 from xlacli.analysis.locate import Locator
+from xlacli.analysis.sharding_change import ShardingContext
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrGraph
 from xlacli.report import CompileCause
@@ -38,6 +39,8 @@ class ExplainContext:
 
     warmup: int
     locator: Locator  # also loads each graph's HLO before optimization
+    # SPMD: the mark_sharding lines and the mesh (analysis/sharding_change.py)
+    shardings: ShardingContext = field(default_factory=ShardingContext)
 
 
 def signature_change(old: CompiledGraph, new: CompiledGraph) -> tuple[str, str, str] | None:

@@ -36,6 +36,10 @@ HINTS = {
         "keep shapes fixed with a static KV cache or a preallocated buffer, and wrap the loop "
         "body in torch_xla.compile"
     ),
+    "sharding": (
+        "an input's sharding changed, so the graph was partitioned again: give each tensor one "
+        "sharding (mark_sharding with the same spec every step), or reshard inside the graph"
+    ),
     "unknown": "compare the two graphs: xlacli diff-hlo on their hlo.before.txt files",
 }
 

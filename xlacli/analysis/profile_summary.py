@@ -20,6 +20,7 @@ from xlacli.profile_report import GraphTime, OpTime, StepTimes
 
 COMPILE = "PjRtComputationClient::Compile"
 EXECUTE = "PjRtComputationClient::ExecuteComputation"
+EXECUTE_REPLICATED = "PjRtComputationClient::ExecuteReplicated"  # SPMD graphs
 TO_DEVICE = "PjRtComputationClient::TransferToDevice"
 FROM_DEVICE = "PjRtComputationClient::TransferFromDevice"
 TRACING = "SyncTensorsGraph"  # torch_xla's lowering of the traced graph, per sync
@@ -89,8 +90,8 @@ def breakdown(events: Sequence[TraceEvent], steps: Sequence[ProfiledStep]) -> di
     return {
         "window_s": end - start,
         "compile_s": compile_s,
-        "execute_s": device_ops_s or total(EXECUTE),
-        "execute_calls_s": total(EXECUTE),
+        "execute_s": device_ops_s or total(EXECUTE) + total(EXECUTE_REPLICATED),
+        "execute_calls_s": total(EXECUTE) + total(EXECUTE_REPLICATED),
         "host_to_device_s": to_device_s,
         "device_to_host_s": from_device_s,
         "tracing_s": tracing_s,

@@ -33,6 +33,7 @@ from xlacli.analysis.patterns import (
     pattern_cause,
     read_hint,
 )
+from xlacli.analysis.sharding_change import input_sharding_change
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrNode
 from xlacli.report import CompileCause, CompileEvent
@@ -139,6 +140,10 @@ def _explain(
         origin = new.input_origins.get(name) or old.input_origins.get(name)
         cause = make_cause(category, origin or context.locator.inputs_site, None, detail)
         return cause
+    same_ops = difference is None or difference.kind not in ("ops", "shape")
+    sharding = _sharding_cause(old, new, context) if same_ops else None
+    if sharding is not None:
+        return sharding
     if difference is None:  # no IR (a profile does not dump it): the HLO may still tell
         return _value_cause(old, new, context)
     if difference.kind == "ops":
@@ -237,3 +242,18 @@ def _value_cause(old: CompiledGraph, new: CompiledGraph, context: ExplainContext
         return make_cause("constant_value", user, library, difference.detail)
     raw = difference.detail or "the IR and the HLO before optimization are the same"
     return make_cause("unknown", None, None, f"no category fits: {raw}")
+
+
+def _sharding_cause(
+    old: CompiledGraph, new: CompiledGraph, context: ExplainContext
+) -> CompileCause | None:
+    """SPMD: an input whose sharding changed (analysis/sharding_change.py)."""
+    load = context.locator.load_hlo
+    old_hlo, new_hlo = load(old.graph_hash), load(new.graph_hash)
+    if old_hlo is None or new_hlo is None:
+        return None
+    change = input_sharding_change(old_hlo, new_hlo, context.shardings)
+    if change is None:
+        return None
+    location, detail = change
+    return make_cause("sharding", location or context.locator.inputs_site, None, detail)

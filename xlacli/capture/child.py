@@ -56,18 +56,25 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
     import torch_xla
 
     from xlacli.capture.memory_probe import StepProbe
+    from xlacli.capture.spmd import SpmdObserver
     from xlacli.capture.steps import MetricTracker, StepRunner
     from xlacli.discover import ModelTarget, load_model
 
+    tracker = MetricTracker()
+    # SPMD: the model file's xr.use_spmd() must come before anything touches
+    # the device, so the file is imported first and the observer records its
+    # meshes and shardings (capture/spmd.py).
+    spmd = SpmdObserver(request.devices)
+    with spmd.usage_errors():
+        loaded = load_model(ModelTarget(Path(request.model_path), request.model_entry))
     device = torch_xla.device()
     events.write(
         "start",
         versions=versions,
         device=_device_kind(),
         device_count=torch_xla.device_count(),
+        **spmd.start_fields(),
     )
-    tracker = MetricTracker()
-    loaded = load_model(ModelTarget(Path(request.model_path), request.model_entry))
     runner = StepRunner(
         loaded,
         device,
@@ -79,6 +86,7 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
     events.write(
         "setup", entry_site=loaded.entry_site, inputs_site=loaded.inputs_site, **tracker.delta()
     )
+    spmd.write_new_shardings(events, None)
     window = _profile_window(request, events)
     probe = StepProbe(device)  # autocast and device memory, per step
     try:
@@ -86,12 +94,16 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
             if window is not None and step == request.warmup:
                 window.start()
             traced = window is not None and window.active
-            with window.step(step) if window is not None else contextlib.nullcontext():
+            with (
+                window.step(step) if window is not None else contextlib.nullcontext(),
+                spmd.usage_errors(),
+            ):
                 record = runner.run(step)
             delta = tracker.delta()
             if window is not None and "UncachedCompile" not in delta["counters"]:
                 window.compiles_settled()
             events.write("step", step=step, traced=traced, **record, **delta, **probe.step_facts())
+            spmd.write_new_shardings(events, step)
     finally:
         probe.close()
         if window is not None:

@@ -24,6 +24,10 @@ def capture_environment(
     # torch_xla warns and picks CPU when PJRT_DEVICE is unset; say it.
     env.setdefault("PJRT_DEVICE", "CPU")
     env["PYTHONUNBUFFERED"] = "1"
+    if request.devices is not None and env["PJRT_DEVICE"] == "CPU":
+        # torch_xla 2.9 ignores XLA_FLAGS=--xla_force_host_platform_device_count;
+        # its CPU client reads this instead. A TPU keeps its real devices.
+        env["CPU_NUM_DEVICES"] = str(request.devices)
     if request.debug_artifacts:
         env.update(
             {

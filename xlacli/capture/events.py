@@ -3,7 +3,7 @@
 The child appends and flushes an event as each thing happens, so whatever
 kills it (a signal, an abort in native code, the OOM killer) leaves every
 completed step on disk. Kinds: ``start``, ``setup``, ``step``, ``warning``,
-``error``, ``end``.
+``error``, ``end``, and ``sharding`` (SPMD: the shardings a step first asked for).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class ChildLog:
     trace_start: dict[str, Any] | None = None  # counters when the profiled window opened
     trace: dict[str, Any] | None = None  # the profiler's session folder, files, counters
     ended: bool = False
+    shardings: list[dict[str, Any]] = field(default_factory=list)  # SPMD: capture/spmd.py
 
     @property
     def metric_events(self) -> list[dict[str, Any]]:
@@ -110,3 +111,5 @@ def _add_event(log: ChildLog, line: str) -> None:
         log.trace = event
     elif kind == "end":
         log.ended = True
+    elif kind == "sharding":
+        log.shardings.append(event)

@@ -99,5 +99,6 @@ class ProfileWindow:
 def _counts() -> dict[str, int]:
     return {
         "compilations": met.counter_value("UncachedCompile") or 0,
-        "executions": met.counter_value("ExecuteComputation") or 0,
+        "executions": (met.counter_value("ExecuteComputation") or 0)
+        + (met.counter_value("ExecuteReplicated") or 0),
     }

@@ -39,7 +39,8 @@ XLA_DTYPE_NAMES = {
     torch.complex128: "c128",
 }
 _SCALAR_LEAVES = (bool, int, float, str, type(None))
-TIMED_METRICS = ("CompileTime", "ExecuteTime")
+# SPMD graphs run through ExecuteReplicated: their times are ExecuteReplicatedTime.
+TIMED_METRICS = ("CompileTime", "ExecuteTime", "ExecuteReplicatedTime")
 
 
 def xla_type(tensor: torch.Tensor) -> str:
@@ -122,7 +123,7 @@ class MetricTracker:
         self._counters = counters
         delta: dict[str, Any] = {"counters": changed}
         for name in TIMED_METRICS:
-            delta[_samples_key(name)] = self._new_samples(name)
+            delta.setdefault(_samples_key(name), []).extend(self._new_samples(name))
         return delta
 
     def _new_samples(self, name: str) -> list[float]:
@@ -136,7 +137,8 @@ class MetricTracker:
 
 
 def _samples_key(metric: str) -> str:
-    return {"CompileTime": "compile_time_ns", "ExecuteTime": "execute_time_ns"}[metric]
+    # A run executes either computations or replicated (SPMD) ones: one list of times.
+    return "compile_time_ns" if metric == "CompileTime" else "execute_time_ns"
 
 
 @dataclass

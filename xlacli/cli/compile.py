@@ -29,6 +29,7 @@ def compile_command(
         bool,
         typer.Option("--fail-on-recompile", help="Fail (exit 1) on any steady-state recompile."),
     ] = False,
+    devices: options.Devices = None,
 ) -> int:
     """Trace MODEL lazily on an XLA device, dump IR and HLO, and report each graph.
 
@@ -37,6 +38,7 @@ def compile_command(
     after optimization and XLA's buffer assignment.
     """
     from xlacli.analysis.budgets import check_budgets
+    from xlacli.config import load_config
     from xlacli.flows.session import capture, resolve_target
     from xlacli.render.compile_report import render_compile_report
 
@@ -50,6 +52,7 @@ def compile_command(
         force=force,
         label=f"Compiling {target.path.name}",
         explain_warmup=warmup,
+        devices=devices if devices is not None else load_config().devices,
     )
     render_compile_report(result.report, output_format.value)
     if result.error is not None:

@@ -40,6 +40,15 @@ Format = Annotated[
     OutputFormat,
     typer.Option("--format", help="text for people, json for programs (only JSON on stdout)."),
 ]
+Devices = Annotated[
+    int | None,
+    typer.Option(
+        "--devices",
+        min=1,
+        help="SPMD: run on N devices (N virtual devices on XLA:CPU; on a TPU, its own). "
+        "Default: [tool.xlacli] devices, else the backend's.",
+    ),
+]
 Warmup = Annotated[
     int,
     typer.Option(

@@ -42,6 +42,7 @@ class CheckRequest:
     out: Path | None
     force: bool
     output_format: str
+    devices: int | None = None  # SPMD devices; None: [tool.xlacli] devices
 
 
 def run_check(request: CheckRequest) -> int:
@@ -77,6 +78,7 @@ def run_check(request: CheckRequest) -> int:
             request.warmup, baseline.warmup if baseline else None, config.warmup, DEFAULT_WARMUP
         ),
         label=f"Checking {target.path.name}",
+        devices=request.devices if request.devices is not None else config.devices,
     )
     if result.error is not None:
         raise result.error

@@ -60,6 +60,7 @@ class ProfileRequest:
     out: Path | None
     force: bool
     output_format: str
+    devices: int | None = None  # SPMD devices; None: [tool.xlacli] devices
 
 
 def run_profile(request: ProfileRequest) -> int:
@@ -87,6 +88,7 @@ def run_profile(request: ProfileRequest) -> int:
         profile_logdir=request.logdir,
         profile_session=request.name,
         label=f"Profiling {target.path.name}",
+        devices=request.devices if request.devices is not None else config.devices,
     )
     summary = summarize(result)
     save_summary(summary, result.paths.root)

@@ -49,6 +49,7 @@ def capture(
     profile_logdir: Path | None = None,
     profile_session: str | None = None,
     label: str | None = None,
+    devices: int | None = None,
 ) -> CaptureResult:
     """Run the model in a child process and build, save and return its report."""
     check_torch_xla_installed()
@@ -65,6 +66,7 @@ def capture(
         profile_logdir=str(profile_logdir or paths.root / "tensorboard") if profile else None,
         profile_session=(profile_session or paths.root.name) if profile else None,
         wait_each_step=not profile,
+        devices=devices,
     )
     with _StepProgress(label or f"Running {display_path(target.path)}", warmup + steps) as progress:
         outcome = run_child(request, paths, on_progress=progress.update)

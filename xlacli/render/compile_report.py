@@ -14,6 +14,7 @@ from xlacli.paths import display_location, display_path
 from xlacli.render.console import stdout_console
 from xlacli.render.memory import memory_view
 from xlacli.render.recompiles import recompile_view
+from xlacli.render.sharding import spmd_view
 from xlacli.render.units import format_bytes, format_seconds
 from xlacli.report import GraphRecord, RunReport, dump_report
 from xlacli.words import counted
@@ -42,6 +43,9 @@ def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
         parts.extend(memory_view(report))
     else:
         parts.append(Text("No graph was compiled.", style="yellow"))
+    spmd = spmd_view(report.graphs)  # SPMD runs only: render/sharding.py
+    if spmd is not None:
+        parts.append(spmd)
     if report.events and report.steps > 1:
         parts.append(Text(""))
         parts.append(recompile_view(report))

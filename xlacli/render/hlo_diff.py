@@ -10,6 +10,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from xlacli.analysis.spmd_changes import spmd_change_summary
 from xlacli.hlo.changes import CHANGE_KINDS, Change, DiffReport, ModuleDiff, Pattern, SourceRef
 from xlacli.paths import display_path
 
@@ -118,6 +119,9 @@ def _module_parts(module: ModuleDiff, details: bool) -> list[RenderableType]:
     ]
     if module.header_changes:
         parts.append(Text("  module header differs: " + ", ".join(module.header_changes)))
+    spmd = spmd_change_summary(module.changes)
+    if spmd:
+        parts.append(Text("  SPMD: " + ", ".join(f"{kind} {n:,}" for kind, n in spmd.items())))
     histogram = _opcode_table(module)
     if histogram is not None:
         parts.append(histogram)
