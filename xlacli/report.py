@@ -121,6 +121,9 @@ class RunReport:
     events: tuple[CompileEvent, ...] = ()
     fallback_ops: tuple[FallbackOp, ...] = ()
     schema_version: int = SCHEMA_VERSION
+    # The options that reproduce the run's mode (``--train --optimizer adamw``),
+    # so "Next:" commands run the same thing.
+    options: tuple[str, ...] = ()
 
     @property
     def steady_state_compiles(self) -> int:
@@ -207,6 +210,7 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         warmup=data.get("warmup", 2),
         events=tuple(_event_from_dict(e) for e in data.get("events", [])),
         fallback_ops=tuple(FallbackOp(**f) for f in data.get("fallback_ops", [])),
+        options=tuple(data.get("options", ())),
     )
 
 
