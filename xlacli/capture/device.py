@@ -32,8 +32,7 @@ def start_device() -> Any:
     except Exception as error:
         device = os.environ.get("PJRT_DEVICE", "(unset)")
         raise DeviceStartError(
-            f"the XLA device PJRT_DEVICE={device} could not start: "
-            f"{type(error).__name__}: {error}",
+            f"the XLA device PJRT_DEVICE={device} could not start: {type(error).__name__}: {error}",
             hint="set PJRT_DEVICE to a device this machine has (CPU, TPU, CUDA), "
             "with its runtime installed",
         ) from None

@@ -48,9 +48,7 @@ def capture_environment(
                 ),
             }
         )
-        env["XLA_FLAGS"] = _with_dump_flags(
-            base.get("XLA_FLAGS", ""), dump_dir or paths.xla_dump
-        )
+        env["XLA_FLAGS"] = _with_dump_flags(base.get("XLA_FLAGS", ""), dump_dir or paths.xla_dump)
     if request.debug_artifacts and request.profile_logdir is None:
         # More metadata in the HLO, at a cost in every step's tracing that a
         # profile must not pay (unlike XLA_IR_DEBUG, it cannot be turned off

@@ -37,8 +37,8 @@ def compile_command(
     after optimization and XLA's buffer assignment.
     """
     from xlacli.analysis.budgets import check_budgets
-    from xlacli.render.compile_report import render_compile_report
     from xlacli.flows.session import capture, resolve_target
+    from xlacli.render.compile_report import render_compile_report
 
     target = resolve_target(model)
     result = capture(

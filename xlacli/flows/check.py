@@ -10,10 +10,10 @@ from xlacli.analysis.baseline import baseline_from_report, load_baseline, write_
 from xlacli.analysis.check import CheckOutcome, check_time_budget, compare
 from xlacli.config import load_config, model_argument
 from xlacli.errors import CheckFailed, UsageError
+from xlacli.flows.session import capture, resolve_target
 from xlacli.paths import display_path
 from xlacli.render.check import print_check, write_github, write_junit
 from xlacli.render.console import print_message
-from xlacli.flows.session import capture, resolve_target
 from xlacli.words import counted
 
 T = TypeVar("T")

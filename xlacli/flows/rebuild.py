@@ -44,8 +44,8 @@ def rebuild_report(run_dir: Path) -> None:
     paths = RunPaths(run_dir.resolve())
     try:
         request = CaptureRequest.load(paths.request)
-    except (OSError, ValueError, TypeError) as error:
-        raise UsageError(f"cannot read {paths.request}: {error}") from None
+    except (OSError, ValueError, TypeError) as problem:
+        raise UsageError(f"cannot read {paths.request}: {problem}") from None
     log = read_events(paths.events)
     error = _rebuilt_error(paths, log)
     target = ModelTarget(Path(request.model_path), request.model_entry)
