@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.errors import UsageError
+from xlacli.words import type_words
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -39,6 +40,7 @@ class ProjectConfig:
     baseline: Path | None = None
     train: bool | None = None
     optimizer: str | None = None
+    has_table: bool = False  # the file has a [tool.xlacli] table: a project root
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -84,6 +86,7 @@ def load_config(start: Path | None = None) -> ProjectConfig:
         baseline=folder / baseline if baseline else None,
         train=_typed(table, "train", bool, path),
         optimizer=_typed(table, "optimizer", str, path),
+        has_table=True,
     )
 
 
@@ -92,8 +95,17 @@ def _typed(table: dict[str, Any], key: str, kind: type, path: Path) -> Any:
     if value is not None and (
         not isinstance(value, kind) or isinstance(value, bool) != (kind is bool)
     ):
-        raise UsageError(f"{path}: [tool.xlacli] {key} must be a {kind.__name__}, not {value!r}")
+        raise UsageError(f"{path}: [tool.xlacli] {key} must be {type_words(kind)}, not {value!r}")
     return value
+
+
+def project_runs_dir(config: ProjectConfig) -> Path | None:
+    """Where runs go in a configured project: ``.xlacli/runs`` beside the
+    ``pyproject.toml`` holding ``[tool.xlacli]``, from whichever subfolder
+    xlacli runs (None: no such project; the working directory decides)."""
+    if config.source is None or not config.has_table:
+        return None
+    return config.source.parent / ".xlacli" / "runs"
 
 
 def _under(folder: Path, model: str) -> str:

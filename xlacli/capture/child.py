@@ -89,6 +89,8 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
         for step in range(request.warmup + request.steps):
             if window is not None and step == request.warmup:
                 window.start()
+            if window is not None and step - request.warmup == request.max_trace_steps:
+                window.stop()  # reliability: bound the trace's memory
             traced = window is not None and window.active
             with window.step(step) if window is not None else contextlib.nullcontext():
                 record = runner.run(step)

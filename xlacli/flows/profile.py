@@ -20,7 +20,7 @@ from xlacli.analysis.profile_summary import (
 )
 from xlacli.capture.events import STEP_TRACE_NAME, ChildLog
 from xlacli.collect import execution_records
-from xlacli.config import load_config, model_argument
+from xlacli.config import load_config, model_argument, project_runs_dir
 from xlacli.errors import CaptureError, UsageError
 from xlacli.flows.session import CaptureResult, capture, resolve_target
 from xlacli.flows.tensorboard import (
@@ -42,6 +42,8 @@ from xlacli.words import counted
 T = TypeVar("T")
 DEFAULT_STEPS = 50
 DEFAULT_WARMUP = 5
+# A few hundred MB of trace at ~0.6 MB a step (examples/transformer.py).
+DEFAULT_MAX_TRACE_STEPS = 500
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class ProfileRequest:
     out: Path | None
     force: bool
     output_format: str
+    max_trace_steps: int = 0  # 0: DEFAULT_MAX_TRACE_STEPS
 
 
 def run_profile(request: ProfileRequest) -> int:
@@ -87,6 +90,8 @@ def run_profile(request: ProfileRequest) -> int:
         profile_logdir=request.logdir,
         profile_session=request.name,
         label=f"Profiling {target.path.name}",
+        runs_dir=project_runs_dir(config),
+        max_trace_steps=_trace_limit(request),
     )
     summary = summarize(result)
     save_summary(summary, result.paths.root)
@@ -96,6 +101,20 @@ def run_profile(request: ProfileRequest) -> int:
     if summary.trace_files:
         _view(summary, request)
     return 0
+
+
+def _trace_limit(request: ProfileRequest) -> int:
+    """How many steps to trace: the profiler holds every traced event in memory
+    until the trace stops (~0.6 MB a step for examples/transformer.py), so a
+    long run traces its first steps and runs the rest untraced."""
+    limit = request.max_trace_steps or DEFAULT_MAX_TRACE_STEPS
+    steps = request.steps or DEFAULT_STEPS
+    if steps > limit:
+        print_message(
+            f"[yellow]warning:[/] tracing the first {limit} of {steps} steps, to bound the "
+            "trace's memory; the others run untraced (--max-trace-steps to change it)"
+        )
+    return limit
 
 
 def _prepare_logdir(logdir: Path, name: str | None, force: bool) -> None:
@@ -153,7 +172,7 @@ def summarize(result: CaptureResult) -> ProfileSummary:
         model=report.model,
         device=report.device,
         steps=len(steps),
-        warmup=sum(1 for e in raw.log.steps if not e.get("traced")),
+        warmup=_warmup_steps(raw.log),
         step_times_s=tuple(step.end_s - step.start_s for step in steps),
         step_time_s=times,
         batch_size=batch,
@@ -170,6 +189,14 @@ def summarize(result: CaptureResult) -> ProfileSummary:
         notes=tuple(notes),
         interrupted=report.error is not None and report.error.kind == "interrupted",
     )
+
+
+def _warmup_steps(log: ChildLog) -> int:
+    """Steps run before the first traced one (steps after a capped trace are not warm-up)."""
+    traced = [e.get("step", 0) for e in log.steps if e.get("traced")]
+    if traced:
+        return min(traced)
+    return sum(1 for e in log.steps if not e.get("traced"))
 
 
 def _window(items: list[T], log: ChildLog, counter: str) -> list[T]:

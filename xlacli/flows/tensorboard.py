@@ -36,8 +36,14 @@ def shell_command(logdir: Path, port: int = DEFAULT_PORT) -> str:
 
 
 def check_port_free(port: int) -> None:
-    """Raise a clear error when something already listens on ``port``."""
+    """Raise a clear error when something already listens on ``port``.
+
+    The probe binds as servers do (TensorBoard's included), with
+    ``SO_REUSEADDR``: a port whose last connection is in TIME_WAIT is free to
+    them, so it is free here too.
+    """
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("localhost", port))
         except OSError:
