@@ -17,7 +17,12 @@ app = typer.Typer(
     name="xlacli",
     help="Compile, explain and profile PyTorch models on PyTorch/XLA.",
     no_args_is_help=True,
-    add_completion=False,
+    # typer's standard --install-completion and --show-completion.
+    add_completion=True,
+    # Click's own help layout: it wraps and never crops an option's name at
+    # 80 columns (rich's panels did), and reads no markup in help texts,
+    # which name [tool.xlacli] literally.
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

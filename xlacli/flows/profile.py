@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from rich.markup import escape
+
 from xlacli.analysis.profile_summary import (
     CompiledModule,
     batch_size,
@@ -240,10 +242,10 @@ def _op_times(
 def _view(summary: ProfileSummary, request: ProfileRequest) -> None:
     logdir = Path(summary.logdir)
     if not request.tensorboard:
-        print_message(
-            f"View the trace: [bold]{shell_command(Path(display_path(logdir)), request.port)}[/]"
-            f", then open http://localhost:{request.port}/#profile"
-        )
+        # The command alone on its line (after the label), never cropped.
+        command = shell_command(Path(display_path(logdir)), request.port)
+        print_message(f"View the trace: [bold]{escape(command)}[/]")
+        print_message(f"  then open http://localhost:{request.port}/#profile")
         return
     process = launch(logdir, request.port, Path(summary.run_dir) / "tensorboard.log")
     print_message(
