@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -86,10 +88,30 @@ _register()
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI and return its exit code."""
+    """Run the CLI and return its exit code.
+
+    SIGTERM outside a capture stops xlacli as Ctrl-C does (exit 130); during
+    a capture, ``capture.signals`` takes both over to stop the child first.
+    """
+    previous = _sigterm_as_interrupt()
     try:
         app(args=argv, prog_name="xlacli")
     except SystemExit as exit_:
         code = exit_.code
         return code if isinstance(code, int) else (0 if code is None else 1)
+    except KeyboardInterrupt:  # before a command started (typer builds its commands)
+        print("xlacli: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return 0
+
+
+def _sigterm_as_interrupt() -> Any:
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, interrupt)
