@@ -75,7 +75,7 @@ def test_no_model_and_no_config(tmp_path):
 
 def test_bad_config(project):
     (project / "pyproject.toml").write_text('[tool.xlacli]\nmodel = "model.py"\nsteps = "five"\n')
-    assert_clean_error(run_cli("check", cwd=project), 2, "steps must be a int")
+    assert_clean_error(run_cli("check", cwd=project), 2, "steps must be an integer")
 
 
 # -- with captures ------------------------------------------------------------
