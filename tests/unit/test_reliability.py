@@ -21,7 +21,8 @@ from xml.etree import ElementTree
 import pytest
 
 from tests.conftest import REPO, run_cli
-from xlacli.analysis.baseline import Baseline, check_settings, load_baseline
+from tests.unit.analysis.test_check import baseline
+from xlacli.analysis.baseline import check_settings, load_baseline
 from xlacli.analysis.check import CheckOutcome, CheckResult
 from xlacli.capture.env import _with_dump_flags, flag_safe_dump_dir, is_flag_safe
 from xlacli.capture.request import RunPaths
@@ -118,23 +119,6 @@ def _gone(pid: int, timeout: float) -> bool:
 
 
 # -- 8 and 17: baselines ----------------------------------------------------
-
-
-def baseline(**changes):
-    fields = dict(
-        model="model.py",
-        device="CPU",
-        steps=5,
-        warmup=2,
-        train=False,
-        optimizer="",
-        compilations=1,
-        distinct_graphs=1,
-        steady_state_compiles=0,
-        executions_per_step=(1, 1, 1, 1, 1),
-    )
-    fields.update(changes)
-    return Baseline(**fields)
 
 
 @pytest.mark.parametrize(
