@@ -25,14 +25,16 @@ _WATCH_INTERVAL_S = 0.5
 def die_with_parent() -> None:
     """Arrange a SIGTERM for this process when the parent that started it dies."""
     expected = os.environ.get(PARENT_PID_ENV)
-    if not _set_parent_death_signal():
+    if not request_parent_death_signal():
         threading.Thread(target=_watch_parent, name="xlacli-lifeline", daemon=True).start()
     # The parent may have died before the request above was made.
     if expected and os.getppid() != int(expected):
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def _set_parent_death_signal() -> bool:
+def request_parent_death_signal() -> bool:
+    """Ask the kernel for a SIGTERM when the parent dies (Linux); False if not
+    available. Also usable as ``preexec_fn`` for a child that is not Python."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         return bool(libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) == 0)

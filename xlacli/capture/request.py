@@ -29,9 +29,7 @@ class CaptureRequest:
     max_trace_steps: int | None = None  # profile: trace this many steps, run the rest untraced
 
     def save(self, path: Path) -> None:
-        path.write_text(
-            json.dumps(asdict(self), indent=2, sort_keys=True) + "\n", encoding="utf-8"
-        )
+        path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
     @classmethod
     def load(cls, path: Path) -> CaptureRequest:

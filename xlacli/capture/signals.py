@@ -10,12 +10,36 @@ usual (see ``runner.run_child``).
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from types import FrameType, TracebackType
 from typing import Any
 
+from xlacli.errors import EXIT_INTERRUPTED
+
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def exit_on_sigterm() -> Any:
+    """Outside a capture, SIGTERM ends xlacli at once with exit 130.
+
+    Raising from the handler instead would be unsafe: an exception raised in
+    the middle of an import or a class definition comes out as another error
+    (``RuntimeError: Error calling __set_name__``), with a traceback. Exiting
+    at once is safe because, outside a capture, xlacli has no child that could
+    be left behind (TensorBoard, the one other, dies with xlacli: see
+    ``lifeline.request_parent_death_signal``). Returns the previous handler
+    (None outside the main thread, where Python sets no handler).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _exit_terminated)
+
+
+def _exit_terminated(signum: int, frame: FrameType | None) -> None:
+    os.write(2, b"xlacli: terminated\n")
+    os._exit(EXIT_INTERRUPTED)
 
 
 class StopSignals:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import functools
 import signal
 import sys
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import typer
 
 from xlacli import __version__
+from xlacli.capture.signals import exit_on_sigterm
 from xlacli.errors import EXIT_INTERRUPTED, XlacliError
 from xlacli.render.console import print_error
 
@@ -90,10 +90,11 @@ _register()
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code.
 
-    SIGTERM outside a capture stops xlacli as Ctrl-C does (exit 130); during
-    a capture, ``capture.signals`` takes both over to stop the child first.
+    SIGTERM outside a capture ends xlacli at once (exit 130); during a
+    capture, ``capture.signals`` takes SIGINT and SIGTERM over to stop the
+    child first and keep the partial report.
     """
-    previous = _sigterm_as_interrupt()
+    previous = exit_on_sigterm()
     try:
         app(args=argv, prog_name="xlacli")
     except SystemExit as exit_:
@@ -106,12 +107,3 @@ def main(argv: list[str] | None = None) -> int:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     return 0
-
-
-def _sigterm_as_interrupt() -> Any:
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.signal(signal.SIGTERM, interrupt)

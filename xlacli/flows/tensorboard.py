@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from xlacli.capture.lifeline import request_parent_death_signal
 from xlacli.errors import CaptureError, UsageError
 
 DEFAULT_PORT = 6006
@@ -74,7 +75,11 @@ def launch(logdir: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     """Start TensorBoard in the background; fail clearly if it does not come up."""
     with log.open("wb") as handle:
         process = subprocess.Popen(
-            tensorboard_command(logdir, port), stdout=handle, stderr=subprocess.STDOUT
+            tensorboard_command(logdir, port),
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            # It stops with xlacli, however xlacli ends (SIGTERM, SIGKILL).
+            preexec_fn=request_parent_death_signal,
         )
     try:
         _wait_until_serving(process, port, log)
