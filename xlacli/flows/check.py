@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from xlacli.analysis.baseline import (
+    Baseline,
     baseline_from_report,
     check_settings,
     load_baseline,
@@ -92,31 +93,21 @@ def _run_check(request: CheckRequest) -> int:
     baseline = None if request.update_baseline else load_baseline(baseline_path, label)
     if baseline is not None:
         check_settings(baseline, _chosen_settings(request, config))
-    train = _first(request.train, baseline.train if baseline else None, config.train, False)
-    optimizer = _first(
-        request.optimizer,
-        (baseline.optimizer or None) if baseline else None,
-        config.optimizer,
-        "sgd",
-    )
+    settings = _run_settings(request, baseline, config)
     result = capture(
         target,
-        steps=_first(
-            request.steps, baseline.steps if baseline else None, config.steps, DEFAULT_STEPS
-        ),
-        train=train,
-        optimizer=optimizer,
+        steps=settings.steps,
+        train=settings.train,
+        optimizer=settings.optimizer,
         out=request.out,
         force=request.force,
-        explain_warmup=_first(
-            request.warmup, baseline.warmup if baseline else None, config.warmup, DEFAULT_WARMUP
-        ),
+        explain_warmup=settings.warmup,
         label=f"Checking {target.path.name}",
         runs_dir=project_runs_dir(config),
     )
     if result.error is not None:
         raise result.error
-    current = baseline_from_report(result.report, baseline_path, optimizer)
+    current = baseline_from_report(result.report, baseline_path, settings.optimizer)
     if baseline is None:
         write_baseline(current, baseline_path)
         print_message(
@@ -155,6 +146,35 @@ def _verdict(outcome: CheckOutcome, allow_improvements: bool, baseline_path: Pat
             f"improved beyond the tolerance; the baseline {display_path(baseline_path)} is stale",
             hint="rerun with --update-baseline and commit it (or pass --allow-improvements)",
         )
+
+
+@dataclass(frozen=True)
+class _Settings:
+    steps: int
+    warmup: int
+    train: bool
+    optimizer: str
+
+
+def _run_settings(
+    request: CheckRequest, baseline: Baseline | None, config: ProjectConfig
+) -> _Settings:
+    """Each setting: the option, else the baseline's, else [tool.xlacli]'s, else the default."""
+    return _Settings(
+        steps=_first(
+            request.steps, baseline.steps if baseline else None, config.steps, DEFAULT_STEPS
+        ),
+        warmup=_first(
+            request.warmup, baseline.warmup if baseline else None, config.warmup, DEFAULT_WARMUP
+        ),
+        train=_first(request.train, baseline.train if baseline else None, config.train, False),
+        optimizer=_first(
+            request.optimizer,
+            (baseline.optimizer or None) if baseline else None,
+            config.optimizer,
+            "sgd",
+        ),
+    )
 
 
 def _chosen_settings(request: CheckRequest, config: ProjectConfig) -> dict[str, object]:
