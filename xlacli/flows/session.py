@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xlacli.capture.events import ChildLog
-from xlacli.capture.outcome import error_record, outcome_error
+from xlacli.capture.outcome import Interrupted, error_record, outcome_error
 from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.capture.runner import check_torch_xla_installed, prepare_run_dir, run_child
 from xlacli.capture.signals import StopSignals
@@ -89,6 +89,8 @@ def capture(
             )
         error = outcome_error(outcome, paths, stop.name)
         raw, report = report_from_run(paths, request, outcome.log, target, explain_warmup, error)
+    if error is None and stop.received is not None:  # came while the report was built
+        error = Interrupted(f"interrupted after the run ({stop.name}); the report was kept")
     for warning in outcome.log.warnings:
         stderr_console().print(f"[yellow]warning:[/] {warning}")
     return CaptureResult(report, paths, error, raw)
