@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.errors import UsageError
+from xlacli.words import type_words
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -51,6 +52,7 @@ class ProjectConfig:
     optimizer: str | None = None
     memory_tolerance: float | None = None
     devices: int | None = None  # SPMD: virtual CPU devices for every command
+    has_table: bool = False  # the file has a [tool.xlacli] table: a project root
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -98,6 +100,7 @@ def load_config(start: Path | None = None) -> ProjectConfig:
         optimizer=_typed(table, "optimizer", str, path),
         memory_tolerance=_fraction(table, "memory_tolerance", path),
         devices=_positive(table, "devices", path),
+        has_table=True,
     )
 
 
@@ -106,7 +109,7 @@ def _typed(table: dict[str, Any], key: str, kind: type, path: Path) -> Any:
     if value is not None and (
         not isinstance(value, kind) or isinstance(value, bool) != (kind is bool)
     ):
-        raise UsageError(f"{path}: [tool.xlacli] {key} must be a {kind.__name__}, not {value!r}")
+        raise UsageError(f"{path}: [tool.xlacli] {key} must be {type_words(kind)}, not {value!r}")
     return value
 
 
@@ -118,11 +121,22 @@ def _fraction(table: dict[str, Any], key: str, path: Path) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise UsageError(f"{path}: [tool.xlacli] {key} must be a number >= 0, not {value!r}")
     return float(value)
+
+
 def _positive(table: dict[str, Any], key: str, path: Path) -> int | None:
     value = _typed(table, key, int, path)
     if value is not None and value < 1:
         raise UsageError(f"{path}: [tool.xlacli] {key} must be at least 1, not {value}")
     return value
+
+
+def project_runs_dir(config: ProjectConfig) -> Path | None:
+    """Where runs go in a configured project: ``.xlacli/runs`` beside the
+    ``pyproject.toml`` holding ``[tool.xlacli]``, from whichever subfolder
+    xlacli runs (None: no such project; the working directory decides)."""
+    if config.source is None or not config.has_table:
+        return None
+    return config.source.parent / ".xlacli" / "runs"
 
 
 def _under(folder: Path, model: str) -> str:

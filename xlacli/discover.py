@@ -2,9 +2,9 @@
 
 The model file contract (see README): ``get_model()`` (or a module-level
 ``model``), ``get_inputs(step)`` (or ``get_inputs()``, or a module-level
-``example_inputs``), optionally ``step(model, batch, step)`` and
-``loss_fn(output, batch)``; or ``PATH.py:NAME`` where ``NAME()`` returns
-``(model, inputs)``.
+``example_inputs``), optionally ``step(model, batch, step)``,
+``loss_fn(output, batch)`` and ``forward_inputs(batch)``; or ``PATH.py:NAME``
+where ``NAME()`` returns ``(model, inputs)``.
 
 Two halves: ``check_model_file`` runs in the parent without importing torch
 (path, suffix, syntax, and what the file defines, from its syntax tree), so
@@ -153,6 +153,9 @@ class LoadedModel:
     loss_fn: Callable[[Any, Any], Any] | None
     entry_site: str  # the user's file:line a step's graph is attributed to
     inputs_site: str  # where the inputs come from (get_inputs, the factory...)
+    # forward_inputs(batch): the part of the batch forward() takes (the rest,
+    # labels, only reaches loss_fn); None: the whole batch goes to forward().
+    forward_inputs: Callable[[Any], Any] | None = None
 
 
 def import_model_file(path: Path) -> ModuleType:
@@ -205,6 +208,7 @@ def load_model(target: ModelTarget) -> LoadedModel:
             getattr(module, "get_inputs", None) or getattr(module, "get_model", None),
             fallback=target.path,
         ),
+        forward_inputs=_optional_callable(module, "forward_inputs"),
     )
 
 

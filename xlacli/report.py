@@ -140,6 +140,9 @@ class RunReport:
     fallback_ops: tuple[FallbackOp, ...] = ()
     schema_version: int = SCHEMA_VERSION
     memory: RunMemory | None = None  # step peaks, device memory, autocast per step
+    # The options that reproduce the run's mode (``--train --optimizer adamw``),
+    # so "Next:" commands run the same thing.
+    options: tuple[str, ...] = ()
 
     @property
     def steady_state_compiles(self) -> int:
@@ -227,6 +230,7 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         events=tuple(_event_from_dict(e) for e in data.get("events", [])),
         fallback_ops=tuple(FallbackOp(**f) for f in data.get("fallback_ops", [])),
         memory=run_memory_from_dict(data.get("memory")),
+        options=tuple(data.get("options", ())),
     )
 
 

@@ -75,7 +75,7 @@ def test_no_model_and_no_config(tmp_path):
 
 def test_bad_config(project):
     (project / "pyproject.toml").write_text('[tool.xlacli]\nmodel = "model.py"\nsteps = "five"\n')
-    assert_clean_error(run_cli("check", cwd=project), 2, "steps must be a int")
+    assert_clean_error(run_cli("check", cwd=project), 2, "steps must be an integer")
 
 
 # -- with captures ------------------------------------------------------------
@@ -121,7 +121,7 @@ def test_regression_fails_and_names_the_line(project):
     assert f"graph_structure  model.py:{line}" in result.stdout
     assert "│ out = out * 2 + 1" in result.stdout
     assert (
-        f"::error file=model.py,line={line},title=xlacli: recompile::graph_structure"
+        f"::error file=model.py,line={line},title=xlacli%3A recompile::graph_structure"
         in result.stdout
     )
     assert "regressed" in summary.read_text() and f"model.py:{line}" in summary.read_text()

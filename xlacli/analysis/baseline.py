@@ -21,6 +21,7 @@ from xlacli.errors import UsageError
 from xlacli.paths import split_location
 from xlacli.report import RunReport
 from xlacli.sharding_report import GraphSpmd
+from xlacli.words import type_words
 
 BASELINE_VERSION = 1
 
@@ -151,30 +152,97 @@ def _from_dict(data: Any, path: Path) -> Baseline:
         raise UsageError(f"{path} is not an xlacli baseline (no baseline_version)")
     version = data["baseline_version"]
     if version != BASELINE_VERSION:
+        newer = isinstance(version, int) and version > BASELINE_VERSION
         raise UsageError(
             f"baseline {path} has version {version}; this xlacli reads version {BASELINE_VERSION}",
+            hint="it was written by a newer xlacli: upgrade xlacli (pip install -U xlacli)"
+            if newer
+            else "regenerate it with --update-baseline",
+        )
+    fields = _BaselineFields(data, path)
+    return Baseline(
+        model=fields.get("model", str),
+        device=fields.get("device", str),
+        steps=fields.get("steps", int),
+        warmup=fields.get("warmup", int),
+        train=fields.get("train", bool),
+        optimizer=fields.get("optimizer", str, ""),
+        compilations=fields.get("compilations", int),
+        distinct_graphs=fields.get("distinct_graphs", int),
+        steady_state_compiles=fields.get("steady_state_compiles", int),
+        executions_per_step=tuple(fields.get_list("executions_per_step")),
+        fallback_ops=fields.get_counts("fallback_ops"),
+        graphs=fields.get_counts("graphs"),
+        peak_bytes=fields.get_counts("peak_bytes"),
+        peak_buffers=buffers_from_json(data.get("peak_buffers")),
+        collectives=fields.get_counts("collectives"),
+    )
+
+
+class _BaselineFields:
+    """Typed reads of a baseline's keys; a wrong one is named in plain words."""
+
+    def __init__(self, data: dict[str, Any], path: Path):
+        self.data = data
+        self.path = path
+
+    def get(self, key: str, kind: type, default: Any = None) -> Any:
+        if key not in self.data and default is not None:
+            return default
+        if key not in self.data:
+            self._fail(f"{key} is missing")
+        value = self.data[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            self._fail(f"{key} is {json.dumps(value)}, expected {type_words(kind)}")
+        return value
+
+    def get_list(self, key: str) -> list[int]:
+        values = self.get(key, list)
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            self._fail(f"{key} is {json.dumps(values)}, expected a list of integers")
+        return values
+
+    def get_counts(self, key: str) -> dict[str, int]:
+        counts = self.get(key, dict, {})
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in counts.values()):
+            self._fail(f"{key} has a value that is not an integer")
+        return {str(name): count for name, count in counts.items()}
+
+    def _fail(self, problem: str) -> None:
+        raise UsageError(
+            f"baseline {self.path} is malformed: {problem}",
             hint="regenerate it with --update-baseline",
         )
-    try:
-        return Baseline(
-            model=str(data["model"]),
-            device=str(data["device"]),
-            steps=int(data["steps"]),
-            warmup=int(data["warmup"]),
-            train=bool(data["train"]),
-            optimizer=str(data.get("optimizer", "")),
-            compilations=int(data["compilations"]),
-            distinct_graphs=int(data["distinct_graphs"]),
-            steady_state_compiles=int(data["steady_state_compiles"]),
-            executions_per_step=tuple(int(n) for n in data["executions_per_step"]),
-            fallback_ops={str(k): int(v) for k, v in data.get("fallback_ops", {}).items()},
-            graphs={str(k): int(v) for k, v in data.get("graphs", {}).items()},
-            peak_bytes={str(k): int(v) for k, v in data.get("peak_bytes", {}).items()},
-            peak_buffers=buffers_from_json(data.get("peak_buffers")),
-            collectives={str(k): int(v) for k, v in data.get("collectives", {}).items()},
+
+
+def check_settings(baseline: Baseline, settings: dict[str, object]) -> None:
+    """Refuse to compare a run whose settings differ from the baseline's: its
+    counts would differ for that reason alone (exit 2, naming the setting).
+
+    Args:
+        baseline: the loaded baseline.
+        settings: the settings asked for (by option or configuration); None
+            values were not asked for and take the baseline's.
+
+    Raises:
+        UsageError: a setting differs.
+    """
+    for name, wanted in settings.items():
+        recorded = getattr(baseline, name)
+        if wanted is None or wanted == recorded or (name == "optimizer" and not baseline.train):
+            continue
+        raise UsageError(
+            f"the baseline was recorded with {_setting(name, recorded)}, this run asks for "
+            f"{_setting(name, wanted)}: its counts would not be comparable",
+            hint=f"drop {_setting(name, wanted)} to use the baseline's setting, or pass "
+            "--update-baseline to record a new baseline with it",
         )
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        raise UsageError(f"baseline {path} is malformed: {error!r}") from None
+
+
+def _setting(name: str, value: object) -> str:
+    if name == "train":
+        return "--train" if value else "--no-train"
+    return f"--{name} {value}"
 
 
 def _relative_model(model: str, folder: Path) -> str:

@@ -14,7 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from xlacli.capture.device import DeviceStartError, start_device
 from xlacli.capture.events import EventWriter
+from xlacli.capture.lifeline import die_with_parent
 from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.errors import EXIT_INTERRUPTED, EXIT_OK, CaptureError, XlacliError
 
@@ -23,6 +25,7 @@ REQUIRED_VERSIONS = {"torch": "2.9", "torch_xla": "2.9"}
 
 def main(argv: list[str]) -> int:
     request_path = Path(argv[1])
+    die_with_parent()  # reliability: no orphan if xlacli itself is killed
     request = CaptureRequest.load(request_path)
     paths = RunPaths(request_path.parent)
     # A crash in native code prints the Python stack into child.log.
@@ -31,9 +34,11 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, _interrupt_once)
     signal.signal(signal.SIGTERM, _interrupt_once)
     events = EventWriter(paths.events)
+    device_failed = False  # reliability: the runtime aborts if touched again
     try:
         return _run(request, paths, events)
     except XlacliError as error:
+        device_failed = isinstance(error, DeviceStartError)
         events.write(
             "error",
             kind=type(error).__name__,
@@ -47,7 +52,8 @@ def main(argv: list[str]) -> int:
         events.write("error", kind="interrupted", message="interrupted", exit_code=EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
     finally:
-        _write_metrics_report(paths)
+        if not device_failed:
+            _write_metrics_report(paths)
         events.close()
 
 
@@ -67,7 +73,7 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
     spmd = SpmdObserver(request.devices)
     with spmd.usage_errors():
         loaded = load_model(ModelTarget(Path(request.model_path), request.model_entry))
-    device = torch_xla.device()
+    device = start_device()
     events.write(
         "start",
         versions=versions,
@@ -93,6 +99,8 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
         for step in range(request.warmup + request.steps):
             if window is not None and step == request.warmup:
                 window.start()
+            if window is not None and step - request.warmup == request.max_trace_steps:
+                window.stop()  # reliability: bound the trace's memory
             traced = window is not None and window.active
             with (
                 window.step(step) if window is not None else contextlib.nullcontext(),

@@ -6,8 +6,11 @@ child process whose environment is set before Python starts.
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import Mapping
+import contextlib
+import re
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 
 from xlacli.capture.request import CaptureRequest, RunPaths
 
@@ -17,9 +20,17 @@ PROFILE_MAX_FRAMES = 16
 
 
 def capture_environment(
-    base: Mapping[str, str], request: CaptureRequest, paths: RunPaths
+    base: Mapping[str, str],
+    request: CaptureRequest,
+    paths: RunPaths,
+    *,
+    dump_dir: Path | None = None,
 ) -> dict[str, str]:
-    """The environment for the child: ``base`` plus the switches the request needs."""
+    """The environment for the child: ``base`` plus the switches the request needs.
+
+    ``dump_dir`` is where XLA is told to dump (default: the run's own
+    ``raw/xla-dump``); see ``flag_safe_dump_dir``.
+    """
     env = dict(base)
     # torch_xla warns and picks CPU when PJRT_DEVICE is unset; say it.
     env.setdefault("PJRT_DEVICE", "CPU")
@@ -41,7 +52,7 @@ def capture_environment(
                 ),
             }
         )
-        env["XLA_FLAGS"] = _with_dump_flags(base.get("XLA_FLAGS", ""), paths)
+        env["XLA_FLAGS"] = _with_dump_flags(base.get("XLA_FLAGS", ""), dump_dir or paths.xla_dump)
     if request.debug_artifacts and request.profile_logdir is None:
         # More metadata in the HLO, at a cost in every step's tracing that a
         # profile must not pay (unlike XLA_IR_DEBUG, it cannot be turned off
@@ -57,12 +68,50 @@ def capture_environment(
     return env
 
 
-def _with_dump_flags(xla_flags: str, paths: RunPaths) -> str:
-    """The user's XLA_FLAGS with xlacli's dump folder (any other dump folder removed)."""
+def _with_dump_flags(xla_flags: str, dump_dir: Path) -> str:
+    """The user's XLA_FLAGS with xlacli's dump folder (any other dump folder removed).
+
+    XLA splits XLA_FLAGS on whitespace and knows no quoting: flags are joined
+    as they are, and ``dump_dir`` must hold no space (``flag_safe_dump_dir``).
+    """
     kept = [
         flag
-        for flag in shlex.split(xla_flags)
+        for flag in xla_flags.split()
         if not flag.startswith(("--xla_dump_to", "--xla_dump_hlo_as_text"))
     ]
-    kept += [f"--xla_dump_to={paths.xla_dump}", "--xla_dump_hlo_as_text"]
-    return " ".join(shlex.quote(flag) for flag in kept)
+    kept += [f"--xla_dump_to={dump_dir}", "--xla_dump_hlo_as_text"]
+    return " ".join(kept)
+
+
+_FLAG_SAFE = re.compile(r"[A-Za-z0-9_./+=@-]+")
+
+
+def is_flag_safe(path: Path) -> bool:
+    """Whether XLA_FLAGS can carry ``path`` as it is (no space, plain ASCII)."""
+    return _FLAG_SAFE.fullmatch(str(path)) is not None
+
+
+@contextlib.contextmanager
+def flag_safe_dump_dir(paths: RunPaths) -> Iterator[Path]:
+    """A path XLA_FLAGS can carry that leads to the run's dump folder.
+
+    The run folder itself when its path is plain; otherwise (a space or a
+    non-ASCII character anywhere in it) a symlink to it from a plain
+    temporary folder, removed afterwards. XLA writes through the link, so
+    the files land in the run folder as they are written, and a run cut
+    short by SIGKILL keeps them too.
+    """
+    paths.xla_dump.mkdir(parents=True, exist_ok=True)
+    if is_flag_safe(paths.xla_dump):
+        yield paths.xla_dump
+        return
+    base = Path(tempfile.gettempdir())
+    holder = Path(tempfile.mkdtemp(prefix="xlacli-", dir=base if is_flag_safe(base) else "/tmp"))
+    link = holder / "xla-dump"
+    link.symlink_to(paths.xla_dump, target_is_directory=True)
+    try:
+        yield link
+    finally:
+        link.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            holder.rmdir()

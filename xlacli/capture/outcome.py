@@ -25,12 +25,21 @@ class Interrupted(XlacliError):
     exit_code = EXIT_INTERRUPTED
 
 
-def outcome_error(outcome: ChildOutcome, paths: RunPaths) -> XlacliError | None:
-    """The error a finished child stands for, or None when it succeeded."""
+def outcome_error(
+    outcome: ChildOutcome, paths: RunPaths, signal_name: str = ""
+) -> XlacliError | None:
+    """The error a finished child stands for, or None when it succeeded.
+
+    ``signal_name``: the signal xlacli got (SIGINT, SIGTERM), if any, even one
+    that came after the child had finished.
+    """
     step = len(outcome.log.steps)
     event = outcome.log.error
+    by = f" ({signal_name})" if signal_name else ""
     if outcome.interrupted or (event and event.get("kind") == "interrupted"):
-        return Interrupted(f"interrupted during step {step}; the partial report was kept")
+        return Interrupted(f"interrupted during step {step}{by}; the partial report was kept")
+    if signal_name:
+        return Interrupted(f"interrupted after the run{by}; the report was kept")
     if event is not None:
         cls = _ERROR_TYPES.get(event.get("kind", ""), CaptureError)
         return cls(event["message"], hint=event.get("hint"), details=event.get("details"))

@@ -27,13 +27,14 @@ class CaptureRequest:
     profile_session: str | None = None
     wait_each_step: bool = True  # wait for the device after each step (exact counters)
     devices: int | None = None  # SPMD: virtual CPU devices to create (None: the backend's own)
+    max_trace_steps: int | None = None  # profile: trace this many steps, run the rest untraced
 
     def save(self, path: Path) -> None:
-        path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n")
+        path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
     @classmethod
     def load(cls, path: Path) -> CaptureRequest:
-        return cls(**json.loads(path.read_text()))
+        return cls(**json.loads(path.read_text(encoding="utf-8")))
 
 
 @dataclass(frozen=True)

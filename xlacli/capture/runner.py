@@ -10,15 +10,17 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from importlib import metadata
 from pathlib import Path
 
-from xlacli.capture.env import capture_environment
+from xlacli.capture.env import capture_environment, flag_safe_dump_dir
 from xlacli.capture.events import ChildLog, EventFollower, read_events
+from xlacli.capture.lifeline import PARENT_PID_ENV
 from xlacli.capture.request import CaptureRequest, RunPaths
+from xlacli.capture.signals import StopSignals
 from xlacli.errors import CaptureError, UsageError
 
 DEFAULT_RUNS_DIR = Path(".xlacli") / "runs"
@@ -32,7 +34,7 @@ class ChildOutcome:
 
     returncode: int  # negative: killed by that signal
     log: ChildLog
-    interrupted: bool  # the parent got Ctrl-C
+    interrupted: bool  # the parent got SIGINT or SIGTERM
 
     @property
     def signal_name(self) -> str | None:
@@ -67,20 +69,24 @@ def check_torch_xla_installed() -> dict[str, str]:
     return versions
 
 
-def prepare_run_dir(out: Path | None, model_stem: str, *, force: bool) -> RunPaths:
-    """Create a fresh run folder: ``out``, or a new one under ``.xlacli/runs/``.
+def prepare_run_dir(
+    out: Path | None, model_stem: str, *, force: bool, runs_dir: Path | None = None
+) -> RunPaths:
+    """Create a fresh run folder: ``out``, or a new one under ``runs_dir``
+    (default ``.xlacli/runs/`` in the working directory).
 
     Raises:
         UsageError: ``out`` exists and ``force`` is off, or it is a file.
         CaptureError: the folder cannot be created or written.
     """
     if out is None:
+        runs_dir = runs_dir or DEFAULT_RUNS_DIR
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-        out = DEFAULT_RUNS_DIR / f"{model_stem}-{stamp}"
+        out = runs_dir / f"{model_stem}-{stamp}"
         suffix = 1
         while out.exists():
             suffix += 1
-            out = DEFAULT_RUNS_DIR / f"{model_stem}-{stamp}-{suffix}"
+            out = runs_dir / f"{model_stem}-{stamp}-{suffix}"
     elif out.exists():
         if not out.is_dir():
             raise UsageError(f"--out {out} is a file, not a folder")
@@ -115,69 +121,78 @@ def run_child(
     request: CaptureRequest,
     paths: RunPaths,
     on_progress: Callable[[ChildLog], None] | None = None,
+    *,
+    stop: StopSignals | None = None,
+    on_stopping: Callable[[str], None] | None = None,
 ) -> ChildOutcome:
     """Run the capture child to completion and return how it ended.
 
-    Ctrl-C reaches the child too (same process group); the parent then waits
-    for it to flush its artifacts, so nothing captured is lost.
+    SIGINT and SIGTERM are caught in one place (``stop``; a new one when not
+    given) and forwarded to the child's process group; the parent then waits
+    for the child to flush its artifacts, so nothing captured is lost.
+    ``on_stopping`` is told once, when that wait begins.
     """
     request.save(paths.request)
-    env = capture_environment(os.environ, request, paths)
-    command = [sys.executable, "-m", "xlacli.capture.child", str(paths.request)]
-    interrupted = False
-    follower = EventFollower(paths.events)
-    with paths.child_log.open("wb") as log, _sigterm_as_interrupt():
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+    with contextlib.ExitStack() as stack:
+        if stop is None:
+            stop = stack.enter_context(StopSignals())
+        dump_dir = stack.enter_context(flag_safe_dump_dir(paths))
+        env = capture_environment(os.environ, request, paths, dump_dir=dump_dir)
+        env[PARENT_PID_ENV] = str(os.getpid())
+        command = [sys.executable, "-m", "xlacli.capture.child", str(paths.request)]
+        log = stack.enter_context(paths.child_log.open("wb"))
+        # Its own process group: a terminal's Ctrl-C reaches xlacli alone, which
+        # forwards it once, and the whole group can be stopped together.
+        process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
+        returncode = _follow(process, stop, EventFollower(paths.events), on_progress, on_stopping)
+    return ChildOutcome(returncode, read_events(paths.events), stop.received is not None)
+
+
+def _follow(
+    process: subprocess.Popen[bytes],
+    stop: StopSignals,
+    follower: EventFollower,
+    on_progress: Callable[[ChildLog], None] | None,
+    on_stopping: Callable[[str], None] | None,
+    grace_s: float = 60.0,
+) -> int:
+    """Wait for the child, feeding progress; on a signal, forward it and give the
+    child ``grace_s`` to flush (a second signal: no more waiting), then insist."""
+    deadline: float | None = None
+    try:
         while True:
             try:
-                returncode = process.wait(timeout=_POLL_S * 4 if on_progress else None)
-                break
+                return process.wait(timeout=_POLL_S * 4)
             except subprocess.TimeoutExpired:
-                if on_progress is not None:
-                    on_progress(follower.poll())
-            except KeyboardInterrupt:
-                interrupted = True
-                returncode = _stop_child(process)
-                break
-    return ChildOutcome(returncode, read_events(paths.events), interrupted)
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM (``timeout``, a CI cancel) stops a capture like Ctrl-C: the child
-    is told, flushes, and the partial report is written."""
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
+                pass
+            if stop.received is not None and deadline is None:
+                _signal_group(process, stop.received)
+                deadline = time.monotonic() + grace_s
+                if on_stopping is not None:
+                    on_stopping(stop.name)
+            if deadline is not None and (stop.count > 1 or time.monotonic() > deadline):
+                return _kill_group(process)
+            if on_progress is not None:
+                on_progress(follower.poll())
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        # Whatever the child left behind in its group (helpers it started) goes too.
+        _signal_group(process, signal.SIGKILL)
 
 
-def _stop_child(process: subprocess.Popen[bytes], grace_s: float = 60.0) -> int:
-    """Pass the interrupt on, give the child time to flush, then insist.
+def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signum)
 
-    A terminal's Ctrl-C already reached the child; a SIGINT sent to xlacli
-    alone did not, so it is forwarded (the child ignores repeats).
-    """
-    with contextlib.suppress(ProcessLookupError):
-        process.send_signal(signal.SIGINT)
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        try:
-            return process.wait(timeout=_POLL_S)
-        except subprocess.TimeoutExpired:
-            continue
-        except KeyboardInterrupt:  # a second Ctrl-C: stop waiting politely
-            break
-    process.terminate()
+
+def _kill_group(process: subprocess.Popen[bytes]) -> int:
+    """SIGTERM the group, then SIGKILL it if the child is still there after 5 s."""
+    _signal_group(process, signal.SIGTERM)
     try:
         return process.wait(timeout=5)
     except subprocess.TimeoutExpired:
-        process.kill()
+        _signal_group(process, signal.SIGKILL)
         return process.wait()
 
 

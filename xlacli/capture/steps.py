@@ -153,7 +153,9 @@ class StepRunner:
     wait_each_step: bool = True
 
     def __post_init__(self) -> None:
-        self.model = self.loaded.model.to(self.device)
+        self.model = move_model(self.loaded.model, self.device)
+        if self.train and self.loaded.step_fn is not None:  # reliability: say it
+            self.warn(IGNORED_TRAIN_WARNING)
         if self.loaded.step_fn is None:
             # The user's own step() decides its modes; ours are inference or --train.
             self.model.train(self.train)
@@ -184,8 +186,10 @@ class StepRunner:
             raise ModelError(
                 f"step {step} raised {describe_exception(error)}",
                 details=format_user_traceback(error),
-                hint=failure_hint(error),
+                hint=failure_hint(error) or self._split_hint(error, batch),
             ) from None
+        if result is None and self.loaded.step_fn is None and step == 0:
+            self.warn(NONE_OUTPUT_WARNING)
         self._sync(step)
         del result  # kept alive until the sync, as the contract says
         return {
@@ -199,14 +203,26 @@ class StepRunner:
             return self.loaded.step_fn(self.model, batch, step)
         if not self.train:
             with torch.no_grad():
-                return call_model(self.model, batch)
+                return call_model(self.model, self._forward_batch(batch))
         assert self.optimizer is not None
         self.optimizer.zero_grad(set_to_none=True)
-        output = call_model(self.model, batch)
+        output = call_model(self.model, self._forward_batch(batch))
         loss = self._loss(output, batch)
         loss.backward()
         self.optimizer.step()
         return loss
+
+    def _forward_batch(self, batch: Any) -> Any:
+        """What forward() takes: ``forward_inputs(batch)`` when the file defines it."""
+        hook = self.loaded.forward_inputs
+        return batch if hook is None else hook(batch)
+
+    def _split_hint(self, error: BaseException, batch: Any) -> str | None:
+        """Labels that went to forward(): say how the batch is split."""
+        wrong_arity = isinstance(error, TypeError) and "positional argument" in str(error)
+        if wrong_arity and self.loaded.step_fn is None and isinstance(batch, (tuple, list)):
+            return INPUT_SPLIT_HINT
+        return None
 
     def _loss(self, output: Any, batch: Any) -> torch.Tensor:
         if self.loaded.loss_fn is not None:
@@ -238,6 +254,44 @@ class StepRunner:
                 f"{type(error).__name__}: {error}",
                 details=format_user_traceback(error),
             ) from None
+
+
+# --- reliability (issue 9): messages and the model's move to the device ---
+IGNORED_TRAIN_WARNING = (
+    "--train and --optimizer are ignored: the model file defines step(), which runs "
+    "each step its own way (call optimizer.step() in it to train)"
+)
+NONE_OUTPUT_WARNING = (
+    "forward() returned None: nothing was computed on the XLA device, so no graph is "
+    "compiled; return the output tensor(s) from forward()"
+)
+INPUT_SPLIT_HINT = (
+    "the whole batch from get_inputs() goes to forward(*batch) (a dict: forward(**batch)) "
+    "and to loss_fn(output, batch); to keep labels out of forward(), define "
+    "forward_inputs(batch) in the model file, e.g. `return batch[0]`"
+)
+
+
+def move_model(model: torch.nn.Module, device: torch.device) -> torch.nn.Module:
+    """``model.to(device)``; a failure there (out of memory) is the model's (exit 3).
+
+    Raises:
+        ModelError: with the user's frames and, for memory, what to try.
+    """
+    try:
+        return model.to(device)
+    except (Exception, SystemExit) as error:
+        memory = isinstance(error, MemoryError) or "allocate" in str(error).lower()
+        raise ModelError(
+            f"moving the model to the XLA device raised {describe_exception(error)}",
+            details=format_user_traceback(error),
+            hint="the model's weights do not fit in memory: try a smaller model or dtype"
+            if memory
+            else None,
+        ) from None
+
+
+# --- end reliability ---
 
 
 def call_model(model: torch.nn.Module, batch: Any) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import typer
 
 from xlacli import __version__
+from xlacli.capture.signals import exit_on_sigterm
 from xlacli.errors import EXIT_INTERRUPTED, XlacliError
 from xlacli.render.console import print_error
 
@@ -17,7 +19,12 @@ app = typer.Typer(
     name="xlacli",
     help="Compile, explain and profile PyTorch models on PyTorch/XLA.",
     no_args_is_help=True,
-    add_completion=False,
+    # typer's standard --install-completion and --show-completion.
+    add_completion=True,
+    # Click's own help layout: it wraps and never crops an option's name at
+    # 80 columns (rich's panels did), and reads no markup in help texts,
+    # which name [tool.xlacli] literally.
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -81,10 +88,22 @@ _register()
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI and return its exit code."""
+    """Run the CLI and return its exit code.
+
+    SIGTERM outside a capture ends xlacli at once (exit 130); during a
+    capture, ``capture.signals`` takes SIGINT and SIGTERM over to stop the
+    child first and keep the partial report.
+    """
+    previous = exit_on_sigterm()
     try:
         app(args=argv, prog_name="xlacli")
     except SystemExit as exit_:
         code = exit_.code
         return code if isinstance(code, int) else (0 if code is None else 1)
+    except KeyboardInterrupt:  # before a command started (typer builds its commands)
+        print("xlacli: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return 0

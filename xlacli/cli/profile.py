@@ -40,6 +40,14 @@ def profile_command(
         bool, typer.Option("--tensorboard", help="Serve the trace with TensorBoard on localhost.")
     ] = False,
     port: Annotated[int, typer.Option("--port", help="Port for --tensorboard.")] = 6006,
+    max_trace_steps: Annotated[
+        int,
+        typer.Option(
+            "--max-trace-steps",
+            min=1,
+            help="Trace at most this many steps; later steps run untraced (bounds memory).",
+        ),
+    ] = 500,
     out: options.Out = None,
     force: options.Force = False,
     output_format: options.Format = options.OutputFormat.text,
@@ -67,5 +75,6 @@ def profile_command(
             force=force,
             output_format=output_format.value,
             devices=devices,
+            max_trace_steps=max_trace_steps,
         )
     )

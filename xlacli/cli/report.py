@@ -19,12 +19,18 @@ def report_command(
     output_format: options.Format = options.OutputFormat.text,
 ) -> int:
     """Show a saved run: its graphs, recompiles and fallbacks, and its profile summary
-    if it was profiled (capture once, render many)."""
+    if it was profiled (capture once, render many).
+
+    A run whose report was never written (xlacli was killed) gets one rebuilt
+    from its raw files."""
+    from xlacli.flows.rebuild import can_rebuild, rebuild_report
     from xlacli.profile_report import load_summary, summary_to_dict
     from xlacli.render.compile_report import render_compile_report
     from xlacli.render.profile import render_profile
     from xlacli.report import load_report, report_to_dict
 
+    if can_rebuild(run_dir):  # xlacli was killed before it wrote the report
+        rebuild_report(run_dir)
     report = load_report(run_dir)
     summary = load_summary(Path(report.run_dir))
     if output_format.value == "json":

@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from xlacli.analysis.baseline import baseline_from_report, load_baseline, write_baseline
+from xlacli.analysis.baseline import (
+    Baseline,
+    baseline_from_report,
+    check_settings,
+    load_baseline,
+    write_baseline,
+)
 from xlacli.analysis.check import CheckOutcome, check_time_budget, compare
 from xlacli.analysis.memory_check import DEFAULT_MEMORY_TOLERANCE, compare_peaks
-from xlacli.config import load_config, model_argument
-from xlacli.errors import CheckFailed, UsageError
+from xlacli.config import ProjectConfig, load_config, model_argument, project_runs_dir
+from xlacli.errors import EXIT_CHECK_FAILED, CheckFailed, UsageError, XlacliError
 from xlacli.flows.session import capture, resolve_target
 from xlacli.paths import display_path
-from xlacli.render.check import print_check, write_github, write_junit
+from xlacli.render.check import (
+    print_check,
+    write_github,
+    write_github_error,
+    write_junit,
+    write_junit_error,
+)
 from xlacli.render.console import print_message
 from xlacli.words import counted
 
@@ -46,7 +59,29 @@ class CheckRequest:
 
 
 def run_check(request: CheckRequest) -> int:
-    """Run the check and return its exit code (raises ``XlacliError`` for failures)."""
+    """Run the check and return its exit code (raises ``XlacliError`` for failures).
+
+    A check that cannot run (exit 2, 3, 4, 130) still writes its ``--junit``
+    and ``--github`` outputs: an error entry with the reason, so a CI reporter
+    shows why rather than nothing.
+    """
+    try:
+        return _run_check(request)
+    except XlacliError as error:
+        if error.exit_code != EXIT_CHECK_FAILED:
+            _report_error_to_ci(error, request)
+        raise
+
+
+def _report_error_to_ci(error: XlacliError, request: CheckRequest) -> None:
+    if request.junit is not None:
+        with contextlib.suppress(XlacliError):  # the error being reported matters more
+            write_junit_error(error, request.junit)
+    if request.github:
+        write_github_error(error, to_stderr=request.output_format == "json")
+
+
+def _run_check(request: CheckRequest) -> int:
     config = load_config()
     model = model_argument(request.model, config, "check")
     baseline_path = request.baseline or config.baseline
@@ -58,31 +93,24 @@ def run_check(request: CheckRequest) -> int:
     target = resolve_target(model)
     label = display_path(target.path) + (f":{target.entry}" if target.entry else "")
     baseline = None if request.update_baseline else load_baseline(baseline_path, label)
-    train = _first(request.train, baseline.train if baseline else None, config.train, False)
-    optimizer = _first(
-        request.optimizer,
-        (baseline.optimizer or None) if baseline else None,
-        config.optimizer,
-        "sgd",
-    )
+    if baseline is not None:
+        check_settings(baseline, _chosen_settings(request, config))
+    settings = _run_settings(request, baseline, config)
     result = capture(
         target,
-        steps=_first(
-            request.steps, baseline.steps if baseline else None, config.steps, DEFAULT_STEPS
-        ),
-        train=train,
-        optimizer=optimizer,
+        steps=settings.steps,
+        train=settings.train,
+        optimizer=settings.optimizer,
         out=request.out,
         force=request.force,
-        explain_warmup=_first(
-            request.warmup, baseline.warmup if baseline else None, config.warmup, DEFAULT_WARMUP
-        ),
+        explain_warmup=settings.warmup,
         label=f"Checking {target.path.name}",
         devices=request.devices if request.devices is not None else config.devices,
+        runs_dir=project_runs_dir(config),
     )
     if result.error is not None:
         raise result.error
-    current = baseline_from_report(result.report, baseline_path, optimizer)
+    current = baseline_from_report(result.report, baseline_path, settings.optimizer)
     if baseline is None:
         write_baseline(current, baseline_path)
         print_message(
@@ -130,6 +158,49 @@ def _verdict(outcome: CheckOutcome, allow_improvements: bool, baseline_path: Pat
             f"improved beyond the tolerance; the baseline {display_path(baseline_path)} is stale",
             hint="rerun with --update-baseline and commit it (or pass --allow-improvements)",
         )
+
+
+@dataclass(frozen=True)
+class _Settings:
+    steps: int
+    warmup: int
+    train: bool
+    optimizer: str
+
+
+def _run_settings(
+    request: CheckRequest, baseline: Baseline | None, config: ProjectConfig
+) -> _Settings:
+    """Each setting: the option, else the baseline's, else [tool.xlacli]'s, else the default."""
+    return _Settings(
+        steps=_first(
+            request.steps, baseline.steps if baseline else None, config.steps, DEFAULT_STEPS
+        ),
+        warmup=_first(
+            request.warmup, baseline.warmup if baseline else None, config.warmup, DEFAULT_WARMUP
+        ),
+        train=_first(request.train, baseline.train if baseline else None, config.train, False),
+        optimizer=_first(
+            request.optimizer,
+            (baseline.optimizer or None) if baseline else None,
+            config.optimizer,
+            "sgd",
+        ),
+    )
+
+
+def _chosen_settings(request: CheckRequest, config: ProjectConfig) -> dict[str, object]:
+    """The settings asked for, by option or in [tool.xlacli] (None: not asked)."""
+    asked = {
+        "steps": (request.steps, config.steps),
+        "warmup": (request.warmup, config.warmup),
+        "train": (request.train, config.train),
+        "optimizer": (request.optimizer, config.optimizer),
+    }
+    return {
+        name: option if option is not None else configured
+        for name, (option, configured) in asked.items()
+    }
 
 
 def _first(*values: T | None) -> T:

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from rich.markup import escape
+
 from xlacli.analysis.profile_summary import (
     CompiledModule,
     batch_size,
@@ -20,7 +22,7 @@ from xlacli.analysis.profile_summary import (
 )
 from xlacli.capture.events import STEP_TRACE_NAME, ChildLog
 from xlacli.collect import execution_records
-from xlacli.config import load_config, model_argument
+from xlacli.config import load_config, model_argument, project_runs_dir
 from xlacli.errors import CaptureError, UsageError
 from xlacli.flows.session import CaptureResult, capture, resolve_target
 from xlacli.flows.tensorboard import (
@@ -42,6 +44,8 @@ from xlacli.words import counted
 T = TypeVar("T")
 DEFAULT_STEPS = 50
 DEFAULT_WARMUP = 5
+# A few hundred MB of trace at ~0.6 MB a step (examples/transformer.py).
+DEFAULT_MAX_TRACE_STEPS = 500
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,7 @@ class ProfileRequest:
     force: bool
     output_format: str
     devices: int | None = None  # SPMD devices; None: [tool.xlacli] devices
+    max_trace_steps: int = 0  # 0: DEFAULT_MAX_TRACE_STEPS
 
 
 def run_profile(request: ProfileRequest) -> int:
@@ -89,6 +94,8 @@ def run_profile(request: ProfileRequest) -> int:
         profile_session=request.name,
         label=f"Profiling {target.path.name}",
         devices=request.devices if request.devices is not None else config.devices,
+        runs_dir=project_runs_dir(config),
+        max_trace_steps=_trace_limit(request),
     )
     summary = summarize(result)
     save_summary(summary, result.paths.root)
@@ -98,6 +105,20 @@ def run_profile(request: ProfileRequest) -> int:
     if summary.trace_files:
         _view(summary, request)
     return 0
+
+
+def _trace_limit(request: ProfileRequest) -> int:
+    """How many steps to trace: the profiler holds every traced event in memory
+    until the trace stops (~0.6 MB a step for examples/transformer.py), so a
+    long run traces its first steps and runs the rest untraced."""
+    limit = request.max_trace_steps or DEFAULT_MAX_TRACE_STEPS
+    steps = request.steps or DEFAULT_STEPS
+    if steps > limit:
+        print_message(
+            f"[yellow]warning:[/] tracing the first {limit} of {steps} steps, to bound the "
+            "trace's memory; the others run untraced (--max-trace-steps to change it)"
+        )
+    return limit
 
 
 def _prepare_logdir(logdir: Path, name: str | None, force: bool) -> None:
@@ -155,7 +176,7 @@ def summarize(result: CaptureResult) -> ProfileSummary:
         model=report.model,
         device=report.device,
         steps=len(steps),
-        warmup=sum(1 for e in raw.log.steps if not e.get("traced")),
+        warmup=_warmup_steps(raw.log),
         step_times_s=tuple(step.end_s - step.start_s for step in steps),
         step_time_s=times,
         batch_size=batch,
@@ -172,6 +193,14 @@ def summarize(result: CaptureResult) -> ProfileSummary:
         notes=tuple(notes),
         interrupted=report.error is not None and report.error.kind == "interrupted",
     )
+
+
+def _warmup_steps(log: ChildLog) -> int:
+    """Steps run before the first traced one (steps after a capped trace are not warm-up)."""
+    traced = [e.get("step", 0) for e in log.steps if e.get("traced")]
+    if traced:
+        return min(traced)
+    return sum(1 for e in log.steps if not e.get("traced"))
 
 
 def _window(items: list[T], log: ChildLog, counter: str) -> list[T]:
@@ -215,10 +244,10 @@ def _op_times(
 def _view(summary: ProfileSummary, request: ProfileRequest) -> None:
     logdir = Path(summary.logdir)
     if not request.tensorboard:
-        print_message(
-            f"View the trace: [bold]{shell_command(Path(display_path(logdir)), request.port)}[/]"
-            f", then open http://localhost:{request.port}/#profile"
-        )
+        # The command alone on its line (after the label), never cropped.
+        command = shell_command(Path(display_path(logdir)), request.port)
+        print_message(f"View the trace: [bold]{escape(command)}[/]")
+        print_message(f"  then open http://localhost:{request.port}/#profile")
         return
     process = launch(logdir, request.port, Path(summary.run_dir) / "tensorboard.log")
     print_message(

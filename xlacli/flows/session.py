@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from xlacli.capture.events import ChildLog
-from xlacli.capture.outcome import error_record, outcome_error
+from xlacli.capture.outcome import Interrupted, error_record, outcome_error
 from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.capture.runner import check_torch_xla_installed, prepare_run_dir, run_child
+from xlacli.capture.signals import StopSignals
 from xlacli.collect import RawRun, build_report, read_raw_run
 from xlacli.discover import ModelTarget, check_model_file, parse_target
 from xlacli.errors import XlacliError
@@ -50,10 +53,16 @@ def capture(
     profile_session: str | None = None,
     label: str | None = None,
     devices: int | None = None,
+    runs_dir: Path | None = None,
+    max_trace_steps: int | None = None,
 ) -> CaptureResult:
-    """Run the model in a child process and build, save and return its report."""
+    """Run the model in a child process and build, save and return its report.
+
+    SIGINT and SIGTERM, from the child's start until the report is saved,
+    stop the child and end in a partial report (see ``capture.signals``).
+    """
     check_torch_xla_installed()
-    paths = prepare_run_dir(out, target.path.stem, force=force)
+    paths = prepare_run_dir(out, target.path.stem, force=force, runs_dir=runs_dir)
     request = CaptureRequest(
         model_path=str(target.path),
         model_entry=target.entry,
@@ -67,19 +76,52 @@ def capture(
         profile_session=(profile_session or paths.root.name) if profile else None,
         wait_each_step=not profile,
         devices=devices,
+        max_trace_steps=max_trace_steps if profile else None,
     )
-    with _StepProgress(label or f"Running {display_path(target.path)}", warmup + steps) as progress:
-        outcome = run_child(request, paths, on_progress=progress.update)
-    error = outcome_error(outcome, paths)
-    raw = read_raw_run(paths, outcome.log)
+    with StopSignals() as stop:
+        with _StepProgress(
+            label or f"Running {display_path(target.path)}", warmup + steps
+        ) as progress:
+            outcome = run_child(
+                request,
+                paths,
+                on_progress=progress.update,
+                stop=stop,
+                on_stopping=lambda name: progress.stopping(name, tracing=profile),
+            )
+        error = outcome_error(outcome, paths, stop.name)
+        raw, report = report_from_run(paths, request, outcome.log, target, explain_warmup, error)
+    if error is None and stop.received is not None:  # came while the report was built
+        error = Interrupted(f"interrupted after the run ({stop.name}); the report was kept")
+    for warning in outcome.log.warnings:
+        stderr_console().print(f"[yellow]warning:[/] {warning}")
+    return CaptureResult(report, paths, error, raw)
+
+
+def report_from_run(
+    paths: RunPaths,
+    request: CaptureRequest,
+    log: ChildLog,
+    target: ModelTarget,
+    explain_warmup: int,
+    error: XlacliError | None,
+) -> tuple[RawRun, RunReport]:
+    """Parse a run folder's raw files into its report, and save it."""
+    raw = read_raw_run(paths, log)
     model_label = str(target.path) + (f":{target.entry}" if target.entry else "")
     report = build_report(
         raw, paths, request, model_label, error_record(error), warmup=explain_warmup
     )
+    report = dataclasses.replace(report, options=run_options(request))
     save_report(report, paths.root)
-    for warning in outcome.log.warnings:
-        stderr_console().print(f"[yellow]warning:[/] {warning}")
-    return CaptureResult(report, paths, error, raw)
+    return raw, report
+
+
+def run_options(request: CaptureRequest) -> tuple[str, ...]:
+    """The command-line options that reproduce the run's mode, for "Next:" hints."""
+    if not request.train:
+        return ()
+    return ("--train", "--optimizer", request.optimizer)
 
 
 class _StepProgress:
@@ -97,6 +139,8 @@ class _StepProgress:
             transient=True,
         )
         self._task = self._progress.add_task(description, total=total, detail="starting")
+        self._stopping: float | None = None
+        self._what = "stopping"
 
     def __enter__(self) -> _StepProgress:
         self._progress.start()
@@ -104,6 +148,15 @@ class _StepProgress:
 
     def __exit__(self, *exc: object) -> None:
         self._progress.stop()
+
+    def stopping(self, signal_name: str, *, tracing: bool) -> None:
+        """The run was told to stop: say what it waits for, and for how long."""
+        self._stopping = time.monotonic()
+        self._what = "stopping the trace" if tracing else "stopping"
+        self._progress.console.print(
+            f"xlacli: {signal_name}: {self._what} and keeping what was captured "
+            "(signal again to stop at once)…"
+        )
 
     def update(self, log: ChildLog) -> None:
         compiles = sum(e.get("counters", {}).get("UncachedCompile", 0) for e in log.metric_events)
@@ -113,4 +166,6 @@ class _StepProgress:
             detail = "loading the model"
         else:
             detail = counted(compiles, "compilation")
+        if self._stopping is not None:
+            detail = f"{self._what}… {time.monotonic() - self._stopping:.0f} s"
         self._progress.update(self._task, completed=len(log.steps), detail=detail)

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from xlacli.capture.lifeline import request_parent_death_signal
 from xlacli.errors import CaptureError, UsageError
 
 DEFAULT_PORT = 6006
@@ -36,8 +37,14 @@ def shell_command(logdir: Path, port: int = DEFAULT_PORT) -> str:
 
 
 def check_port_free(port: int) -> None:
-    """Raise a clear error when something already listens on ``port``."""
+    """Raise a clear error when something already listens on ``port``.
+
+    The probe binds as servers do (TensorBoard's included), with
+    ``SO_REUSEADDR``: a port whose last connection is in TIME_WAIT is free to
+    them, so it is free here too.
+    """
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("localhost", port))
         except OSError:
@@ -68,7 +75,11 @@ def launch(logdir: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     """Start TensorBoard in the background; fail clearly if it does not come up."""
     with log.open("wb") as handle:
         process = subprocess.Popen(
-            tensorboard_command(logdir, port), stdout=handle, stderr=subprocess.STDOUT
+            tensorboard_command(logdir, port),
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            # It stops with xlacli, however xlacli ends (SIGTERM, SIGKILL).
+            preexec_fn=request_parent_death_signal,
         )
     try:
         _wait_until_serving(process, port, log)

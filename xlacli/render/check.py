@@ -9,10 +9,11 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from rich.console import Console, Group, RenderableType
+from rich.markup import escape
 from rich.text import Text
 
 from xlacli.analysis.check import IMPROVEMENT, OK, REGRESSION, CheckOutcome, CheckResult
-from xlacli.errors import UsageError
+from xlacli.errors import UsageError, XlacliError
 from xlacli.paths import display_location, display_path, split_location
 from xlacli.render.console import plain_table, stderr_console, stdout_console
 from xlacli.render.recompiles import event_block
@@ -114,6 +115,10 @@ def write_junit(outcome: CheckOutcome, path: Path, *, allow_improvements: bool =
         elif result.status != OK:
             note = ElementTree.SubElement(case, "system-out")
             note.text = f"{result.status} (allowed): {result.baseline} -> {result.current}"
+    _write_suite(suite, path)
+
+
+def _write_suite(suite: ElementTree.Element, path: Path) -> None:
     ElementTree.indent(suite)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -131,19 +136,60 @@ def write_github(outcome: CheckOutcome, report: RunReport, *, to_stderr: bool = 
     out = sys.stderr if to_stderr else sys.stdout
     for event in explained_compiles(report) if outcome.regressions else []:
         print(_annotation("error", event), file=out, flush=True)
+    title = _escape_property("xlacli check")
     for result in outcome.regressions:
-        print(f"::error title=xlacli check::{_escape(_sentence(result))}", file=out)
+        print(f"::error title={title}::{_escape(_sentence(result))}", file=out)
     for result in outcome.improvements:
         print(
-            f"::warning title=xlacli check::{_escape(_sentence(result))} (update the baseline)",
+            f"::warning title={title}::{_escape(_sentence(result))} (update the baseline)",
             file=out,
         )
+    append_step_summary(markdown_summary(outcome, report))
+
+
+def append_step_summary(markdown: str) -> None:
+    """Append to the file GitHub names in GITHUB_STEP_SUMMARY; a missing or
+    unwritable one is a warning, never the check's failure."""
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if not summary:
         stderr_console().print("[yellow]warning:[/] --github: GITHUB_STEP_SUMMARY is not set")
         return
-    with open(summary, "a", encoding="utf-8") as handle:
-        handle.write(markdown_summary(outcome, report))
+    try:
+        with open(summary, "a", encoding="utf-8") as handle:
+            handle.write(markdown)
+    except OSError as error:
+        stderr_console().print(
+            f"[yellow]warning:[/] --github: cannot write the step summary {escape(summary)}: "
+            f"{escape(error.strerror or str(error))}"
+        )
+
+
+def write_junit_error(error: XlacliError, path: Path) -> None:
+    """JUnit XML for a check that could not run (exit 2, 3, 4): one test case
+    with an ``<error>``, so the CI's test reporter shows why."""
+    suite = ElementTree.Element(
+        "testsuite", name="xlacli check", tests="1", failures="0", errors="1"
+    )
+    case = ElementTree.SubElement(suite, "testcase", classname="xlacli.check", name="run")
+    entry = ElementTree.SubElement(
+        case, "error", message=error.message, type=f"exit {error.exit_code}"
+    )
+    entry.text = "\n".join(part for part in (error.details, error.hint) if part) or error.message
+    _write_suite(suite, path)
+
+
+def write_github_error(error: XlacliError, *, to_stderr: bool = False) -> None:
+    """An ``::error`` annotation and a step summary for a check that could not run."""
+    out = sys.stderr if to_stderr else sys.stdout
+    hint = f" ({error.hint})" if error.hint else ""
+    print(
+        f"::error title={_escape_property('xlacli check: error')}::{_escape(error.message + hint)}",
+        file=out,
+        flush=True,
+    )
+    append_step_summary(
+        f"## xlacli check: error (exit {error.exit_code})\n\n{error.message}{hint}\n"
+    )
 
 
 def markdown_summary(outcome: CheckOutcome, report: RunReport) -> str:
@@ -174,11 +220,12 @@ def markdown_summary(outcome: CheckOutcome, report: RunReport) -> str:
 
 def _annotation(level: str, event: CompileEvent) -> str:
     message = _escape(f"{event.cause.category} at step {event.step}: {event.cause.detail}")
+    title = _escape_property("xlacli: recompile")
     if not event.cause.location:
-        return f"::{level} title=xlacli: recompile::{message}"
+        return f"::{level} title={title}::{message}"
     # GitHub wants the path from the repository's root: the working directory in CI.
     file, line = split_location(display_location(event.cause.location) or "")
-    return f"::{level} file={file},line={line},title=xlacli: recompile::{message}"
+    return f"::{level} file={_escape_property(file)},line={line},title={title}::{message}"
 
 
 def _sentence(result: CheckResult) -> str:
@@ -188,3 +235,9 @@ def _sentence(result: CheckResult) -> str:
 def _escape(text: str) -> str:
     """GitHub workflow commands escape %, CR and LF in messages."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    """Property values (file=, title=) escape ``:`` and ``,`` as well: unescaped,
+    they end the value (``src dir/in,put.py`` would be read as ``src dir/in``)."""
+    return _escape(text).replace(":", "%3A").replace(",", "%2C")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Iterable
 
@@ -32,6 +33,10 @@ def render_compile_report(
         return
     console = console or stdout_console()
     console.print(compile_report_text(report, console.width))
+    # Commands are printed apart, soft-wrapped: whatever the terminal's width,
+    # a command stays whole on its line (a console would crop it).
+    for line in next_commands(report):
+        console.print(Text.from_markup(line), soft_wrap=True)
 
 
 def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
@@ -50,8 +55,6 @@ def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
         parts.append(Text(""))
         parts.append(recompile_view(report))
     parts.append(_totals(report))
-    # Commands stay on one line whatever the width, so they copy and paste whole.
-    parts.extend(_unwrapped(Text.from_markup(line)) for line in next_commands(report))
     return Group(*parts)
 
 
@@ -148,29 +151,27 @@ def _totals(report: RunReport) -> Text:
     )
 
 
-def _unwrapped(text: Text) -> Text:
-    text.no_wrap = True
-    text.overflow = "ignore"
-    return text
-
-
 def next_commands(report: RunReport) -> list[str]:
-    """The run folder and the next command worth running (rich markup)."""
+    """The run folder and the next command worth running (rich markup).
+
+    The command has its line to itself (after "Next:"), quoted for a shell and
+    with the options the run used, so it can be copied and run as it is; what
+    it is for follows on the next line.
+    """
     run_dir = display_path(report.run_dir)
     lines = [f"Run folder: [bold]{escape(run_dir)}[/]"]
     pair = _graphs_to_diff(report)
     if pair is not None:
         left, right = (f"{run_dir}/{g.files['hlo_before']}" for g in pair)
-        lines.append(
-            f"Next: [bold]xlacli diff-hlo {escape(left)} {escape(right)}[/]"
-            "  (what changed between a recompiled graph and the one before it)"
-        )
+        command = shlex.join(["xlacli", "diff-hlo", left, right])
+        why = "what changed between a recompiled graph and the one before it"
     elif report.ok:
-        lines.append(
-            f"Next: [bold]xlacli profile {escape(display_path(report.model))} --steps 50[/]"
-            "  (where the time goes)"
-        )
-    return lines
+        model = display_path(report.model)
+        command = shlex.join(["xlacli", "profile", model, *report.options, "--steps", "50"])
+        why = "where the time goes"
+    else:
+        return lines
+    return [*lines, f"Next: [bold]{escape(command)}[/]", f"[dim]  ({why})[/]"]
 
 
 def _graphs_to_diff(report: RunReport) -> tuple[GraphRecord, GraphRecord] | None:
