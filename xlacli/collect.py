@@ -14,7 +14,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from xlacli.analysis.dynamo import EXTRACT_COUNTER, XlaEvents, explain_dynamo
 from xlacli.analysis.fallbacks import locate_fallbacks
 from xlacli.analysis.locate import Locator
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
@@ -122,6 +124,14 @@ def build_report(
     events = explain_compiles(
         _compiled_graphs(raw, compile_steps, ir_by_hash), ExplainContext(warmup, locator)
     )
+    dynamo, events = explain_dynamo(  # torch.compile: its frames, breaks and guard failures
+        raw.log,
+        XlaEvents(raw.compiles, compile_steps, raw.executions, execute_steps),
+        events,
+        roots,
+        mode=request.mode,
+        extractions=raw.counters.get(EXTRACT_COUNTER, 0),
+    )
     return RunReport(
         model=model_label,
         device=(raw.log.start or {}).get("device", "unknown"),
@@ -141,6 +151,8 @@ def build_report(
         warmup=warmup,
         events=tuple(events),
         fallback_ops=_fallback_ops(raw, execute_steps, locator),
+        mode=request.mode,
+        dynamo=dynamo,
     )
 
 
@@ -254,12 +266,28 @@ def _event_steps(log: ChildLog, counter: str, count: int) -> list[int | None]:
     steps: list[int | None] = []
     for event in log.metric_events:
         step = event.get("step")
-        steps.extend([step] * event.get("counters", {}).get(counter, 0))
+        steps.extend([step] * _count_in(event, counter))
     # Events past the last recorded delta (the child died mid-step) belong to
     # the step that was running.
     running = len(log.steps)
     steps.extend([running] * (count - len(steps)))
     return steps[:count]
+
+
+# The timed metric each counter's events leave one sample in.
+_SAMPLES_OF = {"UncachedCompile": "compile_time_ns", "ExecuteComputation": "execute_time_ns"}
+
+
+def _count_in(event: dict[str, Any], counter: str) -> int:
+    """How many compiles (or executions) a step event saw.
+
+    The counter, or the timed metric's new samples when they are more:
+    torch_xla's Dynamo bridge clears the counters while it partitions an FX
+    graph, and its cached-graph runs (``_run_cached_graph``) never bump
+    ``ExecuteComputation``; ``CompileTime``/``ExecuteTime`` samples are kept.
+    """
+    counted = event.get("counters", {}).get(counter, 0)
+    return max(counted, len(event.get(_SAMPLES_OF.get(counter, ""), ())))
 
 
 def _group_by_hash(events: Sequence[AnalysisEvent]) -> dict[str, list[int]]:

@@ -99,6 +99,42 @@ class ErrorRecord:
 
 
 @dataclass(frozen=True)
+class GraphBreakRecord:
+    """Where Dynamo broke the FX graph, and why (``torch.compile``)."""
+
+    location: str  # the user's file:line
+    reason: str  # Dynamo's reason, first line: "Unsupported Tensor.item() call ..."
+    count: int  # frame compiles that broke there
+
+
+@dataclass(frozen=True)
+class DynamoFrameRecord:
+    """One Dynamo frame compile: a Python frame traced into an FX graph."""
+
+    compile_id: str  # Dynamo's "frame/compile", e.g. "0/1" (the frame's 2nd compile)
+    function: str
+    location: str  # the frame's file:first line
+    step: int | None
+    fx_ops: int  # ops in its FX graph (0: no graph)
+    guard_failure: str | None  # the guard that failed, when this is a recompile
+    compile_time_s: float  # Dynamo's own time (tracing, AOT, backend)
+    graph_hashes: tuple[str, ...] = ()  # the XLA graphs its FX graph lowered to
+
+
+@dataclass(frozen=True)
+class DynamoRecord:
+    """What Dynamo did in the run (``torch.compile(backend="openxla")``)."""
+
+    source: str  # "xlacli" (--mode dynamo) or "user" (the model calls torch.compile)
+    frames: tuple[DynamoFrameRecord, ...]
+    graph_breaks: tuple[GraphBreakRecord, ...]
+    fx_graphs: int
+    recompiles: int  # frame compiles after a guard failure
+    extractions: int  # torch_xla's FX-graph extractions (DynamoExtractCompiledGraph)
+    counters: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # Dynamo's own
+
+
+@dataclass(frozen=True)
 class RunReport:
     """Everything ``xlacli compile`` learned from one run."""
 
@@ -121,6 +157,8 @@ class RunReport:
     events: tuple[CompileEvent, ...] = ()
     fallback_ops: tuple[FallbackOp, ...] = ()
     schema_version: int = SCHEMA_VERSION
+    mode: str = "lazy"  # "lazy", or "dynamo" (xlacli ran the step under torch.compile)
+    dynamo: DynamoRecord | None = None  # set when Dynamo ran, whoever called it
 
     @property
     def steady_state_compiles(self) -> int:
@@ -207,6 +245,25 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         warmup=data.get("warmup", 2),
         events=tuple(_event_from_dict(e) for e in data.get("events", [])),
         fallback_ops=tuple(FallbackOp(**f) for f in data.get("fallback_ops", [])),
+        mode=data.get("mode", "lazy"),
+        dynamo=_dynamo_from_dict(data.get("dynamo")),
+    )
+
+
+def _dynamo_from_dict(data: dict[str, Any] | None) -> DynamoRecord | None:
+    if not data:
+        return None
+    return DynamoRecord(
+        source=data.get("source", "user"),
+        frames=tuple(
+            DynamoFrameRecord(**{**f, "graph_hashes": tuple(f.get("graph_hashes", ()))})
+            for f in data.get("frames", [])
+        ),
+        graph_breaks=tuple(GraphBreakRecord(**b) for b in data.get("graph_breaks", [])),
+        fx_graphs=data.get("fx_graphs", 0),
+        recompiles=data.get("recompiles", 0),
+        extractions=data.get("extractions", 0),
+        counters={k: dict(v) for k, v in data.get("counters", {}).items()},
     )
 
 

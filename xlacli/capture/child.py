@@ -55,6 +55,7 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
     versions = _import_torch_xla()
     import torch_xla
 
+    from xlacli.capture.dynamo import DynamoObserver
     from xlacli.capture.steps import MetricTracker, StepRunner
     from xlacli.discover import ModelTarget, load_model
 
@@ -66,6 +67,7 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
         device_count=torch_xla.device_count(),
     )
     tracker = MetricTracker()
+    dynamo = DynamoObserver()  # Dynamo's frames and graph breaks, if the step uses it
     loaded = load_model(ModelTarget(Path(request.model_path), request.model_entry))
     runner = StepRunner(
         loaded,
@@ -74,6 +76,7 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
         optimizer_name=request.optimizer,
         warn=lambda message: events.write("warning", message=message),
         wait_each_step=request.wait_each_step,
+        mode=request.mode,
     )
     events.write(
         "setup", entry_site=loaded.entry_site, inputs_site=loaded.inputs_site, **tracker.delta()
@@ -89,10 +92,11 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
             delta = tracker.delta()
             if window is not None and "UncachedCompile" not in delta["counters"]:
                 window.compiles_settled()
-            events.write("step", step=step, traced=traced, **record, **delta)
+            events.write("step", step=step, traced=traced, **record, **delta, **dynamo.delta())
     finally:
         if window is not None:
             window.stop()
+        _write_dynamo_summary(dynamo, events)
     events.write("end")
     return EXIT_OK
 
@@ -104,6 +108,14 @@ def _profile_window(request: CaptureRequest, events: EventWriter) -> Any:
     from xlacli.capture.profiler import ProfileWindow
 
     return ProfileWindow(Path(request.profile_logdir), request.profile_session or "xlacli", events)
+
+
+def _write_dynamo_summary(dynamo: Any, events: EventWriter) -> None:
+    """Dynamo's own counters, once at the end, if Dynamo ran."""
+    summary = dynamo.summary()
+    dynamo.close()
+    if summary is not None:
+        events.write("dynamo", **summary)
 
 
 def _interrupt_once(signum: int, frame: Any) -> None:

@@ -43,6 +43,7 @@ class ChildLog:
     trace_start: dict[str, Any] | None = None  # counters when the profiled window opened
     trace: dict[str, Any] | None = None  # the profiler's session folder, files, counters
     ended: bool = False
+    dynamo: dict[str, Any] | None = None  # Dynamo's own counters at the end, if it ran
 
     @property
     def metric_events(self) -> list[dict[str, Any]]:
@@ -110,3 +111,5 @@ def _add_event(log: ChildLog, line: str) -> None:
         log.trace = event
     elif kind == "end":
         log.ended = True
+    elif kind == "dynamo":
+        log.dynamo = event

@@ -26,6 +26,7 @@ class CaptureRequest:
     profile_logdir: str | None = None  # set: trace the recorded steps (profile)
     profile_session: str | None = None
     wait_each_step: bool = True  # wait for the device after each step (exact counters)
+    mode: str = "lazy"  # "dynamo": run the step under torch.compile(backend="openxla")
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n")

@@ -148,6 +148,7 @@ class StepRunner:
     optimizer_name: str
     warn: Callable[[str], None]
     wait_each_step: bool = True
+    mode: str = "lazy"  # "dynamo": the step (or forward) runs under torch.compile
 
     def __post_init__(self) -> None:
         self.model = self.loaded.model.to(self.device)
@@ -158,6 +159,16 @@ class StepRunner:
         if self.train and self.loaded.step_fn is None:
             self.optimizer = _make_optimizer(self.optimizer_name, self.model)
         self._warned_sum_loss = False
+        # --mode dynamo: the user's step, else the model's forward, under torch.compile.
+        self._step_fn = self.loaded.step_fn
+        self._forward: Any = self.model
+        if self.mode == "dynamo":
+            from xlacli.capture.dynamo import compile_with_openxla
+
+            if self._step_fn is not None:
+                self._step_fn = compile_with_openxla(self._step_fn)
+            else:
+                self._forward = compile_with_openxla(self.model)
 
     def run(self, step: int) -> dict[str, Any]:
         """Run one step and sync; returns what the step event records about it."""
@@ -184,14 +195,14 @@ class StepRunner:
         return {"wall_time_s": time.perf_counter() - started, "input_signature": signature}
 
     def _run_user_step(self, batch: Any, step: int) -> Any:
-        if self.loaded.step_fn is not None:
-            return self.loaded.step_fn(self.model, batch, step)
+        if self._step_fn is not None:
+            return self._step_fn(self.model, batch, step)
         if not self.train:
             with torch.no_grad():
-                return call_model(self.model, batch)
+                return call_model(self._forward, batch)
         assert self.optimizer is not None
         self.optimizer.zero_grad(set_to_none=True)
-        output = call_model(self.model, batch)
+        output = call_model(self._forward, batch)
         loss = self._loss(output, batch)
         loss.backward()
         self.optimizer.step()

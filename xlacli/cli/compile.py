@@ -29,6 +29,7 @@ def compile_command(
         bool,
         typer.Option("--fail-on-recompile", help="Fail (exit 1) on any steady-state recompile."),
     ] = False,
+    mode: options.Mode = options.RunMode.lazy,
 ) -> int:
     """Trace MODEL lazily on an XLA device, dump IR and HLO, and report each graph.
 
@@ -37,10 +38,23 @@ def compile_command(
     after optimization and XLA's buffer assignment.
     """
     from xlacli.analysis.budgets import check_budgets
-    from xlacli.render.compile_report import render_compile_report
     from xlacli.flows.session import capture, resolve_target
+    from xlacli.render.compile_report import render_compile_report
 
     target = resolve_target(model)
+    if mode is options.RunMode.both:
+        from xlacli.flows.compare import compare_compile
+
+        return compare_compile(
+            target,
+            out=Path(out) if out else None,
+            force=force,
+            output_format=output_format.value,
+            steps=steps,
+            train=train,
+            optimizer=optimizer.value,
+            explain_warmup=warmup,
+        )
     result = capture(
         target,
         steps=steps,
@@ -50,6 +64,7 @@ def compile_command(
         force=force,
         label=f"Compiling {target.path.name}",
         explain_warmup=warmup,
+        mode=mode.value,
     )
     render_compile_report(result.report, output_format.value)
     if result.error is not None:

@@ -13,6 +13,7 @@ from xlacli.capture.runner import check_torch_xla_installed, prepare_run_dir, ru
 from xlacli.collect import RawRun, build_report, read_raw_run
 from xlacli.discover import ModelTarget, check_model_file, parse_target
 from xlacli.errors import XlacliError
+from xlacli.flows.modes import check_mode
 from xlacli.paths import display_path
 from xlacli.render.console import stderr_console
 from xlacli.report import RunReport, save_report
@@ -49,9 +50,11 @@ def capture(
     profile_logdir: Path | None = None,
     profile_session: str | None = None,
     label: str | None = None,
+    mode: str = "lazy",
 ) -> CaptureResult:
     """Run the model in a child process and build, save and return its report."""
     check_torch_xla_installed()
+    check_mode(target, mode)
     paths = prepare_run_dir(out, target.path.stem, force=force)
     request = CaptureRequest(
         model_path=str(target.path),
@@ -65,6 +68,7 @@ def capture(
         profile_logdir=str(profile_logdir or paths.root / "tensorboard") if profile else None,
         profile_session=(profile_session or paths.root.name) if profile else None,
         wait_each_step=not profile,
+        mode=mode,
     )
     with _StepProgress(label or f"Running {display_path(target.path)}", warmup + steps) as progress:
         outcome = run_child(request, paths, on_progress=progress.update)

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from xlacli.paths import display_location, display_path
 from xlacli.render.console import stdout_console
+from xlacli.render.dynamo import dynamo_view
 from xlacli.render.recompiles import recompile_view
 from xlacli.render.units import format_bytes, format_seconds
 from xlacli.report import GraphRecord, RunReport, dump_report
@@ -43,6 +44,9 @@ def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
     if report.events and report.steps > 1:
         parts.append(Text(""))
         parts.append(recompile_view(report))
+    dynamo = dynamo_view(report)  # torch.compile's frames, breaks, guard failures
+    if dynamo is not None:
+        parts.append(dynamo)
     parts.append(_totals(report))
     # Commands stay on one line whatever the width, so they copy and paste whole.
     parts.extend(_unwrapped(Text.from_markup(line)) for line in next_commands(report))
