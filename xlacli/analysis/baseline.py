@@ -40,6 +40,9 @@ class Baseline:
     fallback_ops: dict[str, int] = field(default_factory=dict)
     graphs: dict[str, int] = field(default_factory=dict)  # "file#n" -> HLO instructions
     baseline_version: int = BASELINE_VERSION
+    mode: str = "lazy"  # "dynamo": the step ran under torch.compile
+    graph_breaks: int = 0  # Dynamo's graph breaks (any mode: the model may call torch.compile)
+    dynamo_recompiles: int = 0  # Dynamo frame recompiles after a guard failure
 
 
 def baseline_from_report(report: RunReport, baseline_path: Path, optimizer: str) -> Baseline:
@@ -68,6 +71,9 @@ def baseline_from_report(report: RunReport, baseline_path: Path, optimizer: str)
         executions_per_step=report.executions_per_step,
         fallback_ops=fallbacks,
         graphs=graphs,
+        mode=report.mode,
+        graph_breaks=sum(b.count for b in report.dynamo.graph_breaks) if report.dynamo else 0,
+        dynamo_recompiles=report.dynamo.recompiles if report.dynamo else 0,
     )
 
 
@@ -144,6 +150,9 @@ def _from_dict(data: Any, path: Path) -> Baseline:
             executions_per_step=tuple(int(n) for n in data["executions_per_step"]),
             fallback_ops={str(k): int(v) for k, v in data.get("fallback_ops", {}).items()},
             graphs={str(k): int(v) for k, v in data.get("graphs", {}).items()},
+            mode=str(data.get("mode", "lazy")),
+            graph_breaks=int(data.get("graph_breaks", 0)),
+            dynamo_recompiles=int(data.get("dynamo_recompiles", 0)),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise UsageError(f"baseline {path} is malformed: {error!r}") from None

@@ -74,6 +74,13 @@ def check_command(
     out: options.Out = None,
     force: options.Force = False,
     output_format: options.Format = options.OutputFormat.text,
+    mode: Annotated[
+        options.RunMode | None,
+        typer.Option(
+            "--mode",
+            help="lazy, or dynamo: the step under torch.compile (default: the baseline's).",
+        ),
+    ] = None,
 ) -> int:
     """Run MODEL and compare its compile counts with a committed baseline.
 
@@ -100,5 +107,6 @@ def check_command(
             out=Path(out) if out else None,
             force=force,
             output_format=output_format.value,
+            mode=mode.value if mode else None,
         )
     )

@@ -6,14 +6,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from xlacli.analysis.baseline import baseline_from_report, load_baseline, write_baseline
+from xlacli.analysis.baseline import (
+    Baseline,
+    baseline_from_report,
+    load_baseline,
+    write_baseline,
+)
 from xlacli.analysis.check import CheckOutcome, check_time_budget, compare
 from xlacli.config import load_config, model_argument
 from xlacli.errors import CheckFailed, UsageError
+from xlacli.flows.session import capture, resolve_target
 from xlacli.paths import display_path
 from xlacli.render.check import print_check, write_github, write_junit
 from xlacli.render.console import print_message
-from xlacli.flows.session import capture, resolve_target
 from xlacli.words import counted
 
 T = TypeVar("T")
@@ -41,6 +46,7 @@ class CheckRequest:
     out: Path | None
     force: bool
     output_format: str
+    mode: str | None = None  # None: the baseline's, else lazy
 
 
 def run_check(request: CheckRequest) -> int:
@@ -63,8 +69,10 @@ def run_check(request: CheckRequest) -> int:
         config.optimizer,
         "sgd",
     )
+    mode = _check_mode(request.mode, baseline, baseline_path)
     result = capture(
         target,
+        mode=mode,
         steps=_first(
             request.steps, baseline.steps if baseline else None, config.steps, DEFAULT_STEPS
         ),
@@ -118,6 +126,20 @@ def _verdict(outcome: CheckOutcome, allow_improvements: bool, baseline_path: Pat
             f"improved beyond the tolerance; the baseline {display_path(baseline_path)} is stale",
             hint="rerun with --update-baseline and commit it (or pass --allow-improvements)",
         )
+
+
+def _check_mode(requested: str | None, baseline: Baseline | None, path: Path) -> str:
+    """The mode to check in: the option, else the baseline's; never both, and
+    never another mode than the baseline's (its counts would not compare)."""
+    if requested == "both":
+        raise UsageError("check compares one mode with its baseline: pass --mode lazy or dynamo")
+    mode = _first(requested, baseline.mode if baseline else None, "lazy")
+    if baseline is not None and mode != baseline.mode:
+        raise UsageError(
+            f"baseline {display_path(path)} was recorded with --mode {baseline.mode}, not {mode}",
+            hint="check in the baseline's mode, or --update-baseline to record this one",
+        )
+    return mode
 
 
 def _first(*values: T | None) -> T:
