@@ -27,6 +27,7 @@ from xlacli.report import (
     DynamoRecord,
     GraphBreakRecord,
 )
+from xlacli.words import counted
 
 EXTRACT_COUNTER = "DynamoExtractCompiledGraph"
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<function>.+)_at_(?P<line>\d+)$")
@@ -225,3 +226,20 @@ def _guard_note(guard: str) -> str:
             "result: the frame is traced again for each new value)"
         )
     return ""
+
+
+def dynamo_window_note(record: DynamoRecord | None, traced_steps: set[int]) -> str | None:
+    """A profile's note when Dynamo traced frames again inside the window: the
+    XLA graphs may be cached, but each retrace costs host time every step."""
+    if record is None:
+        return None
+    inside = [f for f in record.frames if f.step in traced_steps]
+    if not inside:
+        return None
+    guards = sorted({f.guard_failure for f in inside if f.guard_failure})
+    more = f", and {len(guards) - 1} more" if len(guards) > 1 else ""
+    shown = f" (guard failed: {guards[0]}{more})" if guards else ""
+    return (
+        f"Dynamo traced {counted(len(inside), 'frame')} again inside the profiled window{shown}: "
+        "xlacli compile --mode dynamo explains each"
+    )

@@ -115,3 +115,32 @@ def _raise_first_error(results: Any) -> None:
     for result in results:
         if result.error is not None:
             raise result.error
+
+
+def compare_profile(target: Any, request: Any) -> int:
+    """``xlacli profile MODEL --mode both``: profile each mode, print the table.
+
+    The median step time is the profiler's (the traced steps); the other
+    figures come from each run's report.
+
+    Raises:
+        XlacliError: the first mode's error, after the table is printed.
+    """
+    from xlacli.flows.profile import capture_profile
+    from xlacli.profile_report import summary_to_dict
+    from xlacli.render.compare import render_comparison
+
+    runs = run_modes(
+        lambda mode: capture_profile(target, request, mode, mode_out(request.out, mode))
+    )
+    reports = {mode: result.report for mode, (result, _) in runs.items()}
+    compared = {
+        mode: figures(result.report, summary.step_time_s.p50 if summary.step_time_s else None)
+        for mode, (result, summary) in runs.items()
+    }
+    profiles = {mode: summary_to_dict(summary) for mode, (_, summary) in runs.items()}
+    render_comparison(
+        reports, compared, request.output_format, command="profile", extra={"profiles": profiles}
+    )
+    _raise_first_error(result for result, _ in runs.values())
+    return 0

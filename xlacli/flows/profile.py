@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from xlacli.analysis.dynamo import dynamo_window_note
 from xlacli.analysis.profile_summary import (
     CompiledModule,
     batch_size,
@@ -29,6 +30,7 @@ from xlacli.paths import display_path
 from xlacli.profile_report import ProfileSummary, save_summary
 from xlacli.render.console import print_message
 from xlacli.render.profile import render_profile
+from xlacli.discover import ModelTarget
 from xlacli.flows.session import CaptureResult, capture, resolve_target
 from xlacli.flows.tensorboard import (
     DEFAULT_PORT,
@@ -60,6 +62,7 @@ class ProfileRequest:
     out: Path | None
     force: bool
     output_format: str
+    mode: str = "lazy"  # "dynamo": the step under torch.compile; "both": compared
 
 
 def run_profile(request: ProfileRequest) -> int:
@@ -71,8 +74,29 @@ def run_profile(request: ProfileRequest) -> int:
         check_port_free(request.port)
     if request.logdir is not None:
         _prepare_logdir(request.logdir, request.name, request.force)
+    if request.mode == "both":
+        from xlacli.flows.compare import compare_profile
+
+        return compare_profile(target, request)
+    result, summary = capture_profile(target, request)
+    render_profile(summary, request.output_format)
+    if result.error is not None:
+        raise result.error
+    if summary.trace_files:
+        _view(summary, request)
+    return 0
+
+
+def capture_profile(
+    target: ModelTarget, request: ProfileRequest, mode: str | None = None, out: Path | None = None
+) -> tuple[CaptureResult, ProfileSummary]:
+    """Capture and trace the steps in one mode (``mode`` given: one of a
+    comparison, its session named after it); the summary is saved in the run folder."""
+    compared = mode is not None
+    mode = mode or request.mode
     result = capture(
         target,
+        mode=mode,
         # Only the model comes from [tool.xlacli]: its steps and warm-up are the
         # check's, a few steps, not a profile's.
         steps=request.steps or DEFAULT_STEPS,
@@ -80,22 +104,17 @@ def run_profile(request: ProfileRequest) -> int:
         explain_warmup=DEFAULT_WARMUP if request.warmup is None else request.warmup,
         train=request.train,
         optimizer=request.optimizer,
-        out=request.out,
+        out=out or request.out,
         force=request.force,
         ir_dump=False,
         profile=True,
         profile_logdir=request.logdir,
-        profile_session=request.name,
-        label=f"Profiling {target.path.name}",
+        profile_session=f"{request.name}-{mode}" if request.name and compared else request.name,
+        label=f"Profiling {target.path.name}" + (f" ({mode})" if compared else ""),
     )
     summary = summarize(result)
     save_summary(summary, result.paths.root)
-    render_profile(summary, request.output_format)
-    if result.error is not None:
-        raise result.error
-    if summary.trace_files:
-        _view(summary, request)
-    return 0
+    return result, summary
 
 
 def _prepare_logdir(logdir: Path, name: str | None, force: bool) -> None:
@@ -145,6 +164,9 @@ def summarize(result: CaptureResult) -> ProfileSummary:
             "profiled window: the warm-up was too short or the model recompiles "
             "(xlacli compile explains each one)"
         )
+    dynamo_note = dynamo_window_note(report.dynamo, completed)  # torch.compile retraces
+    if dynamo_note:
+        notes.append(dynamo_note)
     times = step_times(steps)
     first_traced = next((e for e in raw.log.steps if e.get("traced")), {})
     batch = batch_size(first_traced.get("input_signature", ()))

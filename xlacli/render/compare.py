@@ -67,13 +67,16 @@ def render_comparison(
     reports: Mapping[str, RunReport],
     figures: Mapping[str, ModeFigures],
     output_format: str,
+    *,
+    command: str = "compile",
+    extra: Mapping[str, Any] | None = None,
 ) -> None:
-    """Print the comparison on stdout: a table, or JSON only."""
+    """Print the comparison on stdout: a table, or JSON only (``extra``: more keys)."""
     if output_format == "json":
-        sys.stdout.write(comparison_json(reports, figures))
+        sys.stdout.write(comparison_json(reports, figures, extra))
         return
     model = next(iter(reports.values())).model
-    title = f"xlacli compile {display_path(model)}  lazy vs torch.compile(backend='openxla')"
+    title = f"xlacli {command} {display_path(model)}  lazy vs torch.compile(backend='openxla')"
     stdout_console().print(comparison_text(title, figures))
 
 
