@@ -56,6 +56,7 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
     import torch_xla
 
     from xlacli.capture.dynamo import DynamoObserver
+    from xlacli.capture.host_time import OpTracingMeter
     from xlacli.capture.steps import MetricTracker, StepRunner
     from xlacli.discover import ModelTarget, load_model
 
@@ -68,6 +69,7 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
     )
     tracker = MetricTracker()
     dynamo = DynamoObserver()  # Dynamo's frames and graph breaks, if the step uses it
+    op_tracing = OpTracingMeter()  # host time tracing torch ops onto XLA tensors
     loaded = load_model(ModelTarget(Path(request.model_path), request.model_entry))
     runner = StepRunner(
         loaded,
@@ -92,7 +94,8 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
             delta = tracker.delta()
             if window is not None and "UncachedCompile" not in delta["counters"]:
                 window.compiles_settled()
-            events.write("step", step=step, traced=traced, **record, **delta, **dynamo.delta())
+            extra = {**dynamo.delta(), **op_tracing.delta()}
+            events.write("step", step=step, traced=traced, **record, **delta, **extra)
     finally:
         if window is not None:
             window.stop()

@@ -30,6 +30,8 @@ class ModeFigures:
     dynamo_recompiles: int
     run_dir: str
     error: str | None = None
+    ops_traced_per_step: float | None = None  # profile: torch ops traced lazily per step
+    op_tracing_per_step_s: float | None = None
 
 
 def mode_out(out: Path | None, mode: str) -> Path | None:
@@ -42,12 +44,18 @@ def run_modes(run: Callable[[str], Any]) -> dict[str, Any]:
     return {mode: run(mode) for mode in COMPARED_MODES}
 
 
-def figures(report: RunReport, median_step_s: float | None = None) -> ModeFigures:
+def figures(
+    report: RunReport,
+    median_step_s: float | None = None,
+    host_split: dict[str, float] | None = None,
+) -> ModeFigures:
     """The compared figures of one mode's report.
 
     ``median_step_s``: a profile's measured step time; else the median wall
     time of the steps after the warm-up (the whole run when it is all warm-up).
+    ``host_split``: a profile's op-tracing measurements.
     """
+    split = host_split or {}
     dynamo = report.dynamo
     optimized = [g.optimized_hlo_instructions for g in report.graphs]
     peaks = [_device_bytes(g.input_bytes, g.output_bytes, g.temp_bytes) for g in report.graphs]
@@ -66,6 +74,8 @@ def figures(report: RunReport, median_step_s: float | None = None) -> ModeFigure
         dynamo_recompiles=dynamo.recompiles if dynamo else 0,
         run_dir=report.run_dir,
         error=report.error.message if report.error else None,
+        ops_traced_per_step=split.get("ops_per_step"),
+        op_tracing_per_step_s=split.get("op_tracing_per_step_s"),
     )
 
 
@@ -135,7 +145,11 @@ def compare_profile(target: Any, request: Any) -> int:
     )
     reports = {mode: result.report for mode, (result, _) in runs.items()}
     compared = {
-        mode: figures(result.report, summary.step_time_s.p50 if summary.step_time_s else None)
+        mode: figures(
+            result.report,
+            summary.step_time_s.p50 if summary.step_time_s else None,
+            summary.host_split,
+        )
         for mode, (result, summary) in runs.items()
     }
     profiles = {mode: summary_to_dict(summary) for mode, (_, summary) in runs.items()}

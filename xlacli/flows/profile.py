@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from xlacli.analysis.dynamo import dynamo_window_note
+from xlacli.analysis.host_split import host_split, tracing_note
 from xlacli.analysis.profile_summary import (
     CompiledModule,
     batch_size,
@@ -157,6 +158,7 @@ def summarize(result: CaptureResult) -> ProfileSummary:
         if (module := hlo.module(graph.files.get("hlo_after"))) is not None
     ]
     sites = {graph.hash: graph.site for graph in report.graphs}
+    breakdown_s = breakdown(events, steps)
     window_compiles = len(_window(list(report.events), raw.log, "compilations"))
     if window_compiles:
         notes.append(
@@ -167,6 +169,10 @@ def summarize(result: CaptureResult) -> ProfileSummary:
     dynamo_note = dynamo_window_note(report.dynamo, completed)  # torch.compile retraces
     if dynamo_note:
         notes.append(dynamo_note)
+    split = host_split([e for e in raw.log.steps if e.get("step") in completed], breakdown_s)
+    note = tracing_note(split, report.mode, display_path(report.model))
+    if note:
+        notes.append(note)
     times = step_times(steps)
     first_traced = next((e for e in raw.log.steps if e.get("traced")), {})
     batch = batch_size(first_traced.get("input_signature", ()))
@@ -180,7 +186,7 @@ def summarize(result: CaptureResult) -> ProfileSummary:
         step_time_s=times,
         batch_size=batch,
         samples_per_s=batch / times.p50 if batch and times and times.p50 > 0 else None,
-        breakdown=breakdown(events, steps),
+        breakdown=breakdown_s,
         top_ops=top_ops(op_times, modules),
         graphs=graph_times(((r.graph_hash, r.time_s) for r in executions), sites.get),
         window_compiles=window_compiles,
@@ -191,6 +197,7 @@ def summarize(result: CaptureResult) -> ProfileSummary:
         source_of_op_times=op_source,
         notes=tuple(notes),
         interrupted=report.error is not None and report.error.kind == "interrupted",
+        host_split=split,
     )
 
 

@@ -30,6 +30,11 @@ ROWS: tuple[_Row, ...] = (
     ("recompiles after warm-up", lambda f: str(f.recompiles)),
     ("Dynamo guard recompiles", lambda f: str(f.dynamo_recompiles)),
 )
+# Rows only a profile measures: shown when some mode has them.
+PROFILE_ROWS: tuple[_Row, ...] = (
+    ("torch ops traced per step", lambda f: _maybe(f.ops_traced_per_step)),
+    ("op tracing per step", lambda f: format_seconds(f.op_tracing_per_step_s)),
+)
 
 
 def comparison_json(
@@ -53,7 +58,8 @@ def comparison_text(title: str, figures: Mapping[str, ModeFigures]) -> Renderabl
     table.add_column("")
     for mode in figures:
         table.add_column(mode, justify="right", no_wrap=True)
-    for name, value in ROWS:
+    measured = any(fig.ops_traced_per_step is not None for fig in figures.values())
+    for name, value in ROWS + (PROFILE_ROWS if measured else ()):
         table.add_row(name, *(value(fig) for fig in figures.values()))
     parts: list[RenderableType] = [Text(title, style="bold"), table]
     for fig in figures.values():
@@ -80,5 +86,5 @@ def render_comparison(
     stdout_console().print(comparison_text(title, figures))
 
 
-def _maybe(value: int | None) -> str:
-    return "-" if value is None else str(value)
+def _maybe(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
