@@ -202,6 +202,7 @@ def test_profile_in_dynamo_mode_agrees_with_compile(tmp_path, graph_break):
     assert sum(g["executions"] for g in summary["graphs"]) == 4  # 2 graphs x 2 steps
     # Dynamo itself retraces the resume frame each step (a guard on the .item() value).
     assert any("Dynamo traced 2 frames again" in note for note in summary["notes"])
+    assert summary["mode"] == "dynamo" and summary["tracing_advice"] is None
 
 
 def test_mode_both_on_the_transformer(tmp_path):
@@ -235,3 +236,38 @@ def test_mode_both_on_the_transformer(tmp_path):
     dynamo = json.loads((run / "dynamo" / "report.json").read_text())
     assert lazy["mode"] == "lazy" and lazy["dynamo"] is None
     assert dynamo["mode"] == "dynamo" and dynamo["dynamo"]["fx_graphs"] >= 1
+
+
+def test_lazy_profile_splits_host_time(tmp_path):
+    run = tmp_path / "run"
+    result = run_cli(
+        "profile",
+        "examples/mlp.py",
+        "--steps",
+        "3",
+        "--warmup",
+        "1",
+        "--out",
+        run,
+        "--format",
+        "json",
+        cwd=REPO,
+    )
+    assert result.code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    split = summary["host_split"]
+    traced = [
+        event
+        for event in map(json.loads, (run / "events.jsonl").read_text().splitlines())
+        if event["event"] == "step" and event["traced"]
+    ]
+    # torch_xla's per-op counters: every op traced bumps its xla::<op> counter once.
+    per_step = [sum(n for k, n in e["counters"].items() if k.startswith("xla::")) for e in traced]
+    assert split["ops_per_step"] == sorted(per_step)[len(per_step) // 2] > 0
+    assert 0 < split["op_tracing_s"] <= summary["breakdown"]["python_s"] + 1e-9
+    assert split["user_python_s"] == pytest.approx(
+        summary["breakdown"]["python_s"] - split["op_tracing_s"]
+    )
+    assert summary["mode"] == "lazy" and summary["notes"] == []
+    if split["tracing_share"] >= 0.5:
+        assert "--mode both" in summary["tracing_advice"]

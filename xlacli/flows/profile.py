@@ -170,9 +170,6 @@ def summarize(result: CaptureResult) -> ProfileSummary:
     if dynamo_note:
         notes.append(dynamo_note)
     split = host_split([e for e in raw.log.steps if e.get("step") in completed], breakdown_s)
-    note = tracing_note(split, report.mode, display_path(report.model))
-    if note:
-        notes.append(note)
     times = step_times(steps)
     first_traced = next((e for e in raw.log.steps if e.get("traced")), {})
     batch = batch_size(first_traced.get("input_signature", ()))
@@ -198,6 +195,8 @@ def summarize(result: CaptureResult) -> ProfileSummary:
         notes=tuple(notes),
         interrupted=report.error is not None and report.error.kind == "interrupted",
         host_split=split,
+        tracing_advice=tracing_note(split, report.mode, display_path(report.model)),
+        mode=report.mode,
     )
 
 

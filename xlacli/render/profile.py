@@ -62,6 +62,8 @@ def profile_text(summary: ProfileSummary) -> RenderableType:
         )
         parts.append(_breakdown_table(summary))
         parts.extend(host_split_lines(summary.host_split))
+        if summary.tracing_advice:
+            parts.append(Text(f"  {summary.tracing_advice}", style="cyan"))
     if summary.top_ops:
         parts.append(Text(f"\nTop HLO ops ({summary.source_of_op_times}):", style="bold"))
         parts.append(_ops_table(summary))
