@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES, REPO, run_cli
+from tests.conftest import EXAMPLES, MODELS, REPO, assert_clean_error, run_cli
 from xlacli.parse.metrics_report import parse_metrics_report
 
 pytestmark = pytest.mark.e2e
@@ -271,3 +271,10 @@ def test_lazy_profile_splits_host_time(tmp_path):
     assert summary["mode"] == "lazy" and summary["notes"] == []
     if split["tracing_share"] >= 0.5:
         assert "--mode both" in summary["tracing_advice"]
+
+
+def test_no_openxla_backend_is_one_line_and_exit_2(tmp_path):
+    result = run_cli(
+        "compile", MODELS / "no_openxla.py", "--mode", "dynamo", "--out", tmp_path / "r", cwd=REPO
+    )
+    assert_clean_error(result, 2, "needs torch.compile's 'openxla' backend")
