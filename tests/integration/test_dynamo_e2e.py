@@ -55,6 +55,13 @@ def _compile(tmp_path_factory, name: str, *args: str) -> tuple[str, dict]:
     return result.stdout, json.loads((run / "report.json").read_text())
 
 
+def _profile(run: Path, model: str, *args: str) -> dict:
+    """Run ``xlacli profile`` with JSON on stdout; returns the summary."""
+    result = run_cli("profile", model, *args, "--out", run, "--format", "json", cwd=REPO)
+    assert result.code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
 def _metrics(report: dict):
     return parse_metrics_report((Path(report["run_dir"]) / "metrics.txt").read_text())
 
@@ -179,9 +186,8 @@ def test_profile_in_dynamo_mode_agrees_with_compile(tmp_path, graph_break):
     the profile of steps 2-3 must not report one either, and counts every run."""
     _, report = graph_break
     assert [e["step"] for e in report["events"]] == [0, 0, 1]
-    run = tmp_path / "run"
-    result = run_cli(
-        "profile",
+    summary = _profile(
+        tmp_path / "run",
         str(DYNAMO / "graph_break.py"),
         "--mode",
         "dynamo",
@@ -189,14 +195,7 @@ def test_profile_in_dynamo_mode_agrees_with_compile(tmp_path, graph_break):
         "2",
         "--warmup",
         "2",
-        "--out",
-        run,
-        "--format",
-        "json",
-        cwd=REPO,
     )
-    assert result.code == 0, result.stderr
-    summary = json.loads(result.stdout)
     assert summary["window_compiles"] == 0
     assert not any("inside the profiled window: the warm-up" in n for n in summary["notes"])
     assert sum(g["executions"] for g in summary["graphs"]) == 4  # 2 graphs x 2 steps
@@ -240,21 +239,7 @@ def test_mode_both_on_the_transformer(tmp_path):
 
 def test_lazy_profile_splits_host_time(tmp_path):
     run = tmp_path / "run"
-    result = run_cli(
-        "profile",
-        "examples/mlp.py",
-        "--steps",
-        "3",
-        "--warmup",
-        "1",
-        "--out",
-        run,
-        "--format",
-        "json",
-        cwd=REPO,
-    )
-    assert result.code == 0, result.stderr
-    summary = json.loads(result.stdout)
+    summary = _profile(run, "examples/mlp.py", "--steps", "3", "--warmup", "1")
     split = summary["host_split"]
     traced = [
         event

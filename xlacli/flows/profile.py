@@ -23,15 +23,8 @@ from xlacli.analysis.profile_summary import (
 from xlacli.capture.events import STEP_TRACE_NAME, ChildLog
 from xlacli.collect import execution_records
 from xlacli.config import load_config, model_argument
-from xlacli.errors import CaptureError, UsageError
-from xlacli.graph_files import HloCache
-from xlacli.parse.trace_events import TraceEvent, read_trace_file
-from xlacli.parse.xprof_tools import table_rows, tool_data, xprof_available
-from xlacli.paths import display_path
-from xlacli.profile_report import ProfileSummary, save_summary
-from xlacli.render.console import print_message
-from xlacli.render.profile import render_profile
 from xlacli.discover import ModelTarget
+from xlacli.errors import CaptureError, UsageError
 from xlacli.flows.session import CaptureResult, capture, resolve_target
 from xlacli.flows.tensorboard import (
     DEFAULT_PORT,
@@ -40,6 +33,13 @@ from xlacli.flows.tensorboard import (
     launch,
     shell_command,
 )
+from xlacli.graph_files import HloCache
+from xlacli.parse.trace_events import TraceEvent, read_trace_file
+from xlacli.parse.xprof_tools import table_rows, tool_data, xprof_available
+from xlacli.paths import display_path
+from xlacli.profile_report import ProfileSummary, save_summary
+from xlacli.render.console import print_message
+from xlacli.render.profile import render_profile
 from xlacli.words import counted
 
 T = TypeVar("T")

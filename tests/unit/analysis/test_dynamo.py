@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from xlacli.analysis.baseline import Baseline
+from tests.unit.analysis.test_check import baseline as check_baseline
 from xlacli.analysis.check import OK, REGRESSION, compare
 from xlacli.analysis.dynamo import XlaEvents, dynamo_window_note, explain_dynamo
 from xlacli.analysis.host_split import host_split, tracing_note
@@ -200,20 +200,8 @@ def test_host_split_and_tracing_note():
 
 
 def test_check_counts_graph_breaks_and_dynamo_recompiles():
-    base = Baseline(
-        model="m.py",
-        device="CPU",
-        steps=3,
-        warmup=2,
-        train=False,
-        optimizer="",
-        compilations=2,
-        distinct_graphs=2,
-        steady_state_compiles=0,
-        executions_per_step=(2, 2, 2),
-        mode="dynamo",
-        graph_breaks=1,
-        dynamo_recompiles=0,
+    base = check_baseline(
+        executions_per_step=(2, 2, 2), mode="dynamo", graph_breaks=1, dynamo_recompiles=0
     )
     same = compare(base, base)
     assert {r.name: r.status for r in same.results}["graph breaks"] == OK
