@@ -301,9 +301,19 @@ def _at(values: Sequence[float], index: int) -> float:
     return values[index] if index < len(values) else 0.0
 
 
+# PT_XLA_DEBUG's compile causes for graphs not traced lazily step by step.
+_COMPILED_BY = {
+    "dynamo is compiling a FX graph to HLO": "dynamo",
+    "torch_xla.compile": "torch_xla_compile",
+}
+
+
 def _site(event: AnalysisEvent, roots: CodeRoots, entry_site: str | None) -> tuple[str, str | None]:
     """Why the graph ran and the user's ``file:line`` behind it."""
     user = first_user_frame(event.frames, roots)
+    compiled_by = _COMPILED_BY.get(event.cause.strip())
+    if compiled_by is not None:  # a graph torch.compile or torch_xla.compile built
+        return compiled_by, user.location if user is not None else entry_site
     if user is not None:
         trigger = "host_sync" if HOST_SYNC_CAUSE in event.cause else "user_sync"
         return trigger, user.location

@@ -27,7 +27,8 @@ class GraphRecord:
 
     hash: str
     site: str | None  # the user's ``/abs/file.py:line`` behind the graph (see README)
-    trigger: str  # "step_end" (xlacli's sync), "user_sync", "host_sync" (a value read)
+    trigger: str  # "step_end" (xlacli's sync), "user_sync", "host_sync" (a value read),
+    # "dynamo" (torch.compile's FX graph), "torch_xla_compile"
     frames: tuple[str, ...]  # the Python frames torch_xla recorded, innermost first
     ir_nodes: int | None  # None: no IR dump (a profile)
     hlo_instructions: int | None

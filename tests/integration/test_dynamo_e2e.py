@@ -172,6 +172,8 @@ def test_a_model_calling_torch_compile_is_reported_as_such(user_compiled):
     assert report["executions_per_step"] == [1, 1, 1]
     assert report["compilations"] == _metrics(report).counter("UncachedCompile") == 1
     assert "called by the model" in text
+    assert [g["trigger"] for g in report["graphs"]] == ["dynamo"]  # PT_XLA_DEBUG's cause
+    assert "(torch.compile)" in text
 
 
 def test_torch_xla_compile_example(tmp_path_factory):
@@ -179,6 +181,7 @@ def test_torch_xla_compile_example(tmp_path_factory):
     assert report["dynamo"] is None
     assert report["compilations"] == _metrics(report).counter("UncachedCompile") == 1
     assert report["executions_per_step"] == [1, 1]
+    assert [g["trigger"] for g in report["graphs"]] == ["torch_xla_compile"]
 
 
 def test_profile_in_dynamo_mode_agrees_with_compile(tmp_path, graph_break):
@@ -263,3 +266,31 @@ def test_no_openxla_backend_is_one_line_and_exit_2(tmp_path):
         "compile", MODELS / "no_openxla.py", "--mode", "dynamo", "--out", tmp_path / "r", cwd=REPO
     )
     assert_clean_error(result, 2, "needs torch.compile's 'openxla' backend")
+
+
+def test_check_baseline_records_the_mode_and_catches_a_new_graph_break(tmp_path):
+    model = tmp_path / "model.py"
+    model.write_text(
+        (DYNAMO / "graph_break.py")
+        .read_text()
+        .replace("if h.sum().item() > 0:  # graph break: Tensor.item()", "if True:")
+    )
+
+    def check(*args: str):
+        return run_cli(
+            "check", "model.py", "--baseline", "ci/b.json", "--steps", "3", *args, cwd=tmp_path
+        )
+
+    written = check("--mode", "dynamo", "--update-baseline")
+    assert written.code == 0, written.stderr
+    baseline = json.loads((tmp_path / "ci" / "b.json").read_text())
+    assert (baseline["mode"], baseline["graph_breaks"], baseline["dynamo_recompiles"]) == (
+        "dynamo",
+        0,
+        0,
+    )
+    assert_clean_error(check("--mode", "lazy"), 2, "recorded with --mode dynamo")
+    model.write_text((DYNAMO / "graph_break.py").read_text())  # the .item() branch is back
+    regressed = check()  # the baseline's mode
+    assert regressed.code == 1, regressed.stderr
+    assert "graph breaks" in regressed.stdout and "Dynamo recompiles" in regressed.stdout

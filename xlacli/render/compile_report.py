@@ -119,6 +119,9 @@ LEGEND = (
 )
 
 
+_COMPILED_BY = {"dynamo": "torch.compile", "torch_xla_compile": "torch_xla.compile"}
+
+
 def _site_text(graph: GraphRecord, *, compact: bool) -> Text:
     site = display_location(graph.site) or "?"
     if compact:
@@ -126,6 +129,8 @@ def _site_text(graph: GraphRecord, *, compact: bool) -> Text:
     text = Text(site)
     if graph.trigger == "host_sync":
         text.append(" (value read)", style="yellow")
+    elif graph.trigger in _COMPILED_BY:
+        text.append(f" ({_COMPILED_BY[graph.trigger]})", style="magenta")
     elif graph.trigger == "step_end" and not compact:
         text.append(" (step)", style="dim")
     return text
