@@ -22,7 +22,12 @@ def dynamo_view(report: RunReport) -> RenderableType | None:
     dynamo = report.dynamo
     if dynamo is None:
         return None
-    parts: list[RenderableType] = [Text(""), dynamo_headline(dynamo), _frame_table(dynamo)]
+    parts: list[RenderableType] = [
+        Text(""),
+        dynamo_headline(dynamo),
+        _per_step(report, dynamo),
+        _frame_table(dynamo),
+    ]
     if dynamo.graph_breaks:
         parts.append(Text(f"Graph breaks ({len(dynamo.graph_breaks)}):", style="bold yellow"))
         for graph_break in dynamo.graph_breaks:
@@ -51,6 +56,16 @@ def dynamo_headline(dynamo: DynamoRecord) -> Text:
         f"{counted(dynamo.fx_graphs, 'FX graph')}, {counted(breaks, 'graph break')}, "
         f"{counted(dynamo.recompiles, 'guard recompile')}; torch_xla extracted "
         f"{counted(dynamo.extractions, 'FX graph')}",
+    )
+
+
+def _per_step(report: RunReport, dynamo: DynamoRecord) -> Text:
+    """Frames Dynamo traced in each step: after the warm-up, each is host time
+    spent again even when the XLA graph is cached (the timeline shows "·")."""
+    counts = [sum(1 for f in dynamo.frames if f.step == r.step) for r in report.step_records]
+    return Text(
+        "Dynamo frame compiles per step: " + " ".join(map(str, counts)),
+        style="yellow" if any(counts[report.warmup :]) else "dim",
     )
 
 

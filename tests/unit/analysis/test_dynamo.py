@@ -213,3 +213,27 @@ def test_check_counts_graph_breaks_and_dynamo_recompiles():
         r.status == REGRESSION
         for r in compare(lazy, dataclasses.replace(lazy, graph_breaks=1)).results
     )
+
+
+def test_dynamo_view_lists_frames_breaks_and_guards(run):
+    from rich.console import Console
+
+    from xlacli.render.dynamo import dynamo_view
+    from xlacli.report import StepRecord
+
+    record, _ = run
+    report = dataclasses.replace(
+        tiny_report(),
+        steps=3,
+        step_records=tuple(StepRecord(i, 0.1, 0, 1, ()) for i in range(3)),
+        dynamo=record,
+    )
+    console = Console(width=200, record=True)
+    console.print(dynamo_view(report))
+    text = console.export_text()
+    assert "3 frame compiles, 3 FX graphs, 1 graph break, 1 guard recompile" in text
+    assert "Dynamo frame compiles per step: 2 0 1" in text
+    assert "Graph breaks (1):" in text and "model.py:14" in text
+    assert "Dynamo recompiles (1, 1 after the warm-up):" in text
+    assert "expected 4, actual 6" in text
+    assert dynamo_view(tiny_report()) is None
