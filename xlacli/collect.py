@@ -14,8 +14,10 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from xlacli.analysis.collectives import Locate
+from xlacli.analysis.dynamo import EXTRACT_COUNTER, XlaEvents, explain_dynamo
 from xlacli.analysis.fallbacks import locate_fallbacks
 from xlacli.analysis.locate import Locator
 from xlacli.analysis.memory_facts import with_memory_facts
@@ -146,6 +148,14 @@ def build_report(
         load_module=hlo.module,
         locate_for=_metadata_locator(locator, compiled),
     )
+    dynamo, events = explain_dynamo(  # torch.compile: its frames, breaks and guard failures
+        raw.log,
+        XlaEvents(raw.compiles, compile_steps, raw.executions, execute_steps),
+        events,
+        roots,
+        mode=request.mode,
+        extractions=raw.counters.get(EXTRACT_COUNTER, 0),
+    )
     return RunReport(
         model=model_label,
         device=(raw.log.start or {}).get("device", "unknown"),
@@ -166,6 +176,8 @@ def build_report(
         events=tuple(events),
         fallback_ops=_fallback_ops(raw, execute_steps, locator),
         memory=memory,
+        mode=request.mode,
+        dynamo=dynamo,
     )
 
 
@@ -300,13 +312,34 @@ def _event_steps(log: ChildLog, counter: str | tuple[str, ...], count: int) -> l
     steps: list[int | None] = []
     for event in log.metric_events:
         step = event.get("step")
-        counters = event.get("counters", {})
-        steps.extend([step] * sum(counters.get(name, 0) for name in names))
+        steps.extend([step] * _count_in(event, names))
     # Events past the last recorded delta (the child died mid-step) belong to
     # the step that was running.
     running = len(log.steps)
     steps.extend([running] * (count - len(steps)))
     return steps[:count]
+
+
+# The timed metric each counter's events leave one sample in.
+_SAMPLES_OF = {
+    "UncachedCompile": "compile_time_ns",
+    "ExecuteComputation": "execute_time_ns",
+    "ExecuteReplicated": "execute_time_ns",  # SPMD: ExecuteReplicatedTime shares the list
+}
+
+
+def _count_in(event: dict[str, Any], names: tuple[str, ...]) -> int:
+    """How many compiles (or executions) a step event saw.
+
+    The counters, or the timed metric's new samples when they are more:
+    torch_xla's Dynamo bridge clears the counters while it partitions an FX
+    graph, and its cached-graph runs (``_run_cached_graph``) never bump
+    ``ExecuteComputation``; ``CompileTime``/``ExecuteTime`` samples are kept.
+    """
+    counters = event.get("counters", {})
+    counted = sum(counters.get(name, 0) for name in names)
+    samples = next((_SAMPLES_OF[name] for name in names if name in _SAMPLES_OF), "")
+    return max(counted, len(event.get(samples, ())))
 
 
 def _group_by_hash(events: Sequence[AnalysisEvent]) -> dict[str, list[int]]:
@@ -320,9 +353,19 @@ def _at(values: Sequence[float], index: int) -> float:
     return values[index] if index < len(values) else 0.0
 
 
+# PT_XLA_DEBUG's compile causes for graphs not traced lazily step by step.
+_COMPILED_BY = {
+    "dynamo is compiling a FX graph to HLO": "dynamo",
+    "torch_xla.compile": "torch_xla_compile",
+}
+
+
 def _site(event: AnalysisEvent, roots: CodeRoots, entry_site: str | None) -> tuple[str, str | None]:
     """Why the graph ran and the user's ``file:line`` behind it."""
     user = first_user_frame(event.frames, roots)
+    compiled_by = _COMPILED_BY.get(event.cause.strip())
+    if compiled_by is not None:  # a graph torch.compile or torch_xla.compile built
+        return compiled_by, user.location if user is not None else entry_site
     if user is not None:
         trigger = "host_sync" if HOST_SYNC_CAUSE in event.cause else "user_sync"
         return trigger, user.location

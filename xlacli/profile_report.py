@@ -67,6 +67,11 @@ class ProfileSummary:
     source_of_op_times: str  # "xprof hlo_stats" or "trace events"
     notes: tuple[str, ...] = field(default_factory=tuple)
     interrupted: bool = False
+    # Lazy mode's host time split (xlacli.analysis.host_split): ops traced per
+    # step, op tracing vs the user's Python, tracing's share of the host time.
+    host_split: dict[str, float] = field(default_factory=dict)
+    tracing_advice: str | None = None  # set when lazy tracing dominates the host time
+    mode: str = "lazy"  # "dynamo": the steps ran under torch.compile
 
 
 def summary_to_dict(summary: ProfileSummary) -> dict[str, Any]:

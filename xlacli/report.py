@@ -38,7 +38,8 @@ class GraphRecord:
 
     hash: str
     site: str | None  # the user's ``/abs/file.py:line`` behind the graph (see README)
-    trigger: str  # "step_end" (xlacli's sync), "user_sync", "host_sync" (a value read)
+    trigger: str  # "step_end" (xlacli's sync), "user_sync", "host_sync" (a value read),
+    # "dynamo" (torch.compile's FX graph), "torch_xla_compile"
     frames: tuple[str, ...]  # the Python frames torch_xla recorded, innermost first
     ir_nodes: int | None  # None: no IR dump (a profile)
     hlo_instructions: int | None
@@ -117,6 +118,42 @@ class ErrorRecord:
 
 
 @dataclass(frozen=True)
+class GraphBreakRecord:
+    """Where Dynamo broke the FX graph, and why (``torch.compile``)."""
+
+    location: str  # the user's file:line
+    reason: str  # Dynamo's reason, first line: "Unsupported Tensor.item() call ..."
+    count: int  # frame compiles that broke there
+
+
+@dataclass(frozen=True)
+class DynamoFrameRecord:
+    """One Dynamo frame compile: a Python frame traced into an FX graph."""
+
+    compile_id: str  # Dynamo's "frame/compile", e.g. "0/1" (the frame's 2nd compile)
+    function: str
+    location: str  # the frame's file:first line
+    step: int | None
+    fx_ops: int  # ops in its FX graph (0: no graph)
+    guard_failure: str | None  # the guard that failed, when this is a recompile
+    compile_time_s: float  # Dynamo's own time (tracing, AOT, backend)
+    graph_hashes: tuple[str, ...] = ()  # the XLA graphs its FX graph lowered to
+
+
+@dataclass(frozen=True)
+class DynamoRecord:
+    """What Dynamo did in the run (``torch.compile(backend="openxla")``)."""
+
+    source: str  # "xlacli" (--mode dynamo) or "user" (the model calls torch.compile)
+    frames: tuple[DynamoFrameRecord, ...]
+    graph_breaks: tuple[GraphBreakRecord, ...]
+    fx_graphs: int
+    recompiles: int  # frame compiles after a guard failure
+    extractions: int  # torch_xla's FX-graph extractions (DynamoExtractCompiledGraph)
+    counters: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # Dynamo's own
+
+
+@dataclass(frozen=True)
 class RunReport:
     """Everything ``xlacli compile`` learned from one run."""
 
@@ -143,6 +180,8 @@ class RunReport:
     # The options that reproduce the run's mode (``--train --optimizer adamw``),
     # so "Next:" commands run the same thing.
     options: tuple[str, ...] = ()
+    mode: str = "lazy"  # "lazy", or "dynamo" (xlacli ran the step under torch.compile)
+    dynamo: DynamoRecord | None = None  # set when Dynamo ran, whoever called it
 
     @property
     def steady_state_compiles(self) -> int:
@@ -231,6 +270,25 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         fallback_ops=tuple(FallbackOp(**f) for f in data.get("fallback_ops", [])),
         memory=run_memory_from_dict(data.get("memory")),
         options=tuple(data.get("options", ())),
+        mode=data.get("mode", "lazy"),
+        dynamo=_dynamo_from_dict(data.get("dynamo")),
+    )
+
+
+def _dynamo_from_dict(data: dict[str, Any] | None) -> DynamoRecord | None:
+    if not data:
+        return None
+    return DynamoRecord(
+        source=data.get("source", "user"),
+        frames=tuple(
+            DynamoFrameRecord(**{**f, "graph_hashes": tuple(f.get("graph_hashes", ()))})
+            for f in data.get("frames", [])
+        ),
+        graph_breaks=tuple(GraphBreakRecord(**b) for b in data.get("graph_breaks", [])),
+        fx_graphs=data.get("fx_graphs", 0),
+        recompiles=data.get("recompiles", 0),
+        extractions=data.get("extractions", 0),
+        counters={k: dict(v) for k, v in data.get("counters", {}).items()},
     )
 
 

@@ -48,6 +48,9 @@ class Baseline:
     peak_buffers: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # SPMD: "file#n all-gather" -> count and "file#n all-gather bytes" -> bytes per device
     collectives: dict[str, int] = field(default_factory=dict)
+    mode: str = "lazy"  # "dynamo": the step ran under torch.compile
+    graph_breaks: int = 0  # Dynamo's graph breaks (any mode: the model may call torch.compile)
+    dynamo_recompiles: int = 0  # Dynamo frame recompiles after a guard failure
 
 
 def baseline_from_report(report: RunReport, baseline_path: Path, optimizer: str) -> Baseline:
@@ -83,6 +86,9 @@ def baseline_from_report(report: RunReport, baseline_path: Path, optimizer: str)
         peak_bytes=peaks,
         peak_buffers=buffers,
         collectives=collectives,
+        mode=report.mode,
+        graph_breaks=sum(b.count for b in report.dynamo.graph_breaks) if report.dynamo else 0,
+        dynamo_recompiles=report.dynamo.recompiles if report.dynamo else 0,
     )
 
 
@@ -176,6 +182,9 @@ def _from_dict(data: Any, path: Path) -> Baseline:
         peak_bytes=fields.get_counts("peak_bytes"),
         peak_buffers=buffers_from_json(data.get("peak_buffers")),
         collectives=fields.get_counts("collectives"),
+        mode=fields.get("mode", str, "lazy"),
+        graph_breaks=fields.get("graph_breaks", int, 0),
+        dynamo_recompiles=fields.get("dynamo_recompiles", int, 0),
     )
 
 

@@ -53,6 +53,7 @@ def compare(baseline: Baseline, current: Baseline, tolerance: float = 0.0) -> Ch
         ),
         _executions(baseline.executions_per_step, current.executions_per_step),
     ]
+    results += _dynamo_counts(baseline, current, tolerance)
     results += _mapping("fallback op", baseline.fallback_ops, current.fallback_ops, tolerance)
     results += _mapping("HLO instructions", baseline.graphs, current.graphs, tolerance)
     results += _mapping("collectives", baseline.collectives, current.collectives, tolerance)
@@ -116,3 +117,15 @@ def _mapping(
             yield CheckResult(name, str(before[key]), "-", IMPROVEMENT, "gone")
         else:
             yield _count(name, before[key], after[key], tolerance)
+
+
+def _dynamo_counts(baseline: Baseline, current: Baseline, tolerance: float) -> list[CheckResult]:
+    """Graph breaks and Dynamo recompiles, once either run used torch.compile
+    (a lazy model without them keeps its checks as they were)."""
+    pairs = (
+        ("graph breaks", baseline.graph_breaks, current.graph_breaks),
+        ("Dynamo recompiles", baseline.dynamo_recompiles, current.dynamo_recompiles),
+    )
+    if baseline.mode == "lazy" and not any(b or c for _, b, c in pairs):
+        return []
+    return [_count(name, before, after, tolerance) for name, before, after in pairs]

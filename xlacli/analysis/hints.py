@@ -41,6 +41,18 @@ HINTS = {
         "sharding (mark_sharding with the same spec every step), or reshard inside the graph"
     ),
     "unknown": "compare the two graphs: xlacli diff-hlo on their hlo.before.txt files",
+    # torch.compile (Dynamo): see xlacli.analysis.dynamo
+    "graph_break": (
+        "Dynamo stops the FX graph here and resumes in a new frame: keep values on the device "
+        "(torch.where(cond, a, b) instead of `if t.item():`, no print(tensor) or .tolist() in "
+        "the compiled code), or move the call out of the compiled function"
+    ),
+    "dynamo_guard": (
+        "a Dynamo guard failed, so the frame was traced again: for a size, pad inputs to a few "
+        "bucket sizes, or torch._dynamo.mark_dynamic(x, dim) / dynamic=True (torch_xla still "
+        "compiles one XLA graph per size), or dynamic=False to keep one static graph per size; "
+        "for a Python value, pass it as a tensor"
+    ),
 }
 
 CATEGORIES = tuple(HINTS)

@@ -61,6 +61,8 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
     versions = _import_torch_xla()
     import torch_xla
 
+    from xlacli.capture.dynamo import DynamoObserver
+    from xlacli.capture.host_time import OpTracingMeter
     from xlacli.capture.memory_probe import StepProbe
     from xlacli.capture.spmd import SpmdObserver
     from xlacli.capture.steps import MetricTracker, StepRunner
@@ -81,6 +83,8 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
         device_count=torch_xla.device_count(),
         **spmd.start_fields(),
     )
+    dynamo = DynamoObserver()  # Dynamo's frames and graph breaks, if the step uses it
+    op_tracing = OpTracingMeter()  # host time tracing torch ops onto XLA tensors
     runner = StepRunner(
         loaded,
         device,
@@ -88,6 +92,7 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
         optimizer_name=request.optimizer,
         warn=lambda message: events.write("warning", message=message),
         wait_each_step=request.wait_each_step,
+        mode=request.mode,
     )
     events.write(
         "setup", entry_site=loaded.entry_site, inputs_site=loaded.inputs_site, **tracker.delta()
@@ -110,12 +115,14 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
             delta = tracker.delta()
             if window is not None and "UncachedCompile" not in delta["counters"]:
                 window.compiles_settled()
-            events.write("step", step=step, traced=traced, **record, **delta, **probe.step_facts())
+            extra = {**dynamo.delta(), **op_tracing.delta(), **probe.step_facts()}
+            events.write("step", step=step, traced=traced, **record, **delta, **extra)
             spmd.write_new_shardings(events, step)
     finally:
         probe.close()
         if window is not None:
             window.stop()
+        _write_dynamo_summary(dynamo, events)
     events.write("end")
     return EXIT_OK
 
@@ -127,6 +134,14 @@ def _profile_window(request: CaptureRequest, events: EventWriter) -> Any:
     from xlacli.capture.profiler import ProfileWindow
 
     return ProfileWindow(Path(request.profile_logdir), request.profile_session or "xlacli", events)
+
+
+def _write_dynamo_summary(dynamo: Any, events: EventWriter) -> None:
+    """Dynamo's own counters, once at the end, if Dynamo ran."""
+    summary = dynamo.summary()
+    dynamo.close()
+    if summary is not None:
+        events.write("dynamo", **summary)
 
 
 def _interrupt_once(signum: int, frame: Any) -> None:

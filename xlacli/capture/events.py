@@ -44,6 +44,7 @@ class ChildLog:
     trace: dict[str, Any] | None = None  # the profiler's session folder, files, counters
     ended: bool = False
     shardings: list[dict[str, Any]] = field(default_factory=list)  # SPMD: capture/spmd.py
+    dynamo: dict[str, Any] | None = None  # Dynamo's own counters at the end, if it ran
 
     @property
     def metric_events(self) -> list[dict[str, Any]]:
@@ -113,3 +114,5 @@ def _add_event(log: ChildLog, line: str) -> None:
         log.ended = True
     elif kind == "sharding":
         log.shardings.append(event)
+    elif kind == "dynamo":
+        log.dynamo = event

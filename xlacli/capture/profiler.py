@@ -97,8 +97,18 @@ class ProfileWindow:
 
 
 def _counts() -> dict[str, int]:
+    # Samples of the timed metrics, not the counters: torch_xla's Dynamo bridge
+    # clears the counters, and its cached-graph runs bump no ExecuteComputation.
     return {
-        "compilations": met.counter_value("UncachedCompile") or 0,
-        "executions": (met.counter_value("ExecuteComputation") or 0)
-        + (met.counter_value("ExecuteReplicated") or 0),
+        "compilations": max(met.counter_value("UncachedCompile") or 0, _samples("CompileTime")),
+        "executions": max(
+            (met.counter_value("ExecuteComputation") or 0)
+            + (met.counter_value("ExecuteReplicated") or 0),
+            _samples("ExecuteTime") + _samples("ExecuteReplicatedTime"),
+        ),
     }
+
+
+def _samples(metric: str) -> int:
+    data = met.metric_data(metric)
+    return int(data[0]) if data is not None else 0

@@ -28,6 +28,7 @@ class CaptureRequest:
     wait_each_step: bool = True  # wait for the device after each step (exact counters)
     devices: int | None = None  # SPMD: virtual CPU devices to create (None: the backend's own)
     max_trace_steps: int | None = None  # profile: trace this many steps, run the rest untraced
+    mode: str = "lazy"  # "dynamo": run the step under torch.compile(backend="openxla")
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n", encoding="utf-8")

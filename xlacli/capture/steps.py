@@ -151,6 +151,7 @@ class StepRunner:
     optimizer_name: str
     warn: Callable[[str], None]
     wait_each_step: bool = True
+    mode: str = "lazy"  # "dynamo": the step (or forward) runs under torch.compile
 
     def __post_init__(self) -> None:
         self.model = move_model(self.loaded.model, self.device)
@@ -164,6 +165,16 @@ class StepRunner:
             self.optimizer = _make_optimizer(self.optimizer_name, self.model)
         self._warned_sum_loss = False
         self._input_origins = InputOrigins()  # the user's line behind each input
+        # --mode dynamo: the user's step, else the model's forward, under torch.compile.
+        self._step_fn = self.loaded.step_fn
+        self._forward: Any = self.model
+        if self.mode == "dynamo":
+            from xlacli.capture.dynamo import compile_with_openxla
+
+            if self._step_fn is not None:
+                self._step_fn = compile_with_openxla(self._step_fn)
+            else:
+                self._forward = compile_with_openxla(self.model)
 
     def run(self, step: int) -> dict[str, Any]:
         """Run one step and sync; returns what the step event records about it."""
@@ -199,14 +210,14 @@ class StepRunner:
         }
 
     def _run_user_step(self, batch: Any, step: int) -> Any:
-        if self.loaded.step_fn is not None:
-            return self.loaded.step_fn(self.model, batch, step)
+        if self._step_fn is not None:
+            return self._step_fn(self.model, batch, step)
         if not self.train:
             with torch.no_grad():
-                return call_model(self.model, self._forward_batch(batch))
+                return call_model(self._forward, self._forward_batch(batch))
         assert self.optimizer is not None
         self.optimizer.zero_grad(set_to_none=True)
-        output = call_model(self.model, self._forward_batch(batch))
+        output = call_model(self._forward, self._forward_batch(batch))
         loss = self._loss(output, batch)
         loss.backward()
         self.optimizer.step()

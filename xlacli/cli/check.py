@@ -75,6 +75,13 @@ def check_command(
     force: options.Force = False,
     output_format: options.Format = options.OutputFormat.text,
     devices: options.Devices = None,
+    mode: Annotated[
+        options.RunMode | None,
+        typer.Option(
+            "--mode",
+            help="lazy, or dynamo: the step under torch.compile (default: the baseline's).",
+        ),
+    ] = None,
 ) -> int:
     """Run MODEL and compare its compile counts with a committed baseline.
 
@@ -102,5 +109,6 @@ def check_command(
             force=force,
             output_format=output_format.value,
             devices=devices,
+            mode=mode.value if mode else None,
         )
     )

@@ -30,6 +30,7 @@ def compile_command(
         typer.Option("--fail-on-recompile", help="Fail (exit 1) on any steady-state recompile."),
     ] = False,
     devices: options.Devices = None,
+    mode: options.Mode = options.RunMode.lazy,
 ) -> int:
     """Trace MODEL lazily on an XLA device, dump IR and HLO, and report each graph.
 
@@ -43,6 +44,19 @@ def compile_command(
     from xlacli.render.compile_report import render_compile_report
 
     target = resolve_target(model)
+    if mode is options.RunMode.both:
+        from xlacli.flows.compare import compare_compile
+
+        return compare_compile(
+            target,
+            out=Path(out) if out else None,
+            force=force,
+            output_format=output_format.value,
+            steps=steps,
+            train=train,
+            optimizer=optimizer.value,
+            explain_warmup=warmup,
+        )
     result = capture(
         target,
         steps=steps,
@@ -53,6 +67,7 @@ def compile_command(
         label=f"Compiling {target.path.name}",
         explain_warmup=warmup,
         devices=devices if devices is not None else load_config().devices,
+        mode=mode.value,
     )
     render_compile_report(result.report, output_format.value)
     if result.error is not None:

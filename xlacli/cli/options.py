@@ -18,6 +18,12 @@ class OptimizerName(str, Enum):
     adamw = "adamw"
 
 
+class RunMode(str, Enum):
+    lazy = "lazy"
+    dynamo = "dynamo"
+    both = "both"
+
+
 Steps = Annotated[int, typer.Option("--steps", min=1, help="Number of steps to run.")]
 Train = Annotated[
     bool,
@@ -56,5 +62,13 @@ Warmup = Annotated[
         min=0,
         help="Steps whose compiles are expected (warm-up); a compile after them is a "
         "steady-state recompile.",
+    ),
+]
+Mode = Annotated[
+    RunMode,
+    typer.Option(
+        "--mode",
+        help="lazy: torch_xla's lazy tracing; dynamo: the step (or forward) under "
+        "torch.compile(backend='openxla'); both: each in its own run, compared.",
     ),
 ]

@@ -52,6 +52,7 @@ def profile_command(
     force: options.Force = False,
     output_format: options.Format = options.OutputFormat.text,
     devices: options.Devices = None,
+    mode: options.Mode = options.RunMode.lazy,
 ) -> int:
     """Profile MODEL's steps with torch_xla's profiler and summarize where the time goes.
 
@@ -76,5 +77,6 @@ def profile_command(
             output_format=output_format.value,
             devices=devices,
             max_trace_steps=max_trace_steps,
+            mode=mode.value,
         )
     )

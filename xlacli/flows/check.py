@@ -56,6 +56,7 @@ class CheckRequest:
     force: bool
     output_format: str
     devices: int | None = None  # SPMD devices; None: [tool.xlacli] devices
+    mode: str | None = None  # None: the baseline's, else lazy
 
 
 def run_check(request: CheckRequest) -> int:
@@ -96,8 +97,10 @@ def _run_check(request: CheckRequest) -> int:
     if baseline is not None:
         check_settings(baseline, _chosen_settings(request, config))
     settings = _run_settings(request, baseline, config)
+    mode = _check_mode(request.mode, baseline, baseline_path)
     result = capture(
         target,
+        mode=mode,
         steps=settings.steps,
         train=settings.train,
         optimizer=settings.optimizer,
@@ -201,6 +204,20 @@ def _chosen_settings(request: CheckRequest, config: ProjectConfig) -> dict[str, 
         name: option if option is not None else configured
         for name, (option, configured) in asked.items()
     }
+
+
+def _check_mode(requested: str | None, baseline: Baseline | None, path: Path) -> str:
+    """The mode to check in: the option, else the baseline's; never both, and
+    never another mode than the baseline's (its counts would not compare)."""
+    if requested == "both":
+        raise UsageError("check compares one mode with its baseline: pass --mode lazy or dynamo")
+    mode = _first(requested, baseline.mode if baseline else None, "lazy")
+    if baseline is not None and mode != baseline.mode:
+        raise UsageError(
+            f"baseline {display_path(path)} was recorded with --mode {baseline.mode}, not {mode}",
+            hint="check in the baseline's mode, or --update-baseline to record this one",
+        )
+    return mode
 
 
 def _first(*values: T | None) -> T:

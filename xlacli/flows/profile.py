@@ -9,6 +9,8 @@ from typing import TypeVar
 
 from rich.markup import escape
 
+from xlacli.analysis.dynamo import dynamo_window_note
+from xlacli.analysis.host_split import host_split, tracing_note
 from xlacli.analysis.profile_summary import (
     CompiledModule,
     batch_size,
@@ -23,6 +25,7 @@ from xlacli.analysis.profile_summary import (
 from xlacli.capture.events import STEP_TRACE_NAME, ChildLog
 from xlacli.collect import execution_records
 from xlacli.config import load_config, model_argument, project_runs_dir
+from xlacli.discover import ModelTarget
 from xlacli.errors import CaptureError, UsageError
 from xlacli.flows.session import CaptureResult, capture, resolve_target
 from xlacli.flows.tensorboard import (
@@ -66,6 +69,7 @@ class ProfileRequest:
     output_format: str
     devices: int | None = None  # SPMD devices; None: [tool.xlacli] devices
     max_trace_steps: int = 0  # 0: DEFAULT_MAX_TRACE_STEPS
+    mode: str = "lazy"  # "dynamo": the step under torch.compile; "both": compared
 
 
 def run_profile(request: ProfileRequest) -> int:
@@ -77,8 +81,30 @@ def run_profile(request: ProfileRequest) -> int:
         check_port_free(request.port)
     if request.logdir is not None:
         _prepare_logdir(request.logdir, request.name, request.force)
+    if request.mode == "both":
+        from xlacli.flows.compare import compare_profile
+
+        return compare_profile(target, request)
+    result, summary = capture_profile(target, request)
+    render_profile(summary, request.output_format)
+    if result.error is not None:
+        raise result.error
+    if summary.trace_files:
+        _view(summary, request)
+    return 0
+
+
+def capture_profile(
+    target: ModelTarget, request: ProfileRequest, mode: str | None = None, out: Path | None = None
+) -> tuple[CaptureResult, ProfileSummary]:
+    """Capture and trace the steps in one mode (``mode`` given: one of a
+    comparison, its session named after it); the summary is saved in the run folder."""
+    compared = mode is not None
+    mode = mode or request.mode
+    config = load_config()
     result = capture(
         target,
+        mode=mode,
         # Only the model comes from [tool.xlacli]: its steps and warm-up are the
         # check's, a few steps, not a profile's.
         steps=request.steps or DEFAULT_STEPS,
@@ -86,25 +112,20 @@ def run_profile(request: ProfileRequest) -> int:
         explain_warmup=DEFAULT_WARMUP if request.warmup is None else request.warmup,
         train=request.train,
         optimizer=request.optimizer,
-        out=request.out,
+        out=out or request.out,
         force=request.force,
         ir_dump=False,
         profile=True,
         profile_logdir=request.logdir,
-        profile_session=request.name,
-        label=f"Profiling {target.path.name}",
+        profile_session=f"{request.name}-{mode}" if request.name and compared else request.name,
+        label=f"Profiling {target.path.name}" + (f" ({mode})" if compared else ""),
         devices=request.devices if request.devices is not None else config.devices,
         runs_dir=project_runs_dir(config),
         max_trace_steps=_trace_limit(request),
     )
     summary = summarize(result)
     save_summary(summary, result.paths.root)
-    render_profile(summary, request.output_format)
-    if result.error is not None:
-        raise result.error
-    if summary.trace_files:
-        _view(summary, request)
-    return 0
+    return result, summary
 
 
 def _trace_limit(request: ProfileRequest) -> int:
@@ -161,6 +182,7 @@ def summarize(result: CaptureResult) -> ProfileSummary:
         if (module := hlo.module(graph.files.get("hlo_after"))) is not None
     ]
     sites = {graph.hash: graph.site for graph in report.graphs}
+    breakdown_s = breakdown(events, steps)
     window_compiles = len(_window(list(report.events), raw.log, "compilations"))
     if window_compiles:
         notes.append(
@@ -168,6 +190,10 @@ def summarize(result: CaptureResult) -> ProfileSummary:
             "profiled window: the warm-up was too short or the model recompiles "
             "(xlacli compile explains each one)"
         )
+    dynamo_note = dynamo_window_note(report.dynamo, completed)  # torch.compile retraces
+    if dynamo_note:
+        notes.append(dynamo_note)
+    split = host_split([e for e in raw.log.steps if e.get("step") in completed], breakdown_s)
     times = step_times(steps)
     first_traced = next((e for e in raw.log.steps if e.get("traced")), {})
     batch = batch_size(first_traced.get("input_signature", ()))
@@ -181,7 +207,7 @@ def summarize(result: CaptureResult) -> ProfileSummary:
         step_time_s=times,
         batch_size=batch,
         samples_per_s=batch / times.p50 if batch and times and times.p50 > 0 else None,
-        breakdown=breakdown(events, steps),
+        breakdown=breakdown_s,
         top_ops=top_ops(op_times, modules),
         graphs=graph_times(((r.graph_hash, r.time_s) for r in executions), sites.get),
         window_compiles=window_compiles,
@@ -192,6 +218,9 @@ def summarize(result: CaptureResult) -> ProfileSummary:
         source_of_op_times=op_source,
         notes=tuple(notes),
         interrupted=report.error is not None and report.error.kind == "interrupted",
+        host_split=split,
+        tracing_advice=tracing_note(split, report.mode, display_path(report.model)),
+        mode=report.mode,
     )
 
 

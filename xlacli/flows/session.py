@@ -16,6 +16,7 @@ from xlacli.capture.signals import StopSignals
 from xlacli.collect import RawRun, build_report, read_raw_run
 from xlacli.discover import ModelTarget, check_model_file, parse_target
 from xlacli.errors import XlacliError
+from xlacli.flows.modes import check_mode
 from xlacli.paths import display_path
 from xlacli.render.console import stderr_console
 from xlacli.report import RunReport, save_report
@@ -55,6 +56,7 @@ def capture(
     devices: int | None = None,
     runs_dir: Path | None = None,
     max_trace_steps: int | None = None,
+    mode: str = "lazy",
 ) -> CaptureResult:
     """Run the model in a child process and build, save and return its report.
 
@@ -62,6 +64,7 @@ def capture(
     stop the child and end in a partial report (see ``capture.signals``).
     """
     check_torch_xla_installed()
+    check_mode(target, mode)
     paths = prepare_run_dir(out, target.path.stem, force=force, runs_dir=runs_dir)
     request = CaptureRequest(
         model_path=str(target.path),
@@ -77,6 +80,7 @@ def capture(
         wait_each_step=not profile,
         devices=devices,
         max_trace_steps=max_trace_steps if profile else None,
+        mode=mode,
     )
     with StopSignals() as stop:
         with _StepProgress(

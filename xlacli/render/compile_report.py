@@ -13,6 +13,7 @@ from rich.text import Text
 
 from xlacli.paths import display_location, display_path
 from xlacli.render.console import stdout_console
+from xlacli.render.dynamo import dynamo_view
 from xlacli.render.memory import memory_view
 from xlacli.render.recompiles import recompile_view
 from xlacli.render.sharding import spmd_view
@@ -54,6 +55,9 @@ def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
     if report.events and report.steps > 1:
         parts.append(Text(""))
         parts.append(recompile_view(report))
+    dynamo = dynamo_view(report)  # torch.compile's frames, breaks, guard failures
+    if dynamo is not None:
+        parts.append(dynamo)
     parts.append(_totals(report))
     return Group(*parts)
 
@@ -124,6 +128,9 @@ LEGEND = (
 )
 
 
+_COMPILED_BY = {"dynamo": "torch.compile", "torch_xla_compile": "torch_xla.compile"}
+
+
 def _site_text(graph: GraphRecord, *, compact: bool) -> Text:
     site = display_location(graph.site) or "?"
     if compact:
@@ -131,6 +138,8 @@ def _site_text(graph: GraphRecord, *, compact: bool) -> Text:
     text = Text(site)
     if graph.trigger == "host_sync":
         text.append(" (value read)", style="yellow")
+    elif graph.trigger in _COMPILED_BY:
+        text.append(f" ({_COMPILED_BY[graph.trigger]})", style="magenta")
     elif graph.trigger == "step_end" and not compact:
         text.append(" (step)", style="dim")
     return text

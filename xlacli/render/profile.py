@@ -61,6 +61,9 @@ def profile_text(summary: ProfileSummary) -> RenderableType:
             )
         )
         parts.append(_breakdown_table(summary))
+        parts.extend(host_split_lines(summary.host_split))
+        if summary.tracing_advice:
+            parts.append(Text(f"  {summary.tracing_advice}", style="cyan"))
     if summary.top_ops:
         parts.append(Text(f"\nTop HLO ops ({summary.source_of_op_times}):", style="bold"))
         parts.append(_ops_table(summary))
@@ -114,3 +117,21 @@ def _graphs_table(summary: ProfileSummary) -> Table:
             format_seconds(graph.time_s),
         )
     return table
+
+
+def host_split_lines(split: dict[str, float]) -> list[Text]:
+    """Under the breakdown: how much of the host's Python is lazy op tracing."""
+    if not split:
+        return []
+    return [
+        Text.assemble(
+            ("  of which tracing torch ops onto XLA tensors  ", "dim"),
+            f"{format_seconds(split.get('op_tracing_s'))}  "
+            f"({split.get('ops_per_step', 0):.0f} ops/step, "
+            f"{format_seconds(split.get('op_tracing_per_step_s'))}/step)",
+        ),
+        Text.assemble(
+            ("  of which your Python and the rest          ", "dim"),
+            format_seconds(split.get("user_python_s")),
+        ),
+    ]

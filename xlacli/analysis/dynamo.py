@@ -1,0 +1,245 @@
+"""Dynamo's events -> the report's ``DynamoRecord`` and compile causes.
+
+The child records, per step, Dynamo's frame compiles and graph breaks
+(``xlacli.capture.dynamo``). Here each XLA compile is tied to the frame whose
+FX graph it lowered: torch_xla compiles an FX graph the first time the
+compiled frame runs, so the compile's innermost user frame is that frame's
+code (``forward``, or ``torch_dynamo_resume_in_forward_at_11`` after a graph
+break), and the owner is that code's latest frame compile up to that step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from xlacli.analysis.hints import hint_for
+from xlacli.capture.events import ChildLog
+from xlacli.parse.debug_log import AnalysisEvent
+from xlacli.parse.frames import CodeRoots, Frame
+from xlacli.report import (
+    CompileCause,
+    CompileEvent,
+    DynamoFrameRecord,
+    DynamoRecord,
+    GraphBreakRecord,
+)
+from xlacli.words import counted
+
+EXTRACT_COUNTER = "DynamoExtractCompiledGraph"
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<function>.+)_at_(?P<line>\d+)$")
+
+
+@dataclass(frozen=True)
+class XlaEvents:
+    """torch_xla's compiles and executions of the run, each with its step."""
+
+    compiles: Sequence[AnalysisEvent]
+    compile_steps: Sequence[int | None]
+    executions: Sequence[AnalysisEvent] = ()
+    execute_steps: Sequence[int | None] = ()
+
+
+def build_dynamo_record(
+    log: ChildLog, xla: XlaEvents, roots: CodeRoots, *, mode: str, extractions: int
+) -> DynamoRecord | None:
+    """The run's Dynamo record; None when Dynamo never compiled a frame."""
+    frames = _frames(log)
+    if not frames:
+        return None
+    # A recompiled frame whose FX graph torch_xla had already compiled shows
+    # only in executions: both say which XLA graphs each frame ran.
+    hashes: dict[int, list[str]] = {}
+    for events, steps in ((xla.compiles, xla.compile_steps), (xla.executions, xla.execute_steps)):
+        owners = xla_compile_owners(frames, events, steps, roots)
+        for event, owner in zip(events, owners, strict=True):
+            known = hashes.setdefault(owner, []) if owner is not None else []
+            if owner is not None and event.graph_hash and event.graph_hash not in known:
+                known.append(event.graph_hash)
+    records = tuple(
+        dataclasses.replace(frame, graph_hashes=tuple(hashes.get(i, ())))
+        for i, frame in enumerate(frames)
+    )
+    return DynamoRecord(
+        source="xlacli" if mode == "dynamo" else "user",
+        frames=records,
+        graph_breaks=_graph_breaks(log),
+        fx_graphs=sum(1 for frame in records if frame.fx_ops > 0),
+        recompiles=sum(1 for frame in records if frame.guard_failure),
+        extractions=extractions,
+        counters=dict((log.dynamo or {}).get("counters", {})),
+    )
+
+
+def _frames(log: ChildLog) -> list[DynamoFrameRecord]:
+    return [
+        DynamoFrameRecord(
+            compile_id=raw.get("compile_id", ""),
+            function=raw.get("function", ""),
+            location=f"{raw.get('file', '')}:{raw.get('line', 0)}",
+            step=event.get("step"),
+            fx_ops=raw.get("fx_ops") or 0,
+            guard_failure=_guard_text(raw.get("guard_failure")),
+            compile_time_s=raw.get("compile_time_s") or 0.0,
+        )
+        for event in log.steps
+        for raw in event.get("dynamo", {}).get("frames", [])
+    ]
+
+
+def _guard_text(reason: str | None) -> str | None:
+    """``"0/0: tensor 'x' size mismatch ..."`` -> the guard text, one line each
+    (Dynamo prefixes the compile it failed and may add ``# file:line`` notes)."""
+    if not reason:
+        return None
+    lines = []
+    for line in reason.splitlines():
+        text = re.sub(r"^\d+/\d+: ", "", line.strip()).split("#", 1)[0].strip()
+        if text:
+            lines.append(text)
+    return "; ".join(lines) or reason
+
+
+def _graph_breaks(log: ChildLog) -> tuple[GraphBreakRecord, ...]:
+    counts: dict[tuple[str, str], int] = {}
+    for event in log.steps:
+        for raw in event.get("dynamo", {}).get("graph_breaks", []):
+            key = (f"{raw.get('file', '')}:{raw.get('line', 0)}", _first_line(raw.get("reason")))
+            counts[key] = counts.get(key, 0) + 1
+    return tuple(GraphBreakRecord(loc, reason, n) for (loc, reason), n in counts.items())
+
+
+def _first_line(text: Any) -> str:
+    return str(text or "").strip().splitlines()[0] if str(text or "").strip() else ""
+
+
+def xla_compile_owners(
+    frames: Sequence[DynamoFrameRecord],
+    events: Sequence[AnalysisEvent],
+    steps: Sequence[int | None],
+    roots: CodeRoots,
+) -> list[int | None]:
+    """For each XLA compile (or execution), the index of the frame compile
+    whose FX graph it lowered (None: not Dynamo's, e.g. a step's lazy sync)."""
+    owners: list[int | None] = []
+    for index, event in enumerate(events):
+        # The compiled frame's code is on the stack when its FX graph runs:
+        # ``forward``, a resume function, or torch.compile's own ``inner``
+        # wrapper when the model's forward is library code (nn.Sequential).
+        running = {(f.function, f.file) for f in event.frames}
+        step = steps[index] if index < len(steps) else None
+        candidates = [
+            i
+            for i, frame in enumerate(frames)
+            if (frame.function, frame.location.rsplit(":", 1)[0]) in running
+            and (frame.step is None or step is None or frame.step <= step)
+        ]
+        owners.append(candidates[-1] if candidates else None)
+    return owners
+
+
+def apply_dynamo_causes(
+    events: Sequence[CompileEvent],
+    record: DynamoRecord | None,
+    owners: Sequence[int | None],
+    roots: CodeRoots,
+) -> list[CompileEvent]:
+    """Re-explain the XLA compiles Dynamo caused: a failed guard is
+    ``dynamo_guard`` (at the frame), a resume frame's first graph is
+    ``graph_break`` (at the break). Other compiles keep their cause."""
+    if record is None:
+        return list(events)
+    explained = []
+    seen_owners: set[int] = set()
+    for index, event in enumerate(events):
+        owner = owners[index] if index < len(owners) else None
+        cause = None
+        if owner is not None:
+            first_of_owner = owner not in seen_owners
+            seen_owners.add(owner)
+            frame = record.frames[owner]
+            cause = _dynamo_cause(record, frame, event.cause, roots) if first_of_owner else None
+        explained.append(dataclasses.replace(event, cause=cause) if cause else event)
+    return explained
+
+
+def _dynamo_cause(
+    record: DynamoRecord, frame: DynamoFrameRecord, lazy: CompileCause, roots: CodeRoots
+) -> CompileCause | None:
+    """The Dynamo cause of an XLA compile; ``lazy`` is what the IR comparison found."""
+    if frame.guard_failure:
+        file, _, line = frame.location.rpartition(":")
+        in_user_code = roots.is_user(Frame(frame.function, file, int(line or 0)))
+        compared = f"; {lazy.detail}" if lazy.category != "first_compile" else ""
+        return CompileCause(
+            category="dynamo_guard",
+            # A frame in library code (torch.compile's wrapper around an
+            # nn.Sequential) says nothing: the IR comparison's line does.
+            location=frame.location if in_user_code else lazy.location,
+            library_location=None if in_user_code else frame.location,
+            detail=f"Dynamo recompiled {frame.function}: guard failed: {frame.guard_failure}"
+            + _guard_note(frame.guard_failure)
+            + compared,
+            hint=hint_for("dynamo_guard"),
+        )
+    resumed = _RESUME.match(frame.function)
+    if resumed is None:
+        return None
+    file = frame.location.rsplit(":", 1)[0]
+    location = f"{file}:{resumed['line']}"
+    reason = next((b.reason for b in record.graph_breaks if b.location == location), "")
+    return CompileCause(
+        category="graph_break",
+        location=location,
+        library_location=None,
+        detail=f"graph break in {resumed['function']}: {reason or 'see child.log'}; "
+        f"Dynamo resumed in a new frame",
+        hint=hint_for("graph_break"),
+    )
+
+
+def explain_dynamo(
+    log: ChildLog,
+    xla: XlaEvents,
+    events: Sequence[CompileEvent],
+    roots: CodeRoots,
+    *,
+    mode: str,
+    extractions: int,
+) -> tuple[DynamoRecord | None, list[CompileEvent]]:
+    """The Dynamo record, and the compile events with Dynamo's causes applied."""
+    record = build_dynamo_record(log, xla, roots, mode=mode, extractions=extractions)
+    if record is None:
+        return None, list(events)
+    owners = xla_compile_owners(record.frames, xla.compiles, xla.compile_steps, roots)
+    return record, apply_dynamo_causes(events, record, owners, roots)
+
+
+def _guard_note(guard: str) -> str:
+    """What Dynamo's internal names in a guard stand for."""
+    if "___stack" in guard:
+        return (
+            " (___stackN is a Python value Dynamo received at a graph break, e.g. an .item() "
+            "result: the frame is traced again for each new value)"
+        )
+    return ""
+
+
+def dynamo_window_note(record: DynamoRecord | None, traced_steps: set[int]) -> str | None:
+    """A profile's note when Dynamo traced frames again inside the window: the
+    XLA graphs may be cached, but each retrace costs host time every step."""
+    if record is None:
+        return None
+    inside = [f for f in record.frames if f.step in traced_steps]
+    if not inside:
+        return None
+    guards = sorted({f.guard_failure for f in inside if f.guard_failure})
+    more = f", and {len(guards) - 1} more" if len(guards) > 1 else ""
+    shown = f" (guard failed: {guards[0]}{more})" if guards else ""
+    return (
+        f"Dynamo traced {counted(len(inside), 'frame')} again inside the profiled window{shown}: "
+        "xlacli compile --mode dynamo explains each"
+    )

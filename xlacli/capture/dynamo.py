@@ -1,0 +1,151 @@
+"""Dynamo in the child: an observer that adds Dynamo's events to each step
+(child process only: imports torch), and the ``--mode dynamo`` wrapper.
+
+What it reads, and why these sources (torch 2.9):
+
+- ``torch._dynamo.utils.get_compilation_metrics()``: one ``CompilationMetrics``
+  per frame compile (function, file, first line, FX op count, the failed guard
+  as ``recompile_reason``, compile time). It is what ``TORCH_TRACE``'s
+  ``compilation_metrics`` records are made of, kept in memory whatever the
+  logging settings, so reading it costs nothing while the model runs.
+- The ``graph_breaks`` artifact logger (``TORCH_LOGS=graph_breaks``): the only
+  source that gives each graph break with its user ``file:line`` and reason.
+  Only its handler is ours; it does not propagate, so child.log stays as is.
+- ``torch._dynamo.utils.counters`` at the end: Dynamo's own totals (frames,
+  unique graphs, graph breaks by reason), to check the per-event records.
+
+Installing a handler on the whole structured trace (``torch.__trace``) would
+make every ``trace_structured`` call build its payload (guard dumps, graph
+code), a cost paid on every frame compile; the three sources above cost none.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from typing import Any
+
+from xlacli.errors import UsageError
+
+GRAPH_BREAK_LOGGER = "torch._dynamo.symbolic_convert.__graph_breaks"
+_BREAK_AT = re.compile(r"in user code at (?P<file>.*):(?P<line>\d+)\s*$")
+_BREAK_REASON = "Graph Break Reason: "
+
+
+class _GraphBreakHandler(logging.Handler):
+    """Keeps each graph-break record Dynamo logs, parsed to location and reason."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.breaks: list[dict[str, Any]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        parsed = parse_graph_break(record.getMessage())
+        if parsed is not None:
+            self.breaks.append(parsed)
+
+
+def parse_graph_break(message: str) -> dict[str, Any] | None:
+    """``Graph break in user code at F:L\\nGraph Break Reason: R...`` ->
+    ``{"file", "line", "reason"}``; None for another message."""
+    lines = message.splitlines()
+    if not lines:
+        return None
+    match = _BREAK_AT.search(lines[0])
+    if match is None:
+        return None
+    reason = next((ln[len(_BREAK_REASON) :] for ln in lines if ln.startswith(_BREAK_REASON)), "")
+    return {"file": match["file"], "line": int(match["line"]), "reason": reason.strip()}
+
+
+class DynamoObserver:
+    """Collects Dynamo's frame compiles and graph breaks, step by step."""
+
+    def __init__(self) -> None:
+        self._handler = _GraphBreakHandler()
+        self._logger = logging.getLogger(GRAPH_BREAK_LOGGER)
+        self._saved = (self._logger.level, self._logger.propagate)
+        self._logger.setLevel(logging.DEBUG)
+        self._logger.propagate = False
+        self._logger.addHandler(self._handler)
+        self._seen: set[tuple[str, float]] = set()
+        self._breaks_sent = 0
+
+    def delta(self) -> dict[str, Any]:
+        """The frame compiles and graph breaks since the last call (``{}``: none)."""
+        frames = [_frame_record(m) for m in self._new_metrics()]
+        breaks = self._handler.breaks[self._breaks_sent :]
+        self._breaks_sent = len(self._handler.breaks)
+        if not frames and not breaks:
+            return {}
+        return {"dynamo": {"frames": frames, "graph_breaks": breaks}}
+
+    def summary(self) -> dict[str, Any] | None:
+        """Dynamo's own counters, if Dynamo ran at all."""
+        utils = sys.modules.get("torch._dynamo.utils")
+        if utils is None:
+            return None
+        counters = {k: dict(v) for k, v in utils.counters.items() if v}
+        if not counters.get("frames"):
+            return None
+        return {"counters": counters}
+
+    def close(self) -> None:
+        self._logger.removeHandler(self._handler)
+        self._logger.setLevel(self._saved[0])
+        self._logger.propagate = self._saved[1]
+
+    def _new_metrics(self) -> list[Any]:
+        utils = sys.modules.get("torch._dynamo.utils")
+        if utils is None:
+            return []
+        new = []
+        for metrics in utils.get_compilation_metrics():
+            key = (str(metrics.compile_id), metrics.start_time or 0.0)
+            if key not in self._seen:
+                self._seen.add(key)
+                new.append(metrics)
+        return new
+
+
+def _frame_record(metrics: Any) -> dict[str, Any]:
+    return {
+        "compile_id": str(metrics.compile_id),
+        "function": metrics.co_name,
+        "file": metrics.co_filename,
+        "line": metrics.co_firstlineno,
+        "fx_ops": metrics.graph_op_count,
+        "guard_failure": metrics.recompile_reason,
+        "compile_time_s": metrics.entire_frame_compile_time_s,
+        "graph_breaks": len(metrics.restart_reasons or ()),
+        "failure": metrics.fail_reason if metrics.fail_type else None,
+    }
+
+
+def require_openxla_backend() -> None:
+    """Raises:
+    UsageError: this torch/torch_xla build has no ``openxla`` Dynamo backend."""
+    import torch._dynamo
+    import torch_xla  # noqa: F401  (registers the backend)
+
+    check_backend_listed(torch._dynamo.list_backends(exclude_tags=()))
+
+
+def check_backend_listed(backends: list[str]) -> None:
+    """Raises:
+    UsageError: ``openxla`` is not among Dynamo's backends."""
+    if "openxla" not in backends:
+        raise UsageError(
+            "--mode dynamo needs torch.compile's 'openxla' backend, which this torch/torch_xla "
+            "build does not register",
+            hint="install matching torch and torch-xla 2.9 wheels, or use --mode lazy",
+        )
+
+
+def compile_with_openxla(fn: Any) -> Any:
+    """``torch.compile(fn, backend="openxla")``: what ``--mode dynamo`` runs."""
+    import torch
+
+    require_openxla_backend()
+    return torch.compile(fn, backend="openxla")

@@ -1,0 +1,90 @@
+"""``--mode both``: lazy tracing and torch.compile side by side."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from xlacli.flows.compare import ModeFigures
+from xlacli.paths import display_path
+from xlacli.render.console import stdout_console
+from xlacli.render.units import format_bytes, format_seconds
+from xlacli.report import RunReport, report_to_dict
+
+_Row = tuple[str, Callable[[ModeFigures], str]]
+ROWS: tuple[_Row, ...] = (
+    ("graphs", lambda f: str(f.graphs)),
+    ("XLA compiles", lambda f: str(f.compiles)),
+    ("total compile time", lambda f: format_seconds(f.compile_time_s)),
+    ("median step time", lambda f: format_seconds(f.median_step_s)),
+    ("HLO instructions (optimized)", lambda f: _maybe(f.optimized_hlo_instructions)),
+    ("peak device bytes (largest graph)", lambda f: format_bytes(f.peak_device_bytes)),
+    ("graph breaks", lambda f: str(f.graph_breaks)),
+    ("recompiles after warm-up", lambda f: str(f.recompiles)),
+    ("Dynamo guard recompiles", lambda f: str(f.dynamo_recompiles)),
+)
+# Rows only a profile measures: shown when some mode has them.
+PROFILE_ROWS: tuple[_Row, ...] = (
+    ("torch ops traced per step", lambda f: _maybe(f.ops_traced_per_step)),
+    ("op tracing per step", lambda f: format_seconds(f.op_tracing_per_step_s)),
+)
+
+
+def comparison_json(
+    reports: Mapping[str, RunReport],
+    figures: Mapping[str, ModeFigures],
+    extra: Mapping[str, Any] | None = None,
+) -> str:
+    """Both reports in full, and the compared figures, as sorted JSON."""
+    data: dict[str, Any] = {
+        "modes": {mode: report_to_dict(report) for mode, report in reports.items()},
+        "comparison": {mode: dataclasses.asdict(fig) for mode, fig in figures.items()},
+    }
+    if extra:
+        data.update(extra)
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def comparison_text(title: str, figures: Mapping[str, ModeFigures]) -> RenderableType:
+    """The table: one row per figure, one column per mode."""
+    table = Table(box=None, pad_edge=False, header_style="bold", show_edge=False)
+    table.add_column("")
+    for mode in figures:
+        table.add_column(mode, justify="right", no_wrap=True)
+    measured = any(fig.ops_traced_per_step is not None for fig in figures.values())
+    for name, value in ROWS + (PROFILE_ROWS if measured else ()):
+        table.add_row(name, *(value(fig) for fig in figures.values()))
+    parts: list[RenderableType] = [Text(title, style="bold"), table]
+    for fig in figures.values():
+        parts.append(Text(f"{fig.mode}: run folder {display_path(fig.run_dir)}", style="dim"))
+        if fig.error:
+            parts.append(Text(f"{fig.mode}: the run failed: {fig.error}", style="red"))
+    return Group(*parts)
+
+
+def render_comparison(
+    reports: Mapping[str, RunReport],
+    figures: Mapping[str, ModeFigures],
+    output_format: str,
+    *,
+    command: str = "compile",
+    extra: Mapping[str, Any] | None = None,
+) -> None:
+    """Print the comparison on stdout: a table, or JSON only (``extra``: more keys)."""
+    if output_format == "json":
+        sys.stdout.write(comparison_json(reports, figures, extra))
+        return
+    model = next(iter(reports.values())).model
+    title = f"xlacli {command} {display_path(model)}  lazy vs torch.compile(backend='openxla')"
+    stdout_console().print(comparison_text(title, figures))
+
+
+def _maybe(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"

@@ -1,0 +1,106 @@
+"""The torch.compile (Dynamo) section of the compile report."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from xlacli.analysis.hints import hint_for
+from xlacli.paths import display_location, source_line
+from xlacli.render.units import format_seconds
+from xlacli.report import DynamoFrameRecord, DynamoRecord, RunReport
+from xlacli.words import counted
+
+SHORT_HASH = 8
+
+
+def dynamo_view(report: RunReport) -> RenderableType | None:
+    """Dynamo's frames, graph breaks and guard failures; None without Dynamo."""
+    dynamo = report.dynamo
+    if dynamo is None:
+        return None
+    parts: list[RenderableType] = [
+        Text(""),
+        dynamo_headline(dynamo),
+        _per_step(report, dynamo),
+        _frame_table(dynamo),
+    ]
+    if dynamo.graph_breaks:
+        parts.append(Text(f"Graph breaks ({len(dynamo.graph_breaks)}):", style="bold yellow"))
+        for graph_break in dynamo.graph_breaks:
+            parts.append(
+                _located(graph_break.location, f"{graph_break.reason}  (×{graph_break.count})")
+            )
+        parts.append(_fix("graph_break"))
+    guarded = [frame for frame in dynamo.frames if frame.guard_failure]
+    if guarded:
+        steady = sum(1 for f in guarded if f.step is not None and f.step >= report.warmup)
+        title = f"Dynamo recompiles ({len(guarded)}, {steady} after the warm-up):"
+        parts.append(Text(title, style="bold red" if steady else "bold"))
+        for frame in guarded:
+            parts.append(_located(frame.location, f"step {frame.step}  {frame.guard_failure}"))
+        parts.append(_fix("dynamo_guard"))
+    return Group(*parts)
+
+
+def dynamo_headline(dynamo: DynamoRecord) -> Text:
+    """``torch.compile (Dynamo, called by the model): 5 frame compiles, ...``."""
+    who = "run by xlacli --mode dynamo" if dynamo.source == "xlacli" else "called by the model"
+    breaks = sum(b.count for b in dynamo.graph_breaks)
+    return Text.assemble(
+        (f"torch.compile(backend='openxla') ({who}): ", "bold"),
+        f"{counted(len(dynamo.frames), 'frame compile')}, "
+        f"{counted(dynamo.fx_graphs, 'FX graph')}, {counted(breaks, 'graph break')}, "
+        f"{counted(dynamo.recompiles, 'guard recompile')}; torch_xla extracted "
+        f"{counted(dynamo.extractions, 'FX graph')}",
+    )
+
+
+def _per_step(report: RunReport, dynamo: DynamoRecord) -> Text:
+    """Frames Dynamo traced in each step: after the warm-up, each is host time
+    spent again even when the XLA graph is cached (the timeline shows "·")."""
+    counts = [sum(1 for f in dynamo.frames if f.step == r.step) for r in report.step_records]
+    return Text(
+        "Dynamo frame compiles per step: " + " ".join(map(str, counts)),
+        style="yellow" if any(counts[report.warmup :]) else "dim",
+    )
+
+
+def _frame_table(dynamo: DynamoRecord) -> Table:
+    """One row per compiled Python frame (its compiles summed)."""
+    table = Table(box=None, pad_edge=False, header_style="bold", show_edge=False)
+    for name in ("frame", "where", "compiles", "FX ops", "XLA graphs", "Dynamo time"):
+        table.add_column(name, justify="right" if name in ("compiles", "FX ops") else "left")
+    groups: dict[tuple[str, str], list[DynamoFrameRecord]] = {}
+    for frame in dynamo.frames:
+        groups.setdefault((frame.function, frame.location), []).append(frame)
+    for (function, location), frames in groups.items():
+        hashes = dict.fromkeys(h[:SHORT_HASH] for f in frames for h in f.graph_hashes)
+        table.add_row(
+            function,
+            display_location(location) or location,
+            str(len(frames)),
+            "/".join(str(f.fx_ops) for f in frames),
+            " ".join(hashes) or "-",
+            format_seconds(sum(f.compile_time_s for f in frames)),
+        )
+    return table
+
+
+def _located(location: str, what: str) -> RenderableType:
+    lines: list[RenderableType] = [
+        Text.assemble("  ", (display_location(location) or location, "cyan"), f"  {what}")
+    ]
+    code = source_line(location)
+    if code:
+        lines.append(Text(f"      │ {code}"))
+    return Group(*lines)
+
+
+def _fix(category: str) -> Padding:
+    return Padding(
+        Text.from_markup(f"[green]fix:[/] {escape(hint_for(category) or '')}"), (0, 0, 0, 4)
+    )
