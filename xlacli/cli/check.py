@@ -74,6 +74,7 @@ def check_command(
     out: options.Out = None,
     force: options.Force = False,
     output_format: options.Format = options.OutputFormat.text,
+    html: options.Html = False,
 ) -> int:
     """Run MODEL and compare its compile counts with a committed baseline.
 
@@ -100,5 +101,6 @@ def check_command(
             out=Path(out) if out else None,
             force=force,
             output_format=output_format.value,
+            html=html,
         )
     )

@@ -29,6 +29,7 @@ def compile_command(
         bool,
         typer.Option("--fail-on-recompile", help="Fail (exit 1) on any steady-state recompile."),
     ] = False,
+    html: options.Html = False,
 ) -> int:
     """Trace MODEL lazily on an XLA device, dump IR and HLO, and report each graph.
 
@@ -52,6 +53,10 @@ def compile_command(
         explain_warmup=warmup,
     )
     render_compile_report(result.report, output_format.value)
+    if html:
+        from xlacli.render.html.run_page import announce_run_html
+
+        announce_run_html(result.paths.root)
     if result.error is not None:
         raise result.error
     check_budgets(result.report, max_compiles=max_compiles, fail_on_recompile=fail_on_recompile)

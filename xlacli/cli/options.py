@@ -13,6 +13,12 @@ class OutputFormat(str, Enum):
     json = "json"
 
 
+class ReportFormat(str, Enum):
+    text = "text"
+    json = "json"
+    html = "html"
+
+
 class OptimizerName(str, Enum):
     sgd = "sgd"
     adamw = "adamw"
@@ -48,4 +54,8 @@ Warmup = Annotated[
         help="Steps whose compiles are expected (warm-up); a compile after them is a "
         "steady-state recompile.",
     ),
+]
+Html = Annotated[
+    bool,
+    typer.Option("--html", help="Also write a self-contained HTML report, RUN/report.html."),
 ]

@@ -43,6 +43,7 @@ def profile_command(
     out: options.Out = None,
     force: options.Force = False,
     output_format: options.Format = options.OutputFormat.text,
+    html: options.Html = False,
 ) -> int:
     """Profile MODEL's steps with torch_xla's profiler and summarize where the time goes.
 
@@ -65,5 +66,6 @@ def profile_command(
             out=Path(out) if out else None,
             force=force,
             output_format=output_format.value,
+            html=html,
         )
     )

@@ -11,7 +11,8 @@ from xlacli.analysis.check import CheckOutcome, check_time_budget, compare
 from xlacli.config import load_config, model_argument
 from xlacli.errors import CheckFailed, UsageError
 from xlacli.paths import display_path
-from xlacli.render.check import print_check, write_github, write_junit
+from xlacli.render.check import check_json, print_check, write_github, write_junit
+from xlacli.render.html.run_page import save_check
 from xlacli.render.console import print_message
 from xlacli.flows.session import capture, resolve_target
 from xlacli.words import counted
@@ -41,6 +42,7 @@ class CheckRequest:
     out: Path | None
     force: bool
     output_format: str
+    html: bool = False
 
 
 def run_check(request: CheckRequest) -> int:
@@ -78,10 +80,12 @@ def run_check(request: CheckRequest) -> int:
         label=f"Checking {target.path.name}",
     )
     if result.error is not None:
+        _write_html(request, result.paths.root)
         raise result.error
     current = baseline_from_report(result.report, baseline_path, optimizer)
     if baseline is None:
         write_baseline(current, baseline_path)
+        _write_html(request, result.paths.root)
         print_message(
             f"Baseline written to {display_path(baseline_path)}: "
             f"{counted(current.compilations, 'compilation')}, "
@@ -95,6 +99,8 @@ def run_check(request: CheckRequest) -> int:
         )
         outcome = CheckOutcome((*outcome.results, budget))
     print_check(outcome, result.report, baseline_path, request.output_format)
+    save_check(check_json(outcome, result.report, baseline_path), result.paths.root)
+    _write_html(request, result.paths.root)
     if request.junit is not None:
         write_junit(outcome, request.junit, allow_improvements=request.allow_improvements)
     if request.github:
@@ -118,6 +124,13 @@ def _verdict(outcome: CheckOutcome, allow_improvements: bool, baseline_path: Pat
             f"improved beyond the tolerance; the baseline {display_path(baseline_path)} is stale",
             hint="rerun with --update-baseline and commit it (or pass --allow-improvements)",
         )
+
+
+def _write_html(request: CheckRequest, run_dir: Path) -> None:
+    if request.html:
+        from xlacli.render.html.run_page import announce_run_html
+
+        announce_run_html(run_dir)
 
 
 def _first(*values: T | None) -> T:

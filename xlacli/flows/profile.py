@@ -60,6 +60,7 @@ class ProfileRequest:
     out: Path | None
     force: bool
     output_format: str
+    html: bool = False
 
 
 def run_profile(request: ProfileRequest) -> int:
@@ -91,6 +92,10 @@ def run_profile(request: ProfileRequest) -> int:
     summary = summarize(result)
     save_summary(summary, result.paths.root)
     render_profile(summary, request.output_format)
+    if request.html:
+        from xlacli.render.html.run_page import announce_run_html
+
+        announce_run_html(result.paths.root)
     if result.error is not None:
         raise result.error
     if summary.trace_files:

@@ -16,6 +16,7 @@ from xlacli.errors import XlacliError
 from xlacli.paths import display_path
 from xlacli.render.console import stderr_console
 from xlacli.report import RunReport, save_report
+from xlacli.source_snippets import save_snippets
 from xlacli.words import counted
 
 
@@ -75,6 +76,7 @@ def capture(
         raw, paths, request, model_label, error_record(error), warmup=explain_warmup
     )
     save_report(report, paths.root)
+    save_snippets(report, paths.root)
     for warning in outcome.log.warnings:
         stderr_console().print(f"[yellow]warning:[/] {warning}")
     return CaptureResult(report, paths, error, raw)
