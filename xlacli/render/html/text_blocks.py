@@ -14,7 +14,7 @@ from pathlib import Path
 
 MAX_LINES = 400
 MAX_CHARS = 40_000
-_IR_LOCATION = re.compile(r"location=[^,@\s]*@([^,\s]+:\d+)")
+_IR_LOCATION = re.compile(r"location=[^@\n]*?@(.+?:\d+)(?=,|\s*$)")
 
 
 @dataclass(frozen=True)
