@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import select
 import shutil
 import subprocess
 import tempfile
@@ -132,8 +133,11 @@ class Browser:
     def _read_message(self, timeout: float) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while b"\0" not in self._buffer:
-            if time.monotonic() > deadline or self._process.poll() is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or self._process.poll() is not None:
                 raise RuntimeError("the browser stopped answering")
+            if not select.select([self._from_browser], [], [], left)[0]:
+                continue
             chunk = os.read(self._from_browser, 1 << 16)
             if not chunk:
                 raise RuntimeError("the browser closed its pipe")
@@ -141,8 +145,14 @@ class Browser:
         raw, self._buffer = self._buffer.split(b"\0", 1)
         return json.loads(raw)
 
-    def open(self, path: Path, *, width: int = 1280, height: int = 900) -> PageLoad:
-        """Load a file at a window size and record errors and requests until it loaded."""
+    def open(
+        self, path: Path, *, width: int = 1280, height: int = 900, scripts: bool = True
+    ) -> PageLoad:
+        """Load a file at a window size and record errors and requests until it loaded.
+
+        ``scripts=False`` loads it with JavaScript off (then only ``query`` reads it).
+        """
+        self.send("Emulation.setScriptExecutionDisabled", value=not scripts)
         self.resize(width, height)
         url = path.resolve().as_uri()
         self._events.clear()
@@ -151,7 +161,11 @@ class Browser:
         while not any(e.get("method") == "Page.loadEventFired" for e in self._events):
             self._events.append(self._read_message(timeout=30))
         load = PageLoad(url=url, load_time_s=time.perf_counter() - started)
-        self.evaluate("new Promise(r => requestAnimationFrame(() => setTimeout(r, 50)))")
+        if scripts:  # let the page's own script run its first frame
+            self.evaluate("new Promise(r => requestAnimationFrame(() => setTimeout(r, 50)))")
+        else:
+            time.sleep(0.2)
+            self.send("DOM.enable")
         for event in self._events:
             _record(event, load)
         return load
@@ -174,6 +188,22 @@ class Browser:
         if "exceptionDetails" in result:
             raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
         return result["result"].get("value")
+
+    def query(self, selector: str) -> list[dict[str, str]]:
+        """The attributes of every element matching ``selector``, without running JavaScript."""
+        root = self.send("DOM.getDocument", depth=0)["root"]["nodeId"]
+        nodes = self.send("DOM.querySelectorAll", nodeId=root, selector=selector)["nodeIds"]
+        found = []
+        for node in nodes:
+            flat = self.send("DOM.getAttributes", nodeId=node)["attributes"]
+            found.append(dict(zip(flat[::2], flat[1::2], strict=True)))
+        return found
+
+    def outer_html(self, selector: str) -> str:
+        """The markup of the first element matching ``selector``, without running JavaScript."""
+        root = self.send("DOM.getDocument", depth=0)["root"]["nodeId"]
+        node = self.send("DOM.querySelector", nodeId=root, selector=selector)["nodeId"]
+        return self.send("DOM.getOuterHTML", nodeId=node)["outerHTML"]
 
     def click(self, selector: str) -> None:
         """A real mouse click at the centre of the first element matching ``selector``."""
