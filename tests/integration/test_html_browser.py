@@ -23,6 +23,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 STEPS = 4  # the recompiles of examples/recompile/ happen by step 3
 DESKTOP, PHONE = (1280, 900), (390, 844)
 HOSTILE_NAME = '<script>alert("x\'s") ünï'  # a file name holds no "/"
+HOSTILE_LINE = "</script><script>alert('ü')</script> \"quotes\""
 MARKS = "document.querySelectorAll('svg.timeline .mark').length"
 
 
@@ -122,10 +123,10 @@ def test_sorting_by_a_header_click(browser: Browser, recompile_runs: dict[str, P
         "Array.from(document.querySelectorAll('table.graphs thead th'), h => h.innerText)"
     )
     index = headers.index("compile")
-    browser.click("table.graphs thead th:nth-child(%d) button" % (index + 1))
+    browser.click(f"table.graphs thead th:nth-child({index + 1}) button")
     first = browser.evaluate(column.format(index=index))
     assert len(first) >= 2 and first == sorted(first, reverse=True)
-    browser.click("table.graphs thead th:nth-child(%d) button" % (index + 1))
+    browser.click(f"table.graphs thead th:nth-child({index + 1}) button")
     second = browser.evaluate(column.format(index=index))
     assert second == sorted(first)
     assert (
@@ -178,7 +179,7 @@ def test_hostile_model_file_name_renders_as_text(
     model.write_text(
         source.replace(
             "        return self.layers(x)",
-            "        # </script><script>alert('ü')</script> \"quotes\"\n        return self.layers(x)",
+            f"        # {HOSTILE_LINE}\n        return self.layers(x)",
         )
     )
     result = run_cli(
