@@ -105,7 +105,7 @@ def test_every_recompile_appears_with_its_line(
     assert any(fragment in line for line in target), target
     for index, event in enumerate(report["events"]):
         if event["cause"]["category"] != "first_compile":
-            text = browser.evaluate(f"document.getElementById('compile-{index}').innerText")
+            text = browser.evaluate(f"document.getElementById('compile-{index}').textContent")
             assert event["cause"]["category"] in text
     steady_marks = browser.evaluate(
         "Array.from(document.querySelectorAll('svg.timeline .mark.steady'), m => m.dataset.step)"
@@ -191,8 +191,10 @@ def test_hostile_model_file_name_renders_as_text(
     assert browser.evaluate("document.scripts.length") == 1
     assert HOSTILE_NAME in browser.evaluate("document.title")
     assert HOSTILE_NAME in browser.evaluate("document.querySelector('h1').innerText")
-    hlo = browser.evaluate("document.querySelector('[data-role=hlo_before] pre').textContent")
-    assert HOSTILE_NAME in hlo  # the HLO metadata names the model file
+    snippet = browser.evaluate("document.querySelector('article.compile pre.snippet').textContent")
+    assert HOSTILE_LINE in snippet  # the source line, markup and quotes as text
+    where = browser.evaluate("document.querySelector('article.compile .loc').textContent")
+    assert where.startswith(HOSTILE_NAME + ".py:")
 
 
 def test_profile_page(browser: Browser, tmp_path: Path, shots: Path) -> None:
