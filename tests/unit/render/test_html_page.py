@@ -109,7 +109,10 @@ def hostile_run(tmp_path: Path) -> Path:
         total_compile_time_s=1.0,
         total_execute_time_s=0.003,
         graphs=(_graph("abc", files), _graph("def", {})),
-        step_records=tuple(StepRecord(step, 0.01, int(step != 1), 1, ()) for step in range(3)),
+        step_records=tuple(
+            StepRecord(step, 0.01, int(step != 1), 1, (), ("abc",), value_reads=int(step == 2))
+            for step in range(3)
+        ),
         versions={"torch_xla": HOSTILE},
         warmup=2,
         events=(
@@ -170,6 +173,7 @@ def test_one_timeline_mark_per_step_and_steady_recompiles_marked(hostile_run: Pa
         ("1", "cached"),
         ("2", "compiled steady"),
     ]
+    assert page.count('class="flag read"') == 1  # step 2 also read a value
 
 
 def test_page_links_to_the_run_folder_from_where_it_is_written(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from xlacli.errors import EXIT_CHECK_FAILED
 from xlacli.paths import display_location, display_path
 from xlacli.render.html.context import RunContext, event_anchor, graph_anchor
 from xlacli.render.html.svg import TimelineMark, timeline_svg
@@ -29,8 +30,7 @@ def header(run: RunContext) -> dict[str, Any]:
             "warm-up": str(report.warmup),
             "run folder": display_path(report.run_dir),
         },
-        "status": "ok" if error is None else error.kind,
-        "exit_code": 0 if error is None else error.exit_code,
+        "status": _status(run),
         "error": error,
         "totals": {
             "compilations": report.compilations,
@@ -40,6 +40,16 @@ def header(run: RunContext) -> dict[str, Any]:
             "compile time": format_seconds(report.total_compile_time_s),
         },
     }
+
+
+def _status(run: RunContext) -> tuple[bool, str]:
+    """Whether the command succeeded, and how it ended: "completed · exit 0"..."""
+    error = run.report.error
+    if error is not None:
+        return False, f"{error.kind} · exit {error.exit_code}: {error.message}"
+    if run.check is not None and not run.check.get("passed", True):
+        return False, f"check failed · exit {EXIT_CHECK_FAILED}"
+    return True, "completed · exit 0"
 
 
 def timeline_context(run: RunContext) -> dict[str, Any] | None:
@@ -83,7 +93,12 @@ def _mark(record: StepRecord, events: list[CompileEvent], warmup: int) -> Timeli
     if record.fallbacks:
         hover.append(f"{record.fallbacks} op(s) on the CPU")
     steady = bool(events) and record.step >= warmup
-    return TimelineMark(record.step, kind, steady, " · ".join(hover))
+    flags = tuple(
+        flag
+        for flag, happened in (("read", record.value_reads), ("fallback", record.fallbacks))
+        if happened and flag != kind
+    )
+    return TimelineMark(record.step, kind, steady, " · ".join(hover), flags)
 
 
 def graph_table_context(run: RunContext) -> dict[str, Any] | None:

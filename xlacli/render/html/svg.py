@@ -16,9 +16,10 @@ from xlacli.render.units import format_seconds
 
 MARK_WIDTH = 12
 MARK_GAP = 3
-TIMELINE_HEIGHT = 46
-CHART_WIDTH = 720
-CHART_HEIGHT = 180
+TIMELINE_HEIGHT = 48
+TIMELINE_SCALE = 1.6  # drawn at a fixed size: a long run scrolls rather than shrinks
+CHART_WIDTH = 1000
+CHART_HEIGHT = 200
 CHART_PAD = 34
 
 
@@ -30,6 +31,7 @@ class TimelineMark:
     kind: str  # "compiled", "fallback", "read" or "cached"
     steady_recompile: bool
     hover: str
+    flags: tuple[str, ...] = ()  # "read", "fallback": also happened in a step drawn as another kind
 
 
 @dataclass(frozen=True)
@@ -46,10 +48,11 @@ def timeline_svg(marks: Sequence[TimelineMark], warmup: int) -> Markup:
     width = max(pitch * len(marks), pitch)
     parts = [
         f'<svg class="timeline" viewBox="0 0 {width} {TIMELINE_HEIGHT}" '
-        f'preserveAspectRatio="xMinYMid meet" role="img" '
+        f'width="{width * TIMELINE_SCALE:.0f}" height="{TIMELINE_HEIGHT * TIMELINE_SCALE:.0f}" '
+        f'role="img" '
         f'aria-label="{len(marks)} steps, one mark per step">'
     ]
-    every = max(1, len(marks) // 20)
+    every = 1 if len(marks) <= 60 else 5  # step numbers stay legible
     for index, mark in enumerate(marks):
         x = index * pitch
         steady = " steady" if mark.steady_recompile else ""
@@ -58,6 +61,10 @@ def timeline_svg(marks: Sequence[TimelineMark], warmup: int) -> Markup:
             f"<title>{escape(mark.hover)}</title>"
             f'<rect x="{x}" y="4" width="{MARK_WIDTH}" height="24" rx="2"></rect>'
         )
+        for offset, flag in enumerate(mark.flags):
+            parts.append(
+                f'<circle class="flag {flag}" cx="{x + 3 + offset * 6}" cy="33" r="2.2"></circle>'
+            )
         if mark.steady_recompile:
             parts.append(
                 f'<rect class="ring" x="{x - 1}" y="3" width="{MARK_WIDTH + 2}" '
@@ -65,7 +72,7 @@ def timeline_svg(marks: Sequence[TimelineMark], warmup: int) -> Markup:
             )
         parts.append("</g>")
         if index % every == 0:
-            parts.append(f'<text x="{x + MARK_WIDTH / 2}" y="42">{mark.step}</text>')
+            parts.append(f'<text x="{x + MARK_WIDTH / 2}" y="44">{mark.step}</text>')
     if 0 < warmup < len(marks):
         edge = warmup * pitch - MARK_GAP / 2
         parts.append(f'<line class="boundary" x1="{edge}" y1="0" x2="{edge}" y2="32"></line>')
