@@ -255,3 +255,21 @@ def test_hlo_diff_page(browser: Browser, recompile_runs: dict[str, Path], shots:
     screenshots(browser, page, shots, "diff")
     assert browser.evaluate("document.querySelectorAll('article.change').length") > 0
     assert "different" in browser.evaluate("document.querySelector('.status').innerText")
+
+
+def test_report_command_writes_the_page_where_asked(
+    browser: Browser, recompile_runs: dict[str, Path], tmp_path: Path
+) -> None:
+    run = recompile_runs["input_dtype"]
+    page = tmp_path / "pages" / "run.html"
+    result = run_cli("report", run, "--format", "html", "-o", page, cwd=REPO)
+    assert result.code == 0, result.stderr
+    assert result.stdout.strip() == str(page)
+    open_clean(browser, page)
+    hrefs = browser.evaluate(
+        "Array.from(document.querySelectorAll('.code-block a'), a => a.getAttribute('href'))"
+    )
+    assert hrefs and all(not href.startswith("/") for href in hrefs)
+    assert all((page.parent / href).resolve().is_file() for href in hrefs)
+    missing = run_cli("report", tmp_path, "--format", "html", cwd=REPO)
+    assert missing.code == 2 and "not an xlacli run folder" in missing.stderr
