@@ -9,6 +9,7 @@ under the module's tmp folder for review.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ STEPS = 4  # the recompiles of examples/recompile/ happen by step 3
 DESKTOP, PHONE = (1280, 900), (390, 844)
 HOSTILE_NAME = '<script>alert("x\'s") ünï'  # a file name holds no "/"
 HOSTILE_LINE = "</script><script>alert('ü')</script> \"quotes\""
+IR_LINKED = ("intermediate_shape", "graph_structure", "constant_value")
 MARKS = "document.querySelectorAll('svg.timeline .mark').length"
 
 
@@ -111,6 +113,17 @@ def test_every_recompile_appears_with_its_line(
         "Array.from(document.querySelectorAll('svg.timeline .mark.steady'), m => m.dataset.step)"
     )
     assert str(step) in steady_marks
+    (index, event), *_ = ((i, e) for i, e in enumerate(report["events"]) if e["steady_state"])
+    hover = browser.evaluate(
+        f"document.querySelector('svg.timeline .mark[data-step=\"{step}\"] title').textContent"
+    )
+    assert event["graph_hash"][:8] in hover, hover
+    assert re.search(r"compiled \w{8} in [\d.]+ (ms|µs|s)", hover), hover
+    if example in IR_LINKED:  # the IR line at the cause links to its explanation
+        links = browser.evaluate(
+            f"document.querySelectorAll('a.linked[href=\"#compile-{index}\"]').length"
+        )
+        assert links > 0
 
 
 def test_sorting_by_a_header_click(browser: Browser, recompile_runs: dict[str, Path]) -> None:

@@ -71,7 +71,7 @@ def diff_hlo_command(
         if output is None:
             sys.stdout.write(diff_page_html(report))
         else:
-            print(write_diff_html(report, output), file=sys.stderr)
+            print(write_diff_html(report, output))
     elif output_format == options.ReportFormat.json:
         sys.stdout.write(render_hlo_diff_json(report))
     else:
