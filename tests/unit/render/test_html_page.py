@@ -291,3 +291,14 @@ def test_diff_page_escapes_hlo_text_and_sources(tmp_path: Path) -> None:
     assert parsed.tags["script"] == 1
     assert hostile in "".join(parsed.text)
     assert 'class="change kind-changed"' in page and 'class="pattern kind-added"' in page
+    whole = re.search(r'<pre class="code">(.*?)</pre>', page, re.S)
+    assert whole is not None and whole.group(1).count("\n") > 10  # one line per line
+
+
+def test_ir_block_keeps_one_line_per_line(hostile_run: Path) -> None:
+    page = write_run_html(hostile_run).read_text(encoding="utf-8")
+    ir = re.search(r'data-role="ir">.*?<pre class="code">(.*?)</pre>', page, re.S)
+    assert ir is not None
+    lines = _parse(ir.group(1)).text
+    assert "".join(lines).splitlines()[0] == "IR {"
+    assert len("".join(lines).splitlines()) == 3
