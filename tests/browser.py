@@ -222,6 +222,19 @@ class Browser:
                 clickCount=1,
             )
 
+    def press_enter(self, selector: str) -> None:
+        """Focus the first element matching ``selector`` and press Enter on the keyboard."""
+        self.evaluate(f"document.querySelector({json.dumps(selector)}).focus()")
+        for kind in ("keyDown", "keyUp"):
+            self.send(
+                "Input.dispatchKeyEvent",
+                type=kind,
+                key="Enter",
+                code="Enter",
+                windowsVirtualKeyCode=13,
+                text="\r" if kind == "keyDown" else "",
+            )
+
     def screenshot(self, path: Path) -> Path:
         """A PNG of the viewport."""
         self.evaluate("window.scrollTo(0, 0)")

@@ -148,6 +148,8 @@ def test_sorting_by_a_header_click(browser: Browser, recompile_runs: dict[str, P
         )
         == "ascending"
     )
+    browser.press_enter(f"table.graphs thead th:nth-child({index + 1}) button")  # the keyboard
+    assert browser.evaluate(column.format(index=index)) == sorted(first, reverse=True)
 
 
 def test_search_marks_matching_lines(browser: Browser, recompile_runs: dict[str, Path]) -> None:
