@@ -288,3 +288,13 @@ def test_report_command_writes_the_page_where_asked(
     assert all((page.parent / href).resolve().is_file() for href in hrefs)
     missing = run_cli("report", tmp_path, "--format", "html", cwd=REPO)
     assert missing.code == 2 and "not an xlacli run folder" in missing.stderr
+
+
+def test_a_failed_run_still_gets_its_page(browser: Browser, tmp_path: Path) -> None:
+    model = MODELS / "bad" / "forward_raises.py"
+    result = run_cli("compile", model, "--steps", "2", "--out", tmp_path / "run", "--html")
+    assert result.code == 3  # the user's error, and the page beside it
+    assert result.stderr.index("HTML report:") < result.stderr.index("xlacli: error:")
+    open_clean(browser, tmp_path / "run" / "report.html")
+    status = browser.evaluate("document.querySelector('.status').innerText")
+    assert status.startswith("model · exit 3: step 0 raised RuntimeError")
