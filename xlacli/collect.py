@@ -168,7 +168,7 @@ def build_report(
         total_compile_time_s=sum(raw.compile_times_s),
         total_execute_time_s=sum(raw.execute_times_s),
         graphs=tuple(graphs),
-        step_records=_step_records(raw.log, compile_steps, execute_steps),
+        step_records=_step_records(raw, compile_steps, execute_steps),
         counters=raw.counters,
         versions=dict((raw.log.start or {}).get("versions", {})),
         error=error,
@@ -375,8 +375,14 @@ def _site(event: AnalysisEvent, roots: CodeRoots, entry_site: str | None) -> tup
 
 
 def _step_records(
-    log: ChildLog, compile_steps: list[int | None], execute_steps: list[int | None]
+    raw: RawRun, compile_steps: list[int | None], execute_steps: list[int | None]
 ) -> tuple[StepRecord, ...]:
+    fallbacks = {
+        event.get("step"): sum(
+            count for name, count in event.get("counters", {}).items() if name.startswith("aten::")
+        )
+        for event in raw.log.metric_events
+    }
     return tuple(
         StepRecord(
             step=event["step"],
@@ -384,6 +390,17 @@ def _step_records(
             compilations=compile_steps.count(event["step"]),
             executions=execute_steps.count(event["step"]),
             input_signature=tuple(event.get("input_signature", ())),
+            graph_hashes=tuple(
+                execution.graph_hash or ""
+                for execution, step in zip(raw.executions, execute_steps, strict=True)
+                if step == event["step"]
+            ),
+            value_reads=sum(
+                HOST_SYNC_CAUSE in execution.cause
+                for execution, step in zip(raw.executions, execute_steps, strict=True)
+                if step == event["step"]
+            ),
+            fallbacks=fallbacks.get(event["step"], 0),
         )
-        for event in log.steps
+        for event in raw.log.steps
     )

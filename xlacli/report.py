@@ -71,6 +71,9 @@ class StepRecord:
     compilations: int
     executions: int
     input_signature: tuple[str, ...]  # e.g. ("input 0 f32[4,16]",)
+    graph_hashes: tuple[str, ...] = ()  # the graphs it executed, in order
+    value_reads: int = 0  # executions forced by reading a value on the host
+    fallbacks: int = 0  # ops run on the CPU (aten:: counters)
 
 
 @dataclass(frozen=True)
@@ -348,4 +351,7 @@ def _step_from_dict(data: dict[str, Any]) -> StepRecord:
         compilations=data.get("compilations", 0),
         executions=data.get("executions", 0),
         input_signature=tuple(data.get("input_signature", ())),
+        graph_hashes=tuple(data.get("graph_hashes", ())),
+        value_reads=data.get("value_reads", 0),
+        fallbacks=data.get("fallbacks", 0),
     )

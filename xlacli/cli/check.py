@@ -82,6 +82,7 @@ def check_command(
             help="lazy, or dynamo: the step under torch.compile (default: the baseline's).",
         ),
     ] = None,
+    html: options.Html = False,
 ) -> int:
     """Run MODEL and compare its compile counts with a committed baseline.
 
@@ -110,5 +111,6 @@ def check_command(
             output_format=output_format.value,
             devices=devices,
             mode=mode.value if mode else None,
+            html=html,
         )
     )

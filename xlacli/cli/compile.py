@@ -31,6 +31,7 @@ def compile_command(
     ] = False,
     devices: options.Devices = None,
     mode: options.Mode = options.RunMode.lazy,
+    html: options.Html = False,
 ) -> int:
     """Trace MODEL lazily on an XLA device, dump IR and HLO, and report each graph.
 
@@ -70,6 +71,10 @@ def compile_command(
         mode=mode.value,
     )
     render_compile_report(result.report, output_format.value)
+    if html:
+        from xlacli.render.html.run_page import announce_run_html
+
+        announce_run_html(result.paths.root)
     if result.error is not None:
         raise result.error
     check_budgets(result.report, max_compiles=max_compiles, fail_on_recompile=fail_on_recompile)

@@ -44,7 +44,14 @@ def diff_hlo_command(
     details: Annotated[
         bool, typer.Option("--details", help="List every change, not only the grouped patterns.")
     ] = False,
-    output_format: options.Format = options.OutputFormat.text,
+    output_format: Annotated[
+        options.ReportFormat,
+        typer.Option("--format", help="text for people, json for programs, html for a page."),
+    ] = options.ReportFormat.text,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="With --format html: write the page here."),
+    ] = None,
 ) -> int:
     """Compare HLO by structure: what changed, and which line of Python caused it.
 
@@ -65,7 +72,14 @@ def diff_hlo_command(
         report = diff_paths(left, right, stage.value)
     # Two run folders: also their memory and precision, graph by graph.
     memory = run_folder_changes(left, right) if left.is_dir() and right.is_dir() else None
-    if output_format == options.OutputFormat.json:
+    if output_format == options.ReportFormat.html:
+        from xlacli.render.html.diff_page import diff_page_html, write_diff_html
+
+        if output is None:
+            sys.stdout.write(diff_page_html(report))
+        else:
+            print(write_diff_html(report, output))
+    elif output_format == options.ReportFormat.json:
         diff_json = render_hlo_diff_json(report)
         sys.stdout.write(with_memory_comparison(diff_json, memory) if memory else diff_json)
     else:

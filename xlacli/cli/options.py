@@ -13,6 +13,12 @@ class OutputFormat(str, Enum):
     json = "json"
 
 
+class ReportFormat(str, Enum):
+    text = "text"
+    json = "json"
+    html = "html"
+
+
 class OptimizerName(str, Enum):
     sgd = "sgd"
     adamw = "adamw"
@@ -71,4 +77,8 @@ Mode = Annotated[
         help="lazy: torch_xla's lazy tracing; dynamo: the step (or forward) under "
         "torch.compile(backend='openxla'); both: each in its own run, compared.",
     ),
+]
+Html = Annotated[
+    bool,
+    typer.Option("--html", help="Also write a self-contained HTML report, RUN/report.html."),
 ]

@@ -53,6 +53,7 @@ def profile_command(
     output_format: options.Format = options.OutputFormat.text,
     devices: options.Devices = None,
     mode: options.Mode = options.RunMode.lazy,
+    html: options.Html = False,
 ) -> int:
     """Profile MODEL's steps with torch_xla's profiler and summarize where the time goes.
 
@@ -78,5 +79,6 @@ def profile_command(
             devices=devices,
             max_trace_steps=max_trace_steps,
             mode=mode.value,
+            html=html,
         )
     )

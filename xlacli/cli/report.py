@@ -16,7 +16,20 @@ def report_command(
     run_dir: Annotated[
         Path, typer.Argument(metavar="RUN", help="A run folder (or its report.json).")
     ],
-    output_format: options.Format = options.OutputFormat.text,
+    output_format: Annotated[
+        options.ReportFormat,
+        typer.Option(
+            "--format", help="text for people, json for programs, html for a page to open or share."
+        ),
+    ] = options.ReportFormat.text,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="--format html: the page to write (default RUN/report.html).",
+        ),
+    ] = None,
 ) -> int:
     """Show a saved run: its graphs, recompiles and fallbacks, and its profile summary
     if it was profiled (capture once, render many).
@@ -31,6 +44,11 @@ def report_command(
 
     if can_rebuild(run_dir):  # xlacli was killed before it wrote the report
         rebuild_report(run_dir)
+    if output_format.value == "html":
+        from xlacli.render.html.run_page import write_run_html
+
+        print(write_run_html(run_dir, output))
+        return 0
     report = load_report(run_dir)
     summary = load_summary(Path(report.run_dir))
     if output_format.value == "json":

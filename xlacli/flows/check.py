@@ -21,6 +21,7 @@ from xlacli.errors import EXIT_CHECK_FAILED, CheckFailed, UsageError, XlacliErro
 from xlacli.flows.session import capture, resolve_target
 from xlacli.paths import display_path
 from xlacli.render.check import (
+    check_json,
     print_check,
     write_github,
     write_github_error,
@@ -28,6 +29,7 @@ from xlacli.render.check import (
     write_junit_error,
 )
 from xlacli.render.console import print_message
+from xlacli.render.html.run_page import save_check
 from xlacli.words import counted
 
 T = TypeVar("T")
@@ -57,6 +59,7 @@ class CheckRequest:
     output_format: str
     devices: int | None = None  # SPMD devices; None: [tool.xlacli] devices
     mode: str | None = None  # None: the baseline's, else lazy
+    html: bool = False
 
 
 def run_check(request: CheckRequest) -> int:
@@ -112,10 +115,12 @@ def _run_check(request: CheckRequest) -> int:
         runs_dir=project_runs_dir(config),
     )
     if result.error is not None:
+        _write_html(request, result.paths.root)
         raise result.error
     current = baseline_from_report(result.report, baseline_path, settings.optimizer)
     if baseline is None:
         write_baseline(current, baseline_path)
+        _write_html(request, result.paths.root)
         print_message(
             f"Baseline written to {display_path(baseline_path)}: "
             f"{counted(current.compilations, 'compilation')}, "
@@ -138,6 +143,8 @@ def _run_check(request: CheckRequest) -> int:
         )
         outcome = CheckOutcome((*outcome.results, budget))
     print_check(outcome, result.report, baseline_path, request.output_format)
+    save_check(check_json(outcome, result.report, baseline_path), result.paths.root)
+    _write_html(request, result.paths.root)
     if request.junit is not None:
         write_junit(outcome, request.junit, allow_improvements=request.allow_improvements)
     if request.github:
@@ -218,6 +225,13 @@ def _check_mode(requested: str | None, baseline: Baseline | None, path: Path) ->
             hint="check in the baseline's mode, or --update-baseline to record this one",
         )
     return mode
+
+
+def _write_html(request: CheckRequest, run_dir: Path) -> None:
+    if request.html:
+        from xlacli.render.html.run_page import announce_run_html
+
+        announce_run_html(run_dir)
 
 
 def _first(*values: T | None) -> T:

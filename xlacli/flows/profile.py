@@ -70,6 +70,7 @@ class ProfileRequest:
     devices: int | None = None  # SPMD devices; None: [tool.xlacli] devices
     max_trace_steps: int = 0  # 0: DEFAULT_MAX_TRACE_STEPS
     mode: str = "lazy"  # "dynamo": the step under torch.compile; "both": compared
+    html: bool = False
 
 
 def run_profile(request: ProfileRequest) -> int:
@@ -87,6 +88,10 @@ def run_profile(request: ProfileRequest) -> int:
         return compare_profile(target, request)
     result, summary = capture_profile(target, request)
     render_profile(summary, request.output_format)
+    if request.html:
+        from xlacli.render.html.run_page import announce_run_html
+
+        announce_run_html(result.paths.root)
     if result.error is not None:
         raise result.error
     if summary.trace_files:

@@ -20,6 +20,7 @@ from xlacli.flows.modes import check_mode
 from xlacli.paths import display_path
 from xlacli.render.console import stderr_console
 from xlacli.report import RunReport, save_report
+from xlacli.source_snippets import save_snippets
 from xlacli.words import counted
 
 
@@ -118,6 +119,7 @@ def report_from_run(
     )
     report = dataclasses.replace(report, options=run_options(request))
     save_report(report, paths.root)
+    save_snippets(report, paths.root)  # the HTML page's source excerpts
     return raw, report
 
 

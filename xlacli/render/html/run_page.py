@@ -1,0 +1,125 @@
+"""The run page: a header, then one section per view of the saved run.
+
+A section is a partial template under ``render/templates/sections/`` plus a
+context function ``(RunContext) -> dict | None`` (None: nothing to show, the
+section and its entry in the contents are left out). A new view of the report
+(memory, sharding, graph breaks...) is one more ``Section`` in ``RUN_SECTIONS``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from xlacli.profile_report import ProfileSummary, load_summary
+from xlacli.render.html import check_section, graph_sections, profile_section, run_sections
+from xlacli.render.html.context import RunContext
+from xlacli.render.html.page import render_page
+from xlacli.report import RunReport
+from xlacli.source_snippets import load_snippets
+
+HTML_FILE = "report.html"
+CHECK_FILE = "check.json"
+
+
+@dataclass(frozen=True)
+class Section:
+    """One part of the run page: its anchor, heading, partial template and data."""
+
+    id: str
+    title: str
+    template: str
+    context: Callable[[RunContext], Mapping[str, Any] | None]
+
+
+RUN_SECTIONS: tuple[Section, ...] = (
+    Section("check", "Check against the baseline", "sections/check.html.j2", check_section.context),
+    Section("timeline", "Steps", "sections/timeline.html.j2", run_sections.timeline_context),
+    Section("graphs", "Graphs", "sections/graph_table.html.j2", run_sections.graph_table_context),
+    Section(
+        "recompiles", "Compiles, explained", "sections/recompiles.html.j2", run_sections.recompiles
+    ),
+    Section("fallbacks", "CPU fallbacks", "sections/fallbacks.html.j2", run_sections.fallbacks),
+    Section("profile", "Profile", "sections/profile.html.j2", profile_section.context),
+    Section("details", "Each graph", "sections/graph_details.html.j2", graph_sections.context),
+)
+
+
+def run_page_html(
+    report: RunReport,
+    *,
+    page_path: Path,
+    profile: ProfileSummary | None = None,
+    check: Mapping[str, Any] | None = None,
+) -> str:
+    """The whole page of a run, to be written at ``page_path`` (links are relative to it)."""
+    run_dir = Path(report.run_dir)
+    relative = os.path.relpath(run_dir.resolve(), page_path.resolve().parent)
+    context = RunContext(
+        report=report,
+        run_dir=run_dir,
+        href_base="" if relative == "." else relative.replace(os.sep, "/") + "/",
+        profile=profile,
+        check=check,
+        snippets=load_snippets(run_dir),
+    )
+    sections = []
+    for section in RUN_SECTIONS:
+        data = section.context(context)
+        if data is not None:
+            sections.append(
+                {
+                    "id": section.id,
+                    "title": section.title,
+                    "template": section.template,
+                    "data": data,
+                }
+            )
+    return render_page(
+        "run.html.j2", {"header": run_sections.header(context), "sections": sections}
+    )
+
+
+def write_run_html(run_dir: Path, output: Path | None = None) -> Path:
+    """Render the run saved in ``run_dir`` to ``output`` (default ``RUN/report.html``)."""
+    from xlacli.report import load_report
+
+    report = load_report(run_dir)
+    root = Path(report.run_dir)
+    path = output or root / HTML_FILE
+    page = run_page_html(report, page_path=path, profile=load_summary(root), check=load_check(root))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def save_check(data: Mapping[str, Any], run_dir: Path) -> Path:
+    """Keep a check's outcome in its run folder, so the page can show it later."""
+    path = run_dir / CHECK_FILE
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def load_check(run_dir: Path) -> dict[str, Any] | None:
+    """The saved check outcome, or None for a run that was not a check."""
+    try:
+        data = json.loads((run_dir / CHECK_FILE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def announce_run_html(run_dir: Path) -> Path:
+    """Write ``RUN/report.html`` and say where it is (on stderr: stdout holds the report)."""
+    from rich.markup import escape
+
+    from xlacli.paths import display_path
+    from xlacli.render.console import print_message
+
+    path = write_run_html(run_dir)
+    print_message(f"HTML report: [bold]{escape(display_path(path))}[/]")
+    return path

@@ -1,0 +1,181 @@
+"""Context functions of the run page's header, timeline, graph table, compiles, fallbacks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from xlacli.errors import EXIT_CHECK_FAILED
+from xlacli.paths import display_location, display_path
+from xlacli.render.html.context import RunContext, event_anchor, graph_anchor
+from xlacli.render.html.svg import TimelineMark, timeline_svg
+from xlacli.render.units import format_seconds
+from xlacli.report import CompileEvent, StepRecord
+from xlacli.source_snippets import SourceSnippet
+
+TRIGGERS = {"step_end": "step", "user_sync": "your sync", "host_sync": "value read"}
+
+
+def header(run: RunContext) -> dict[str, Any]:
+    """Model, device, versions, settings and how the run ended."""
+    report = run.report
+    error = report.error
+    return {
+        "model": display_path(report.model),
+        "device": report.device,
+        "versions": dict(sorted(report.versions.items())),
+        "settings": {
+            "steps": f"{report.steps} of {report.steps_requested}",
+            "mode": "training" if report.train else "inference",
+            "warm-up": str(report.warmup),
+            "run folder": display_path(report.run_dir),
+        },
+        "status": _status(run),
+        "error": error,
+        "totals": {
+            "compilations": report.compilations,
+            "steady-state recompiles": report.steady_state_compiles,
+            "distinct graphs": len(report.graphs),
+            "executions": report.executions,
+            "compile time": format_seconds(report.total_compile_time_s),
+        },
+    }
+
+
+def _status(run: RunContext) -> tuple[bool, str]:
+    """Whether the command succeeded, and how it ended: "completed · exit 0"..."""
+    error = run.report.error
+    if error is not None:
+        return False, f"{error.kind} · exit {error.exit_code}: {error.message}"
+    if run.check is not None and not run.check.get("passed", True):
+        return False, f"check failed · exit {EXIT_CHECK_FAILED}"
+    return True, "completed · exit 0"
+
+
+def timeline_context(run: RunContext) -> dict[str, Any] | None:
+    """One mark per step: compiled, CPU fallback, value read or cached."""
+    report = run.report
+    if not report.step_records:
+        return None
+    by_step: dict[int | None, list[CompileEvent]] = {}
+    for event in report.events:
+        by_step.setdefault(event.step, []).append(event)
+    marks = [
+        _mark(record, by_step.get(record.step, []), report.warmup) for record in report.step_records
+    ]
+    return {
+        "svg": timeline_svg(marks, report.warmup),
+        "steps": len(marks),
+        "warmup": report.warmup,
+        "steady": sum(mark.steady_recompile for mark in marks),
+    }
+
+
+def _mark(record: StepRecord, events: list[CompileEvent], warmup: int) -> TimelineMark:
+    if events:
+        kind = "compiled"
+    elif record.fallbacks:
+        kind = "fallback"
+    elif record.value_reads or record.executions > 1:
+        kind = "read"
+    else:
+        kind = "cached"
+    hover = [f"step {record.step}: {kind}", f"wall {format_seconds(record.wall_time_s)}"]
+    hover += [
+        f"compiled {event.graph_hash[:8]} in {format_seconds(event.compile_time_s)}"
+        f" ({event.cause.category})"
+        for event in events
+    ]
+    if record.graph_hashes:
+        hover.append("ran " + ", ".join(h[:8] for h in record.graph_hashes))
+    if record.value_reads:
+        hover.append(f"{record.value_reads} value read(s)")
+    if record.fallbacks:
+        hover.append(f"{record.fallbacks} op(s) on the CPU")
+    steady = bool(events) and record.step >= warmup
+    flags = tuple(
+        flag
+        for flag, happened in (("read", record.value_reads), ("fallback", record.fallbacks))
+        if happened and flag != kind
+    )
+    return TimelineMark(record.step, kind, steady, " · ".join(hover), flags)
+
+
+def graph_table_context(run: RunContext) -> dict[str, Any] | None:
+    """One sortable row per graph."""
+    if not run.report.graphs:
+        return None
+    rows = [
+        {
+            "hash": graph.hash,
+            "anchor": graph_anchor(graph.hash),
+            "site": display_location(graph.site) or "?",
+            "trigger": TRIGGERS.get(graph.trigger, graph.trigger),
+            "graph": graph,
+        }
+        for graph in run.report.graphs
+    ]
+    return {"rows": rows}
+
+
+def recompiles(run: RunContext) -> dict[str, Any] | None:
+    """Every compile with its cause, source snippet, before/after and fix."""
+    if not run.report.events:
+        return None
+    items = [
+        _event_item(index, event, run.snippets) for index, event in enumerate(run.report.events)
+    ]
+    steady = [item for item in items if item["steady"]]
+    warmup = [item for item in items if not item["steady"]]
+    return {"steady": steady, "warmup": warmup, "warmup_steps": run.report.warmup}
+
+
+def _event_item(
+    index: int, event: CompileEvent, snippets: Mapping[str, SourceSnippet]
+) -> dict[str, Any]:
+    cause = event.cause
+    before, arrow, after = cause.detail.partition(" -> ")
+    return {
+        "anchor": event_anchor(index),
+        "step": event.step,
+        "steady": event.steady_state,
+        "category": cause.category,
+        "location": display_location(cause.location) or "unknown location",
+        "library_location": display_location(cause.library_location),
+        "detail": cause.detail,
+        "before": before if arrow else None,
+        "after": after if arrow else None,
+        "hint": cause.hint,
+        "compile_time": format_seconds(event.compile_time_s),
+        "graph": event.graph_hash,
+        "graph_anchor": graph_anchor(event.graph_hash),
+        "compared_with": event.compared_with,
+        "snippet": snippet_rows(snippets.get(cause.location or "")),
+    }
+
+
+def snippet_rows(snippet: SourceSnippet | None) -> list[dict[str, Any]] | None:
+    """Numbered lines of a snippet, the line it points at marked."""
+    if snippet is None:
+        return None
+    return [
+        {"number": number, "text": text, "target": number == snippet.line}
+        for number, text in enumerate(snippet.lines, start=snippet.first_line)
+    ]
+
+
+def fallbacks(run: RunContext) -> dict[str, Any] | None:
+    """Ops that ran on the CPU, with the user's line and its code."""
+    if not run.report.fallback_ops:
+        return None
+    return {
+        "ops": [
+            {
+                "op": op.op,
+                "count": op.count,
+                "location": display_location(op.location),
+                "snippet": snippet_rows(run.snippets.get(op.location or "")),
+            }
+            for op in run.report.fallback_ops
+        ]
+    }
