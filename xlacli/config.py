@@ -3,7 +3,8 @@
 So that ``xlacli check`` alone works in a project that configures it::
 
     [tool.xlacli]
-    model = "model.py"
+    model = "model.py"          # or a training script: model = "train.py"
+    script_args = ["--lr", "0.1"]  # its arguments (or module = "pkg.train")
     steps = 5
     warmup = 2
     baseline = ".xlacli/baseline.json"
@@ -25,7 +26,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-KNOWN_KEYS = {"model", "steps", "warmup", "baseline", "train", "optimizer"}
+KNOWN_KEYS = {"model", "steps", "warmup", "baseline", "train", "optimizer", "module", "script_args"}
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class ProjectConfig:
     baseline: Path | None = None
     train: bool | None = None
     optimizer: str | None = None
+    module: str | None = None  # a script run as python -m MODULE
+    script_args: tuple[str, ...] = ()  # the configured script's arguments
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -84,6 +87,8 @@ def load_config(start: Path | None = None) -> ProjectConfig:
         baseline=folder / baseline if baseline else None,
         train=_typed(table, "train", bool, path),
         optimizer=_typed(table, "optimizer", str, path),
+        module=_typed(table, "module", str, path),
+        script_args=_string_list(table, "script_args", path),
     )
 
 
@@ -94,6 +99,16 @@ def _typed(table: dict[str, Any], key: str, kind: type, path: Path) -> Any:
     ):
         raise UsageError(f"{path}: [tool.xlacli] {key} must be a {kind.__name__}, not {value!r}")
     return value
+
+
+def _string_list(table: dict[str, Any], key: str, path: Path) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise UsageError(
+            f"{path}: [tool.xlacli] {key} must be a list of strings, not {value!r}",
+            hint=f'e.g. {key} = ["--lr", "0.1"]',
+        )
+    return tuple(value)
 
 
 def _under(folder: Path, model: str) -> str:

@@ -221,6 +221,12 @@ def _shape_cause(
                 library,
                 f"a result whose size depends on the data ({ops} on the CPU): {change}",
             )
+        if context.locator.inputs_site is None:
+            # A script: no get_inputs, so its inputs are the graph's parameters
+            # (device data); MpDeviceLoader moves them at the loop's line, which
+            # is also where its sync is.
+            moved_at = context.locator.trigger(graph.frames)[0] or user
+            return _cause("input_shape", moved_at, None, f"graph input (device data) {change}")
         return _cause("intermediate_shape", user, library, f"a tensor made on the host: {change}")
     return _cause("intermediate_shape", user, library, change)
 

@@ -1,13 +1,12 @@
 """The child process: ``python -m xlacli.capture.child RUN/request.json``.
 
 It imports torch and torch_xla (with the debug environment the parent set),
-loads the model, runs the steps and appends events to ``events.jsonl`` as it
-goes. Its exit code is the one the parent should exit with.
+runs the target (a model file's steps, or a script as ``__main__``) and
+appends events to ``events.jsonl`` as it goes. Its exit code is the one the parent should exit with.
 """
 
 from __future__ import annotations
 
-import contextlib
 import faulthandler
 import signal
 import sys
@@ -53,48 +52,31 @@ def main(argv: list[str]) -> int:
 
 def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
     versions = _import_torch_xla()
-    import torch_xla
+    from xlacli.capture.recorder import StepRecorder
 
-    from xlacli.capture.steps import MetricTracker, StepRunner
-    from xlacli.discover import ModelTarget, load_model
-
-    device = torch_xla.device()
-    events.write(
-        "start",
-        versions=versions,
-        device=_device_kind(),
-        device_count=torch_xla.device_count(),
-    )
-    tracker = MetricTracker()
-    loaded = load_model(ModelTarget(Path(request.model_path), request.model_entry))
-    runner = StepRunner(
-        loaded,
-        device,
-        train=request.train,
-        optimizer_name=request.optimizer,
-        warn=lambda message: events.write("warning", message=message),
-        wait_each_step=request.wait_each_step,
-    )
-    events.write(
-        "setup", entry_site=loaded.entry_site, inputs_site=loaded.inputs_site, **tracker.delta()
-    )
-    window = _profile_window(request, events)
+    # No device yet: a script creates its own, after choosing its mode (SPMD).
+    events.write("start", versions=versions, device=_device_kind())
+    recorder = StepRecorder(events, _profile_window(request, events), request.warmup)
     try:
-        for step in range(request.warmup + request.steps):
-            if window is not None and step == request.warmup:
-                window.start()
-            traced = window is not None and window.active
-            with window.step(step) if window is not None else contextlib.nullcontext():
-                record = runner.run(step)
-            delta = tracker.delta()
-            if window is not None and "UncachedCompile" not in delta["counters"]:
-                window.compiles_settled()
-            events.write("step", step=step, traced=traced, **record, **delta)
-    finally:
-        if window is not None:
-            window.stop()
+        _run_target(request, paths, recorder)
+    except BaseException:
+        recorder.finish(running=True)
+        raise
+    recorder.finish(running=False)
     events.write("end")
     return EXIT_OK
+
+
+def _run_target(request: CaptureRequest, paths: RunPaths, recorder: Any) -> None:
+    """One strategy per kind of target, each writing the same step events."""
+    if request.is_script:
+        from xlacli.capture.script_target import run_script
+
+        run_script(request, recorder, paths)
+    else:
+        from xlacli.capture.model_target import run_model_file
+
+        run_model_file(request, recorder)
 
 
 def _profile_window(request: CaptureRequest, events: EventWriter) -> Any:

@@ -3,7 +3,7 @@
 The child appends and flushes an event as each thing happens, so whatever
 kills it (a signal, an abort in native code, the OOM killer) leaves every
 completed step on disk. Kinds: ``start``, ``setup``, ``step``, ``warning``,
-``error``, ``end``.
+``error``, ``tail``, ``end``.
 """
 
 from __future__ import annotations
@@ -43,11 +43,14 @@ class ChildLog:
     trace_start: dict[str, Any] | None = None  # counters when the profiled window opened
     trace: dict[str, Any] | None = None  # the profiler's session folder, files, counters
     ended: bool = False
+    tail: dict[str, Any] | None = None  # metric deltas after the last step (a script's end)
 
     @property
     def metric_events(self) -> list[dict[str, Any]]:
         """The events carrying metric deltas, in order."""
-        return ([self.setup] if self.setup else []) + self.steps
+        return (
+            ([self.setup] if self.setup else []) + self.steps + ([self.tail] if self.tail else [])
+        )
 
 
 class EventFollower:
@@ -108,5 +111,7 @@ def _add_event(log: ChildLog, line: str) -> None:
         log.trace_start = event
     elif kind == "trace":
         log.trace = event
+    elif kind == "tail":
+        log.tail = event
     elif kind == "end":
         log.ended = True

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 
@@ -26,13 +26,30 @@ class CaptureRequest:
     profile_logdir: str | None = None  # set: trace the recorded steps (profile)
     profile_session: str | None = None
     wait_each_step: bool = True  # wait for the device after each step (exact counters)
+    target_kind: str = "model"  # "model" (the contract), "script" (a file), "module" (-m)
+    module: str | None = None  # the -m module name (target_kind "module")
+    script_args: list[str] = field(default_factory=list)  # the program's argv after ``--``
+    run_to_end: bool = False  # a script without --steps: no step limit
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n")
 
     @classmethod
     def load(cls, path: Path) -> CaptureRequest:
-        return cls(**json.loads(path.read_text()))
+        data = json.loads(path.read_text())
+        # Tolerant: a request written by another xlacli version keeps loading.
+        known = {f.name for f in fields(cls)}
+        return cls(**{key: value for key, value in data.items() if key in known})
+
+    def planned_steps(self, ran: int) -> int:
+        """The steps asked for: warm-up and steps, or (a script run to its end)
+        the steps it ran."""
+        return ran if self.run_to_end else self.warmup + self.steps
+
+    @property
+    def is_script(self) -> bool:
+        """The target runs as ``__main__`` (a script file or a -m module)."""
+        return self.target_kind != "model"
 
 
 @dataclass(frozen=True)

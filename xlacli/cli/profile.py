@@ -11,12 +11,16 @@ from xlacli.cli import options
 
 
 def profile_command(
+    ctx: typer.Context,
     model: Annotated[
         str | None,
         typer.Argument(
-            metavar="MODEL", help="Model file (default: [tool.xlacli] model in pyproject.toml)."
+            metavar="MODEL",
+            help="Model file or training script (default: [tool.xlacli] model); "
+            "a script's arguments follow --.",
         ),
     ] = None,
+    module: options.Module = None,
     steps: Annotated[
         int | None, typer.Option("--steps", min=1, help="Steps to profile (default 50).")
     ] = None,
@@ -51,6 +55,7 @@ def profile_command(
     """
     from xlacli.flows.profile import ProfileRequest, run_profile
 
+    model, script_args = options.split_script_args(ctx, model, module)
     return run_profile(
         ProfileRequest(
             model=model,
@@ -65,5 +70,7 @@ def profile_command(
             out=Path(out) if out else None,
             force=force,
             output_format=output_format.value,
+            module=module,
+            script_args=script_args,
         )
     )

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from xlacli.analysis.baseline import baseline_from_report, load_baseline, write_baseline
 from xlacli.analysis.check import CheckOutcome, check_time_budget, compare
-from xlacli.config import load_config, model_argument
+from xlacli.config import load_config
 from xlacli.errors import CheckFailed, UsageError
+from xlacli.flows.session import capture, configured_target
 from xlacli.paths import display_path
 from xlacli.render.check import print_check, write_github, write_junit
 from xlacli.render.console import print_message
-from xlacli.flows.session import capture, resolve_target
 from xlacli.words import counted
 
 T = TypeVar("T")
@@ -41,19 +41,22 @@ class CheckRequest:
     out: Path | None
     force: bool
     output_format: str
+    module: str | None = None  # -m MODULE
+    script_args: tuple[str, ...] = ()  # the script's arguments, after --
 
 
 def run_check(request: CheckRequest) -> int:
     """Run the check and return its exit code (raises ``XlacliError`` for failures)."""
     config = load_config()
-    model = model_argument(request.model, config, "check")
     baseline_path = request.baseline or config.baseline
     if baseline_path is None:
         raise UsageError(
             "no baseline to compare with",
             hint="pass --baseline FILE, or set baseline in [tool.xlacli] of pyproject.toml",
         )
-    target = resolve_target(model)
+    target = configured_target(
+        request.model, request.module, request.script_args, config, "check"
+    )
     label = display_path(target.path) + (f":{target.entry}" if target.entry else "")
     baseline = None if request.update_baseline else load_baseline(baseline_path, label)
     train = _first(request.train, baseline.train if baseline else None, config.train, False)
@@ -66,7 +69,10 @@ def run_check(request: CheckRequest) -> int:
     result = capture(
         target,
         steps=_first(
-            request.steps, baseline.steps if baseline else None, config.steps, DEFAULT_STEPS
+            request.steps,
+            baseline.steps if baseline else None,
+            config.steps,
+            None if target.is_script else DEFAULT_STEPS,  # a script: to its end
         ),
         train=train,
         optimizer=optimizer,
@@ -75,7 +81,7 @@ def run_check(request: CheckRequest) -> int:
         explain_warmup=_first(
             request.warmup, baseline.warmup if baseline else None, config.warmup, DEFAULT_WARMUP
         ),
-        label=f"Checking {target.path.name}",
+        label=f"Checking {target.module or target.path.name}",
     )
     if result.error is not None:
         raise result.error
@@ -122,4 +128,5 @@ def _verdict(outcome: CheckOutcome, allow_improvements: bool, baseline_path: Pat
 
 def _first(*values: T | None) -> T:
     """The first value that is set: the option, the baseline's, the config's, the default."""
-    return next(value for value in values if value is not None)
+    # The last, the default, may itself be None (a script then runs to its end).
+    return cast(T, next((value for value in values if value is not None), values[-1]))

@@ -20,16 +20,9 @@ from xlacli.analysis.profile_summary import (
 )
 from xlacli.capture.events import STEP_TRACE_NAME, ChildLog
 from xlacli.collect import execution_records
-from xlacli.config import load_config, model_argument
+from xlacli.config import load_config
 from xlacli.errors import CaptureError, UsageError
-from xlacli.graph_files import HloCache
-from xlacli.parse.trace_events import TraceEvent, read_trace_file
-from xlacli.parse.xprof_tools import table_rows, tool_data, xprof_available
-from xlacli.paths import display_path
-from xlacli.profile_report import ProfileSummary, save_summary
-from xlacli.render.console import print_message
-from xlacli.render.profile import render_profile
-from xlacli.flows.session import CaptureResult, capture, resolve_target
+from xlacli.flows.session import CaptureResult, capture, configured_target
 from xlacli.flows.tensorboard import (
     DEFAULT_PORT,
     check_port_free,
@@ -37,6 +30,13 @@ from xlacli.flows.tensorboard import (
     launch,
     shell_command,
 )
+from xlacli.graph_files import HloCache
+from xlacli.parse.trace_events import TraceEvent, read_trace_file
+from xlacli.parse.xprof_tools import table_rows, tool_data, xprof_available
+from xlacli.paths import display_path
+from xlacli.profile_report import ProfileSummary, save_summary
+from xlacli.render.console import print_message
+from xlacli.render.profile import render_profile
 from xlacli.words import counted
 
 T = TypeVar("T")
@@ -60,12 +60,16 @@ class ProfileRequest:
     out: Path | None
     force: bool
     output_format: str
+    module: str | None = None  # -m MODULE
+    script_args: tuple[str, ...] = ()  # the script's arguments, after --
 
 
 def run_profile(request: ProfileRequest) -> int:
     """Profile the model; raises ``XlacliError`` after the summary when the run failed."""
     config = load_config()
-    target = resolve_target(model_argument(request.model, config, "profile"))
+    target = configured_target(
+        request.model, request.module, request.script_args, config, "profile"
+    )
     if request.tensorboard:
         check_tensorboard_installed()
         check_port_free(request.port)
@@ -86,7 +90,7 @@ def run_profile(request: ProfileRequest) -> int:
         profile=True,
         profile_logdir=request.logdir,
         profile_session=request.name,
-        label=f"Profiling {target.path.name}",
+        label=f"Profiling {target.module or target.path.name}",
     )
     summary = summarize(result)
     save_summary(summary, result.paths.root)

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,12 +14,39 @@ from xlacli.capture.outcome import error_record, outcome_error
 from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.capture.runner import check_torch_xla_installed, prepare_run_dir, run_child
 from xlacli.collect import RawRun, build_report, read_raw_run
-from xlacli.discover import ModelTarget, check_model_file, parse_target
-from xlacli.errors import XlacliError
+from xlacli.config import ProjectConfig, model_argument
+from xlacli.discover import ModelTarget, check_model_file, find_module_file, parse_target
+from xlacli.errors import UsageError, XlacliError
 from xlacli.paths import display_path
-from xlacli.render.console import stderr_console
+from xlacli.render.console import print_message, stderr_console
 from xlacli.report import RunReport, save_report
 from xlacli.words import counted
+
+DEFAULT_MODEL_STEPS = 2
+
+
+def target_label(target: ModelTarget) -> str:
+    """How the report names the target: ``model.py:make``, ``train.py``, ``-m pkg.train``."""
+    if target.module:
+        return f"-m {target.module}"
+    return str(target.path) + (f":{target.entry}" if target.entry else "")
+
+
+def configured_target(
+    model: str | None,
+    module: str | None,
+    args: Sequence[str],
+    config: ProjectConfig,
+    action: str,
+) -> ModelTarget:
+    """The target named on the command line, else the one ``[tool.xlacli]``
+    names (``model`` or ``module``, with its ``script_args``)."""
+    if model is None and module is None:
+        module = config.module
+        args = args or config.script_args
+        if module is None:
+            model = model_argument(None, config, action)
+    return resolve_target(model, module, args)
 
 
 @dataclass(frozen=True)
@@ -29,15 +59,36 @@ class CaptureResult:
     raw: RawRun
 
 
-def resolve_target(model: str) -> ModelTarget:
-    """Parse and check the model argument (no torch needed)."""
-    return check_model_file(parse_target(model))
+def resolve_target(
+    model: str | None, module: str | None = None, args: Sequence[str] = ()
+) -> ModelTarget:
+    """Parse and check the target: a model file, a script, or ``-m MODULE``
+    (no torch needed). Says on stderr when a file runs as a script.
+
+    Raises:
+        UsageError: no target, both a file and ``-m``, or a bad one.
+    """
+    if module is not None:
+        if model is not None:
+            raise UsageError(f"pass either a file ({model}) or -m {module}, not both")
+        path = find_module_file(module, [os.getcwd(), *sys.path[1:]])
+        return ModelTarget(path, kind="module", module=module, args=tuple(args))
+    if model is None:
+        raise UsageError("no model or script given", hint="pass PATH.py, or -m package.module")
+    parsed = parse_target(model)
+    target = check_model_file(ModelTarget(parsed.path, parsed.entry, args=tuple(args)))
+    if target.is_script:
+        print_message(
+            f"{display_path(target.path)} defines neither get_model() nor model: "
+            "running it as a script (its syncs are the steps)"
+        )
+    return target
 
 
 def capture(
     target: ModelTarget,
     *,
-    steps: int,
+    steps: int | None,
     train: bool = False,
     optimizer: str = "sgd",
     out: Path | None = None,
@@ -53,6 +104,8 @@ def capture(
     """Run the model in a child process and build, save and return its report."""
     check_torch_xla_installed()
     paths = prepare_run_dir(out, target.path.stem, force=force)
+    run_to_end = target.is_script and steps is None
+    steps = steps if steps is not None else (0 if target.is_script else DEFAULT_MODEL_STEPS)
     request = CaptureRequest(
         model_path=str(target.path),
         model_entry=target.entry,
@@ -65,12 +118,17 @@ def capture(
         profile_logdir=str(profile_logdir or paths.root / "tensorboard") if profile else None,
         profile_session=(profile_session or paths.root.name) if profile else None,
         wait_each_step=not profile,
+        target_kind=target.kind,
+        module=target.module,
+        script_args=list(target.args),
+        run_to_end=run_to_end,
     )
-    with _StepProgress(label or f"Running {display_path(target.path)}", warmup + steps) as progress:
+    total = None if run_to_end else warmup + steps
+    with _StepProgress(label or f"Running {display_path(target.path)}", total) as progress:
         outcome = run_child(request, paths, on_progress=progress.update)
     error = outcome_error(outcome, paths)
     raw = read_raw_run(paths, outcome.log)
-    model_label = str(target.path) + (f":{target.entry}" if target.entry else "")
+    model_label = target_label(target)
     report = build_report(
         raw, paths, request, model_label, error_record(error), warmup=explain_warmup
     )
@@ -83,7 +141,7 @@ def capture(
 class _StepProgress:
     """A progress bar on stderr fed by the child's events."""
 
-    def __init__(self, description: str, total: int):
+    def __init__(self, description: str, total: int | None):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         self._progress = Progress(
