@@ -62,7 +62,7 @@ def script_run(request, tmp_path_factory) -> tuple[str, dict, dict[str, int]]:
 
 
 def test_counts_equal_torch_xla_running_the_script_bare(script_run):
-    script, report, bare = script_run
+    _, report, bare = script_run
     assert report["compilations"] == len(report["events"]) == bare["UncachedCompile"] > 0
     assert report["executions"] == bare["ExecuteComputation"] > 0
     assert report["counters"]["UncachedCompile"] == bare["UncachedCompile"]
@@ -74,7 +74,10 @@ def test_the_short_last_batch_is_an_input_shape_recompile_at_the_loop(script_run
     script, report, _ = script_run
     if script == "train_causal_lm.py":
         pytest.skip("its batches all have the same shape")
-    fragment = {"train_cnn.py": "in enumerate(device_loader)", "train_compiled.py": "loss = train_step(x, y)"}
+    fragment = {
+        "train_cnn.py": "in enumerate(device_loader)",
+        "train_compiled.py": "loss = train_step(x, y)",
+    }
     last = report["events"][-1]
     assert last["step"] == report["steps"] - 1
     assert last["steady_state"]

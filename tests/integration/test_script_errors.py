@@ -72,7 +72,8 @@ def test_xmp_spawn_runs_one_process(tmp_path):
 
 
 def test_a_script_that_never_touches_the_device(tmp_path):
-    result = run_cli("compile", SCRIPTS / "no_device.py", "--out", tmp_path / "run", "--", "--n", "4")
+    out = tmp_path / "run"
+    result = run_cli("compile", SCRIPTS / "no_device.py", "--out", out, "--", "--n", "4")
     assert result.code == 0, result.stderr
     assert "never synced a graph on an XLA device" in result.stderr
     assert "No graph was compiled" in result.stdout

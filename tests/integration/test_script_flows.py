@@ -24,7 +24,8 @@ def project(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("project")
     shutil.copy(SCRIPT, folder / "train.py")
     (folder / "pyproject.toml").write_text(
-        '[tool.xlacli]\nmodel = "train.py"\nscript_args = ["--batch-size", "4", "--samples", "40"]\n'
+        '[tool.xlacli]\nmodel = "train.py"\n'
+        'script_args = ["--batch-size", "4", "--samples", "40"]\n'
         'steps = 3\nbaseline = "baseline.json"\n'
     )
     result = run_cli("check", "--update-baseline", "--out", folder / "first", cwd=folder)

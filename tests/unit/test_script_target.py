@@ -49,10 +49,11 @@ def test_find_module_file_without_importing(tmp_path):
     (package / "train.py").write_text("")
     (package / "app" / "__main__.py").write_text("")
     assert find_module_file("pkg.train", [str(tmp_path)]) == (package / "train.py").resolve()
-    assert find_module_file("pkg.app", ["/nowhere", str(tmp_path)]) == (
-        package / "app" / "__main__.py"
-    ).resolve()
-    with pytest.raises(UsageError, match="no module named 'pkg.missing'"):
+    assert (
+        find_module_file("pkg.app", ["/nowhere", str(tmp_path)])
+        == (package / "app" / "__main__.py").resolve()
+    )
+    with pytest.raises(UsageError, match=r"no module named 'pkg\.missing'"):
         find_module_file("pkg.missing", [str(tmp_path)])
     with pytest.raises(UsageError, match="not a module name"):
         find_module_file("pkg/train.py", [str(tmp_path)])

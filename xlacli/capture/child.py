@@ -136,5 +136,21 @@ def _write_metrics_report(paths: RunPaths) -> None:
         print(f"xlacli: could not write the metrics report: {error}", file=sys.stderr)
 
 
+def _exit_despite_threads(code: int) -> None:
+    """Exit now if threads the script started would keep the process alive
+    (a script stopped at ``--steps`` never joins its own workers); everything
+    xlacli writes is on disk by then."""
+    import os
+    import threading
+
+    main_thread = threading.main_thread()
+    if any(t is not main_thread and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    exit_code = main(sys.argv)
+    _exit_despite_threads(exit_code)
+    sys.exit(exit_code)

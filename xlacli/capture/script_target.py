@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ def run_script(request: CaptureRequest, recorder: StepRecorder, paths: RunPaths)
     hook.install()
     try:
         _run_main(path, request)
+        _join_script_threads()  # as Python's shutdown does: they may still sync
     except StepLimitReached:
         pass
     except SystemExit as exit_:
@@ -81,6 +83,14 @@ def _run_main(path: Path, request: CaptureRequest) -> None:
         runpy.run_module(request.module, run_name="__main__", alter_sys=True)
     else:
         runpy.run_path(str(path), run_name="__main__")
+
+
+def _join_script_threads() -> None:
+    """Wait for the threads the script left running (not daemons), as Python
+    does before exiting: a script may train in one."""
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
 
 
 def _script_exited(exit_: SystemExit, hook: SyncHook, paths: RunPaths) -> None:

@@ -74,9 +74,7 @@ def _register() -> None:
     app.command("compile", context_settings=script_settings)(
         error_boundary(compile_cmd.compile_command)
     )
-    app.command("check", context_settings=script_settings)(
-        error_boundary(check_cmd.check_command)
-    )
+    app.command("check", context_settings=script_settings)(error_boundary(check_cmd.check_command))
     app.command("diff-hlo")(error_boundary(diff_hlo.diff_hlo_command))
     app.command("profile", context_settings=script_settings)(
         error_boundary(profile_cmd.profile_command)
