@@ -4,10 +4,13 @@ code, with the user's frames (or their script's own usage message)."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 
 import pytest
 
-from tests.conftest import ASSETS, EXAMPLES, REPO, assert_clean_error, run_cli
+from tests.conftest import ASSETS, EXAMPLES, REPO, assert_clean_error, run_cli, wait_for_events
 
 pytestmark = pytest.mark.e2e
 SCRIPTS = ASSETS / "scripts"
@@ -77,3 +80,22 @@ def test_a_script_that_never_touches_the_device(tmp_path):
     assert result.code == 0, result.stderr
     assert "never synced a graph on an XLA device" in result.stderr
     assert "No graph was compiled" in result.stdout
+
+
+def test_sigterm_stops_a_script_with_its_partial_report(tmp_path):
+    script = tmp_path / "forever.py"
+    script.write_text(
+        "import time, torch, torch_xla\n"
+        "x = torch.ones(2, device=torch_xla.device())\n"
+        "while True:\n    x = x + 1\n    torch_xla.sync()\n    time.sleep(0.3)\n"
+    )
+    run = tmp_path / "run"
+    command = [sys.executable, "-m", "xlacli", "compile", str(script), "--out", str(run)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for_events(run, '"event": "step"', 2)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert "interrupted during step" in stderr
+    report = json.loads((run / "report.json").read_text())
+    assert report["steps"] >= 2 and report["error"]["kind"] == "interrupted"

@@ -226,7 +226,9 @@ def _shape_cause(
             # (device data); MpDeviceLoader moves them at the loop's line, which
             # is also where its sync is.
             moved_at = context.locator.trigger(graph.frames)[0] or user
-            return _cause("input_shape", moved_at, None, f"graph input (device data) {change}")
+            dtype_changed = old.shape.split("[")[0] != new.shape.split("[")[0]
+            category = "input_dtype" if dtype_changed else "input_shape"
+            return _cause(category, moved_at, None, f"graph input (device data) {change}")
         return _cause("intermediate_shape", user, library, f"a tensor made on the host: {change}")
     return _cause("intermediate_shape", user, library, change)
 
