@@ -12,34 +12,34 @@ most 1.10).
 from __future__ import annotations
 
 import argparse
-import shutil
-import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import timed  # noqa: E402  (the compile benchmark's timer)
+from run import alternate  # the compile benchmark's pairing
 
 SCRIPT = "examples/scripts/train_cnn.py"
 SCRIPT_ARGS = ["--batch-size", "8"]
 
 
 def bench(repeats: int) -> tuple[float, float]:
-    bare, tool = [], []
-    work = Path(tempfile.mkdtemp(prefix="xlacli-bench-script-"))
-    try:
-        for index in range(repeats + 1):  # the first pair warms the disk cache
-            bare_s = timed([sys.executable, SCRIPT, *SCRIPT_ARGS])
-            out = str(work / f"run{index}")
-            command = ["compile", SCRIPT, "--out", out, "--format", "json", "--", *SCRIPT_ARGS]
-            tool_s = timed([sys.executable, "-m", "xlacli", *command])
-            if index:
-                bare.append(bare_s)
-                tool.append(tool_s)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return statistics.median(bare), statistics.median(tool)
+    return alternate(
+        [sys.executable, SCRIPT, *SCRIPT_ARGS],
+        lambda out: [
+            sys.executable,
+            "-m",
+            "xlacli",
+            "compile",
+            SCRIPT,
+            "--out",
+            str(out),
+            "--format",
+            "json",
+            "--",
+            *SCRIPT_ARGS,
+        ],
+        repeats,
+    )
 
 
 def main() -> None:
