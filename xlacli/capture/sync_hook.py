@@ -46,7 +46,7 @@ class StepLimitReached(BaseException):
 
 
 class SyncHook:
-    """Wraps ``_xla_step_marker``: each sync that ran a graph ends a step."""
+    """Hooks ``torch_xla.sync()``: each sync that ran a graph ends a step."""
 
     def __init__(self, recorder: StepRecorder, *, limit: int | None, wait: bool):
         self.recorder = recorder
