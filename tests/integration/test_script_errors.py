@@ -99,3 +99,9 @@ def test_sigterm_stops_a_script_with_its_partial_report(tmp_path):
     assert "interrupted during step" in stderr
     report = json.loads((run / "report.json").read_text())
     assert report["steps"] >= 2 and report["error"]["kind"] == "interrupted"
+
+
+def test_a_torchrun_script_is_refused_with_what_to_do(tmp_path):
+    result = run_cli("compile", SCRIPTS / "needs_torchrun.py", "--out", tmp_path / "run")
+    assert_clean_error(result, 3, "needs_torchrun.py raised KeyError: 'RANK'")
+    assert "RANK=0 LOCAL_RANK=0 WORLD_SIZE=1" in result.stderr

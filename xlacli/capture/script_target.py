@@ -20,15 +20,13 @@ from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.capture.sync_hook import StepLimitReached, SyncHook
 from xlacli.errors import ModelError
 
-# What torchrun sets for each process: one process, rank 0, here.
-SINGLE_PROCESS_ENV = {
-    "RANK": "0",
-    "LOCAL_RANK": "0",
-    "WORLD_SIZE": "1",
-    "LOCAL_WORLD_SIZE": "1",
-    "MASTER_ADDR": "127.0.0.1",
-    "MASTER_PORT": "29500",
-}
+# What torchrun sets for each process; xlacli runs one process and sets none
+# of them (a script that branches on them would change its behaviour).
+TORCHRUN_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+TORCHRUN_HINT = (
+    "the script expects torchrun's environment; xlacli runs one process: run "
+    "RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 xlacli ..."
+)
 
 
 def run_script(request: CaptureRequest, recorder: StepRecorder, paths: RunPaths) -> None:
@@ -40,8 +38,6 @@ def run_script(request: CaptureRequest, recorder: StepRecorder, paths: RunPaths)
     limit = None if request.run_to_end else request.warmup + request.steps
     hook = SyncHook(recorder, limit=limit, wait=request.wait_each_step)
     _run_spawns_in_process(recorder)
-    for name, value in SINGLE_PROCESS_ENV.items():
-        os.environ.setdefault(name, value)
     path = Path(request.model_path)
     recorder.setup(entry_site=None, inputs_site=None)
     _set_program(path, request)
@@ -60,11 +56,17 @@ def run_script(request: CaptureRequest, recorder: StepRecorder, paths: RunPaths)
         raise ModelError(
             f"{path.name} raised {describe_exception(error)}{_during(hook)}",
             details=format_user_traceback(error),
+            hint=TORCHRUN_HINT if _missing_torchrun_variable(error) else None,
         ) from None
     finally:
         hook.uninstall()
     if hook.step == 0:
         recorder.warn(_no_step_message(path.name))
+
+
+def _missing_torchrun_variable(error: Exception) -> bool:
+    """``os.environ["RANK"]`` and friends raise KeyError outside torchrun."""
+    return isinstance(error, KeyError) and error.args[:1] in [(n,) for n in TORCHRUN_VARIABLES]
 
 
 def _set_program(path: Path, request: CaptureRequest) -> None:
