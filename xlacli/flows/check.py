@@ -48,13 +48,13 @@ class CheckRequest:
 def run_check(request: CheckRequest) -> int:
     """Run the check and return its exit code (raises ``XlacliError`` for failures)."""
     config = load_config()
+    target = configured_target(request.model, request.module, request.script_args, config, "check")
     baseline_path = request.baseline or config.baseline
     if baseline_path is None:
         raise UsageError(
             "no baseline to compare with",
             hint="pass --baseline FILE, or set baseline in [tool.xlacli] of pyproject.toml",
         )
-    target = configured_target(request.model, request.module, request.script_args, config, "check")
     label = display_path(target.path) + (f":{target.entry}" if target.entry else "")
     baseline = None if request.update_baseline else load_baseline(baseline_path, label)
     train = _first(request.train, baseline.train if baseline else None, config.train, False)
