@@ -72,12 +72,9 @@ def _missing_torchrun_variable(error: Exception) -> bool:
 def _set_program(path: Path, request: CaptureRequest) -> None:
     """``sys.argv`` and ``sys.path`` as ``python train.py ARGS`` (or ``-m``) has them."""
     sys.argv = [str(path), *request.script_args]
-    # python puts the script's folder first (-m: the working folder).
-    folder = os.getcwd() if request.module else str(path.parent)
-    if sys.path and sys.path[0] in ("", os.getcwd()):
-        sys.path[0] = folder
-    else:
-        sys.path.insert(0, folder)
+    # python puts the script's folder first (-m: the working folder); the
+    # child's own entries stay behind it (xlacli may be importable only there).
+    sys.path.insert(0, os.getcwd() if request.module else str(path.parent))
 
 
 def _run_main(path: Path, request: CaptureRequest) -> None:
