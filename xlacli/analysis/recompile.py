@@ -125,8 +125,8 @@ def _explain(
         return _cause("unknown", None, None, "the same graph compiled again (compile cache full?)")
     signature = _signature_change(old, new)
     if signature is not None:
-        category, detail = signature
-        return _cause(category, context.locator.inputs_site, None, detail)
+        category, detail, moved_at = signature
+        return _cause(category, context.locator.inputs_site or moved_at, None, detail)
     if difference is None:  # no IR (a profile does not dump it): the HLO may still tell
         return _value_cause(old, new, context)
     if difference.kind == "ops":
@@ -137,22 +137,45 @@ def _explain(
     return _value_cause(old, new, context)
 
 
-def _signature_change(old: CompiledGraph, new: CompiledGraph) -> tuple[str, str] | None:
-    """The input tensors whose dtype or shape changed and that the new graph reads."""
-    changes: list[tuple[str, str]] = []
-    for before, after in zip(old.input_signature, new.input_signature, strict=False):
+def _signature_change(old: CompiledGraph, new: CompiledGraph) -> tuple[str, str, str] | None:
+    """The input tensors whose dtype or shape changed and that the new graph reads,
+    and where the first was made (a script's inputs are named by that line)."""
+    changes: list[tuple[str, str, str]] = []
+    for name, before, after in _paired_inputs(old.input_signature, new.input_signature):
         if before == after:
             continue
-        name, _, old_type = before.rpartition(" ")
+        _, _, old_type = before.rpartition(" ")
         _, _, new_type = after.rpartition(" ")
         if "[" not in old_type or "[" not in new_type or not _reads_input(new, new_type):
             continue
         kind = "dtype" if old_type.split("[")[0] != new_type.split("[")[0] else "shape"
-        changes.append((kind, f"{name} {kind} {old_type} -> {new_type}"))
+        shown = name.rpartition("/")[0] and "input " + name.rpartition("/")[2]  # a script's line
+        changes.append((kind, f"{shown or name} {kind} {old_type} -> {new_type}", name))
     if not changes:
         return None
-    category = "input_dtype" if any(kind == "dtype" for kind, _ in changes) else "input_shape"
-    return category, "; ".join(detail for _, detail in changes)
+    category = "input_dtype" if any(kind == "dtype" for kind, _, _ in changes) else "input_shape"
+    return (
+        category,
+        "; ".join(detail for _, detail, _ in changes),
+        changes[0][2].removeprefix("input "),
+    )
+
+
+def _paired_inputs(old: tuple[str, ...], new: tuple[str, ...]) -> list[tuple[str, str, str]]:
+    """``(name, before, after)`` for the inputs of the same name (a model
+    file's position, a script's line) seen as often in both steps: a step
+    that also moved the model's weights is not compared with one that did not."""
+    names_old: dict[str, list[str]] = {}
+    names_new: dict[str, list[str]] = {}
+    for signature, names in ((old, names_old), (new, names_new)):
+        for entry in signature:
+            names.setdefault(entry.rpartition(" ")[0], []).append(entry)
+    return [
+        (name, before, after)
+        for name, entries in names_new.items()
+        if len(names_old.get(name, ())) == len(entries)
+        for before, after in zip(names_old[name], entries, strict=True)
+    ]
 
 
 def _reads_input(graph: CompiledGraph, xla_type: str) -> bool:

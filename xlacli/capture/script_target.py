@@ -18,6 +18,7 @@ from xlacli.capture.failures import describe_exception, format_user_traceback
 from xlacli.capture.recorder import StepRecorder
 from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.capture.sync_hook import StepLimitReached, SyncHook
+from xlacli.capture.transfers import TransferLog
 from xlacli.errors import ModelError
 
 # What torchrun sets for each process; xlacli runs one process and sets none
@@ -36,11 +37,13 @@ def run_script(request: CaptureRequest, recorder: StepRecorder, paths: RunPaths)
         ModelError: the script raised, or exited with a non-zero code.
     """
     limit = None if request.run_to_end else request.warmup + request.steps
-    hook = SyncHook(recorder, limit=limit, wait=request.wait_each_step)
+    transfers = TransferLog()
+    hook = SyncHook(recorder, limit=limit, wait=request.wait_each_step, inputs=transfers.take)
     _run_spawns_in_process(recorder)
     path = Path(request.model_path)
     recorder.setup(entry_site=None, inputs_site=None)
     _set_program(path, request)
+    transfers.install()
     hook.install()
     try:
         _run_main(path, request)
@@ -60,6 +63,7 @@ def run_script(request: CaptureRequest, recorder: StepRecorder, paths: RunPaths)
         ) from None
     finally:
         hook.uninstall()
+        transfers.uninstall()
     if hook.step == 0:
         recorder.warn(_no_step_message(path.name))
 

@@ -48,8 +48,16 @@ class StepLimitReached(BaseException):
 class SyncHook:
     """Hooks ``torch_xla.sync()``: each sync that ran a graph ends a step."""
 
-    def __init__(self, recorder: StepRecorder, *, limit: int | None, wait: bool):
+    def __init__(
+        self,
+        recorder: StepRecorder,
+        *,
+        limit: int | None,
+        wait: bool,
+        inputs: Callable[[], list[str]] = list,
+    ):
         self.recorder = recorder
+        self.inputs = inputs  # the step's input signature (the script's moves to the device)
         self.limit = limit  # steps to run (warm-up included); None: to the script's end
         self.wait = wait
         self.step = 0
@@ -92,7 +100,7 @@ class SyncHook:
 
     def _end_step(self) -> None:
         now = time.perf_counter()
-        self.recorder.end(self.step, wall_time_s=now - self._started, input_signature=[])
+        self.recorder.end(self.step, wall_time_s=now - self._started, input_signature=self.inputs())
         self.step += 1
         if self.limit is not None and self.step >= self.limit:
             self.stopped = True
