@@ -96,7 +96,7 @@ def test_the_logging_value_read_is_a_host_sync_at_its_line(script_run):
 
 
 def test_steps_stop_the_script_after_n_steps(tmp_path):
-    report = compile_script(tmp_path / "run", "train_compiled.py", "--steps", "3", "--warmup", "1")
+    report = compile_script(tmp_path / "run", "train_compiled.py", "--steps", "3", "--warmup", "2")
     assert report["steps"] == report["steps_requested"] == 3
     assert [s["step"] for s in report["step_records"]] == [0, 1, 2]
     assert report["error"] is None
