@@ -160,7 +160,7 @@ def build_report(
         model=model_label,
         device=(raw.log.start or {}).get("device", "unknown"),
         steps=len(raw.log.steps),
-        steps_requested=request.warmup + request.steps,
+        steps_requested=request.planned_steps(len(raw.log.steps)),
         train=request.train,
         run_dir=str(paths.root),
         compilations=len(raw.compiles),

@@ -3,7 +3,8 @@
 So that ``xlacli check`` alone works in a project that configures it::
 
     [tool.xlacli]
-    model = "model.py"
+    model = "model.py"          # or a training script: model = "train.py"
+    script_args = ["--lr", "0.1"]  # its arguments (or module = "pkg.train")
     steps = 5
     warmup = 2
     baseline = ".xlacli/baseline.json"
@@ -36,6 +37,8 @@ KNOWN_KEYS = {
     "optimizer",
     "memory_tolerance",
     "devices",
+    "module",
+    "script_args",
 }
 
 
@@ -53,6 +56,8 @@ class ProjectConfig:
     memory_tolerance: float | None = None
     devices: int | None = None  # SPMD: virtual CPU devices for every command
     has_table: bool = False  # the file has a [tool.xlacli] table: a project root
+    module: str | None = None  # a script run as python -m MODULE
+    script_args: tuple[str, ...] = ()  # the configured script's arguments
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -101,6 +106,8 @@ def load_config(start: Path | None = None) -> ProjectConfig:
         memory_tolerance=_fraction(table, "memory_tolerance", path),
         devices=_positive(table, "devices", path),
         has_table=True,
+        module=_typed(table, "module", str, path),
+        script_args=_string_list(table, "script_args", path),
     )
 
 
@@ -137,6 +144,16 @@ def project_runs_dir(config: ProjectConfig) -> Path | None:
     if config.source is None or not config.has_table:
         return None
     return config.source.parent / ".xlacli" / "runs"
+
+
+def _string_list(table: dict[str, Any], key: str, path: Path) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise UsageError(
+            f"{path}: [tool.xlacli] {key} must be a list of strings, not {value!r}",
+            hint=f'e.g. {key} = ["--lr", "0.1"]',
+        )
+    return tuple(value)
 
 
 def _under(folder: Path, model: str) -> str:

@@ -18,7 +18,7 @@ import ast
 import importlib.util
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -40,9 +40,19 @@ class ModelTarget:
 
     path: Path
     entry: str | None = None
+    kind: str = "model"  # "model" (the contract), "script" (a file), "module" (-m)
+    module: str | None = None  # the -m module's dotted name
+    args: tuple[str, ...] = ()  # the program's arguments, after ``--``
 
     def __str__(self) -> str:
+        if self.module:
+            return f"-m {self.module}"
         return f"{self.path}:{self.entry}" if self.entry else str(self.path)
+
+    @property
+    def is_script(self) -> bool:
+        """Run as ``__main__``, its own syncs being the steps."""
+        return self.kind != "model"
 
 
 def parse_target(text: str) -> ModelTarget:
@@ -79,8 +89,50 @@ def check_model_file(target: ModelTarget) -> ModelTarget:
         raise UsageError(
             f"syntax error in {where}: {error.msg}", details=f"    {line}" if line else None
         ) from None
-    _check_defined_names(target, _top_level_names(tree))
-    return ModelTarget(path.resolve(), target.entry)
+    names = _top_level_names(tree)
+    if target.entry is None and _is_script(tree, names):
+        return ModelTarget(path.resolve(), kind="script", args=target.args)
+    _check_defined_names(target, names)
+    return ModelTarget(path.resolve(), target.entry, args=target.args)
+
+
+def _is_script(tree: ast.Module, names: set[str] | None) -> bool:
+    """A file that defines neither ``get_model`` nor ``model`` is a script; so
+    is one whose only ``model`` is a variable of its own, with no inputs for
+    xlacli. An ``import *`` may bring the contract's names: the child decides."""
+    if any(
+        isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
+        for node in ast.walk(tree)
+    ):
+        return False
+    if names is None:  # globals() or setattr() somewhere: judge by what is visible
+        names = set()
+        _collect_names(tree.body, names)
+    if "get_model" in names:
+        return False
+    return "model" not in names or not any(name in names for name in INPUT_NAMES)
+
+
+def find_module_file(name: str, search_path: Sequence[str]) -> Path:
+    """The file ``python -m NAME`` would run, found without importing anything
+    (a package's ``__init__`` may import torch): ``a/b.py`` or ``a/b/__main__.py``
+    under the first folder of ``search_path`` that has it.
+
+    Raises:
+        UsageError: no such module.
+    """
+    parts = name.split(".")
+    if not all(part.isidentifier() for part in parts):
+        raise UsageError(f"-m {name}: not a module name (expected package.module)")
+    for folder in search_path:
+        base = Path(folder or ".").joinpath(*parts)
+        for candidate in (base.with_suffix(".py"), base / "__main__.py"):
+            if candidate.is_file():
+                return candidate.resolve()
+    raise UsageError(
+        f"no module named {name!r} (searched the working folder and sys.path)",
+        hint="run xlacli from the folder python -m would run it from, or set PYTHONPATH",
+    )
 
 
 def _top_level_names(tree: ast.Module) -> set[str] | None:
@@ -158,7 +210,7 @@ class LoadedModel:
     forward_inputs: Callable[[Any], Any] | None = None
 
 
-def import_model_file(path: Path) -> ModuleType:
+def import_model_file(path: Path, argv: Sequence[str] = ()) -> ModuleType:
     """Import a model file as a module, its folder first on ``sys.path``.
 
     Raises:
@@ -175,7 +227,7 @@ def import_model_file(path: Path) -> ModuleType:
     sys.modules[name] = module
     # The model file sees itself as the program: a script that parses its
     # arguments at import must not read xlacli's.
-    sys.argv = [str(path)]
+    sys.argv = [str(path), *argv]
     try:
         spec.loader.exec_module(module)
     except (Exception, SystemExit) as error:
@@ -183,11 +235,11 @@ def import_model_file(path: Path) -> ModuleType:
     return module
 
 
-def load_model(target: ModelTarget) -> LoadedModel:
+def load_model(target: ModelTarget, argv: Sequence[str] = ()) -> LoadedModel:
     """Import the model file and find the model, its inputs and optional hooks."""
     import torch
 
-    module = import_model_file(target.path)
+    module = import_model_file(target.path, argv)
     if target.entry is not None:
         return _load_factory(target, module)
     model = _call_or_get(module, "get_model", "model", target)

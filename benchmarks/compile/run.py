@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,34 +32,41 @@ def timed(command: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def bench(model: str, steps: int, repeats: int) -> tuple[float, float]:
-    bare, tool = [], []
+def alternate(
+    bare: list[str], tool: Callable[[Path], list[str]], repeats: int
+) -> tuple[float, float]:
+    """Median wall times of ``bare`` and ``tool(out)``, run alternately."""
+    bare_s, tool_s = [], []
     work = Path(tempfile.mkdtemp(prefix="xlacli-bench-"))
     try:
         for index in range(repeats + 1):  # the first pair warms the disk cache
-            out = work / f"run{index}"
-            bare_s = timed([sys.executable, "benchmarks/compile/bare_loop.py", model, str(steps)])
-            tool_s = timed(
-                [
-                    sys.executable,
-                    "-m",
-                    "xlacli",
-                    "compile",
-                    model,
-                    "--steps",
-                    str(steps),
-                    "--out",
-                    str(out),
-                    "--format",
-                    "json",
-                ]
-            )
+            pair = (timed(bare), timed(tool(work / f"run{index}")))
             if index:
-                bare.append(bare_s)
-                tool.append(tool_s)
+                bare_s.append(pair[0])
+                tool_s.append(pair[1])
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return statistics.median(bare), statistics.median(tool)
+    return statistics.median(bare_s), statistics.median(tool_s)
+
+
+def bench(model: str, steps: int, repeats: int) -> tuple[float, float]:
+    return alternate(
+        [sys.executable, "benchmarks/compile/bare_loop.py", model, str(steps)],
+        lambda out: [
+            sys.executable,
+            "-m",
+            "xlacli",
+            "compile",
+            model,
+            "--steps",
+            str(steps),
+            "--out",
+            str(out),
+            "--format",
+            "json",
+        ],
+        repeats,
+    )
 
 
 def main() -> None:

@@ -35,10 +35,11 @@ def test_syntax_error_names_the_line():
     assert "def get_model(:" in result.stderr
 
 
-def test_no_model_says_what_was_found_and_expected():
-    result = run_cli("compile", BAD / "no_model.py")
-    assert_clean_error(result, 2, "no get_model() or model found", "build, make_batch, torch")
-    assert "get_inputs(step)" in result.stderr  # the hint says what is expected
+def test_no_model_runs_as_a_script_and_says_so(tmp_path):
+    result = run_cli("compile", BAD / "no_model.py", "--out", tmp_path / "run")
+    assert result.code == 0, result.stderr
+    assert "defines neither get_model() nor model: running it as a script" in result.stderr
+    assert "ran no step" in result.stderr  # it only defines functions
 
 
 def test_no_inputs():

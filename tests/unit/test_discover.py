@@ -26,7 +26,12 @@ def test_definitions_inside_try_and_if_blocks_count(tmp_path):
 
 def test_names_inside_functions_do_not_count(tmp_path):
     path = write(tmp_path, "def build():\n    model = 1\n    return model\nexample_inputs = 1\n")
-    with pytest.raises(UsageError, match="no get_model\\(\\) or model found"):
+    assert check_model_file(parse_target(str(path))).kind == "script"
+
+
+def test_get_model_without_inputs_is_a_model_file_missing_them(tmp_path):
+    path = write(tmp_path, "def get_model():\n    return 1\n")
+    with pytest.raises(UsageError, match="no get_inputs\\(\\) or example_inputs found"):
         check_model_file(parse_target(str(path)))
 
 

@@ -261,7 +261,7 @@ def test_runs_go_under_the_configured_project_root(tmp_path):
 def test_help_shows_brackets_and_whole_option_names():
     result = run_cli("check", "--help", env={"COLUMNS": "80"})
     assert result.code == 0
-    assert "[tool.xlacli] model in pyproject.toml" in result.stdout
+    assert "(default: [tool.xlacli] model)" in result.stdout
     assert "--allow-improvements" in result.stdout
     assert "…" not in result.stdout
     assert max(len(line) for line in result.stdout.splitlines()) <= 80
@@ -307,7 +307,7 @@ def test_next_command_is_whole_quoted_and_keeps_the_runs_options(tmp_path, monke
     out = io.StringIO()
     render_compile_report(report, "text", Console(file=out, width=80))
     expected = (
-        f"Next: xlacli profile '{model.relative_to(tmp_path)}' --train --optimizer adamw --steps 50"
+        f"Next: xlacli profile '{model.relative_to(tmp_path)}' --steps 50 --train --optimizer adamw"
     )
     assert expected in out.getvalue().splitlines()
 

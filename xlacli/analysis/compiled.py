@@ -47,20 +47,45 @@ def signature_change(old: CompiledGraph, new: CompiledGraph) -> tuple[str, str, 
     """The input tensors whose dtype or shape changed and that the new graph reads:
     (category, detail, the name of the first changed input)."""
     changes: list[tuple[str, str, str]] = []
-    for before, after in zip(old.input_signature, new.input_signature, strict=False):
+    for name, before, after in _paired_inputs(old.input_signature, new.input_signature):
         if before == after:
             continue
-        name, _, old_type = before.rpartition(" ")
+        _, _, old_type = before.rpartition(" ")
         _, _, new_type = after.rpartition(" ")
         if "[" not in old_type or "[" not in new_type or not reads_input(new, new_type):
             continue
         kind = "dtype" if old_type.split("[")[0] != new_type.split("[")[0] else "shape"
-        changes.append((kind, f"{name} {kind} {old_type} -> {new_type}", name))
+        shown = name.rpartition("/")[0] and "input " + name.rpartition("/")[2]  # a script's line
+        changes.append((kind, f"{shown or name} {kind} {old_type} -> {new_type}", name))
     if not changes:
         return None
     dtype = [change for change in changes if change[0] == "dtype"]
     category = "input_dtype" if dtype else "input_shape"
     return category, "; ".join(detail for _, detail, _ in changes), (dtype or changes)[0][2]
+
+
+def _paired_inputs(old: tuple[str, ...], new: tuple[str, ...]) -> list[tuple[str, str, str]]:
+    """``(name, before, after)`` for the inputs of the same name (a model
+    file's position, a script's line) seen as often in both steps: a step
+    that also moved the model's weights is not compared with one that did not."""
+    names_old: dict[str, list[str]] = {}
+    names_new: dict[str, list[str]] = {}
+    for signature, names in ((old, names_old), (new, names_new)):
+        for entry in signature:
+            names.setdefault(entry.rpartition(" ")[0], []).append(entry)
+    return [
+        (name, before, after)
+        for name, entries in names_new.items()
+        if len(names_old.get(name, ())) == len(entries)
+        for before, after in zip(names_old[name], entries, strict=True)
+    ]
+
+
+def script_input_line(name: str) -> str | None:
+    """A script's inputs are named by the ``file:line`` that moved them to the
+    device (``input /abs/train.py:42``); a model file's by position."""
+    moved_at = name.removeprefix("input ")
+    return moved_at if "/" in moved_at else None
 
 
 def reads_input(graph: CompiledGraph, xla_type: str) -> bool:

@@ -20,6 +20,7 @@ from xlacli.analysis.compiled import (
     input_origin,
     is_special_scalar_swap,
     make_cause,
+    script_input_line,
     signature_change,
 )
 from xlacli.analysis.hlo_compare import HloDifference, compare_hlo
@@ -137,7 +138,9 @@ def _explain(
     signature = signature_change(old, new)
     if signature is not None:
         category, detail, name = signature
-        origin = new.input_origins.get(name) or old.input_origins.get(name)
+        origin = (
+            new.input_origins.get(name) or old.input_origins.get(name) or script_input_line(name)
+        )
         cause = make_cause(category, origin or context.locator.inputs_site, None, detail)
         return cause
     same_ops = difference is None or difference.kind not in ("ops", "shape")
@@ -225,6 +228,14 @@ def _shape_cause(
                 library,
                 f"a result whose size depends on the data ({ops} on the CPU): {change}",
             )
+        if context.locator.inputs_site is None:
+            # A script: no get_inputs, so its inputs are the graph's parameters
+            # (device data); MpDeviceLoader moves them at the loop's line, which
+            # is also where its sync is.
+            moved_at = context.locator.trigger(graph.frames)[0] or user
+            dtype_changed = old.shape.split("[")[0] != new.shape.split("[")[0]
+            category = "input_dtype" if dtype_changed else "input_shape"
+            return make_cause(category, moved_at, None, f"graph input (device data) {change}")
         return make_cause(
             "intermediate_shape", user, library, f"a tensor made on the host: {change}"
         )

@@ -1,20 +1,19 @@
 """The child process: ``python -m xlacli.capture.child RUN/request.json``.
 
 It imports torch and torch_xla (with the debug environment the parent set),
-loads the model, runs the steps and appends events to ``events.jsonl`` as it
-goes. Its exit code is the one the parent should exit with.
+runs the target (a model file's steps, or a script as ``__main__``) and
+appends events to ``events.jsonl`` as it goes. Its exit code is the one the parent should exit with.
 """
 
 from __future__ import annotations
 
-import contextlib
 import faulthandler
 import signal
 import sys
 from pathlib import Path
 from typing import Any
 
-from xlacli.capture.device import DeviceStartError, start_device
+from xlacli.capture.device import DeviceStartError
 from xlacli.capture.events import EventWriter
 from xlacli.capture.lifeline import die_with_parent
 from xlacli.capture.request import CaptureRequest, RunPaths
@@ -59,72 +58,42 @@ def main(argv: list[str]) -> int:
 
 def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
     versions = _import_torch_xla()
-    import torch_xla
+    from xlacli.capture.observers import StepObservers
+    from xlacli.capture.recorder import StepRecorder
 
-    from xlacli.capture.dynamo import DynamoObserver
-    from xlacli.capture.host_time import OpTracingMeter
-    from xlacli.capture.memory_probe import StepProbe
-    from xlacli.capture.spmd import SpmdObserver
-    from xlacli.capture.steps import MetricTracker, StepRunner
-    from xlacli.discover import ModelTarget, load_model
-
-    tracker = MetricTracker()
-    # SPMD: the model file's xr.use_spmd() must come before anything touches
-    # the device, so the file is imported first and the observer records its
-    # meshes and shardings (capture/spmd.py).
-    spmd = SpmdObserver(request.devices)
-    with spmd.usage_errors():
-        loaded = load_model(ModelTarget(Path(request.model_path), request.model_entry))
-    device = start_device()
-    events.write(
-        "start",
-        versions=versions,
-        device=_device_kind(),
-        device_count=torch_xla.device_count(),
-        **spmd.start_fields(),
+    # No device yet: a script creates its own, after choosing its mode (SPMD),
+    # and a model file may call xr.use_spmd() at import.
+    events.write("start", versions=versions, device=_device_kind())
+    # SPMD, Dynamo, op tracing, autocast and device memory: each adds to the step events.
+    observers = StepObservers(events, request)
+    recorder = StepRecorder(
+        events,
+        _profile_window(request, events),
+        request.warmup,
+        observers=observers,
+        max_trace_steps=request.max_trace_steps,
     )
-    dynamo = DynamoObserver()  # Dynamo's frames and graph breaks, if the step uses it
-    op_tracing = OpTracingMeter()  # host time tracing torch ops onto XLA tensors
-    runner = StepRunner(
-        loaded,
-        device,
-        train=request.train,
-        optimizer_name=request.optimizer,
-        warn=lambda message: events.write("warning", message=message),
-        wait_each_step=request.wait_each_step,
-        mode=request.mode,
-    )
-    events.write(
-        "setup", entry_site=loaded.entry_site, inputs_site=loaded.inputs_site, **tracker.delta()
-    )
-    spmd.write_new_shardings(events, None)
-    window = _profile_window(request, events)
-    probe = StepProbe(device)  # autocast and device memory, per step
     try:
-        for step in range(request.warmup + request.steps):
-            if window is not None and step == request.warmup:
-                window.start()
-            if window is not None and step - request.warmup == request.max_trace_steps:
-                window.stop()  # reliability: bound the trace's memory
-            traced = window is not None and window.active
-            with (
-                window.step(step) if window is not None else contextlib.nullcontext(),
-                spmd.usage_errors(),
-            ):
-                record = runner.run(step)
-            delta = tracker.delta()
-            if window is not None and "UncachedCompile" not in delta["counters"]:
-                window.compiles_settled()
-            extra = {**dynamo.delta(), **op_tracing.delta(), **probe.step_facts()}
-            events.write("step", step=step, traced=traced, **record, **delta, **extra)
-            spmd.write_new_shardings(events, step)
-    finally:
-        probe.close()
-        if window is not None:
-            window.stop()
-        _write_dynamo_summary(dynamo, events)
+        with observers.usage_errors():
+            _run_target(request, paths, recorder)
+    except BaseException:
+        recorder.finish(running=True)
+        raise
+    recorder.finish(running=False)
     events.write("end")
     return EXIT_OK
+
+
+def _run_target(request: CaptureRequest, paths: RunPaths, recorder: Any) -> None:
+    """One strategy per kind of target, each writing the same step events."""
+    if request.is_script:
+        from xlacli.capture.script_target import run_script
+
+        run_script(request, recorder, paths)
+    else:
+        from xlacli.capture.model_target import run_model_file
+
+        run_model_file(request, recorder)
 
 
 def _profile_window(request: CaptureRequest, events: EventWriter) -> Any:
@@ -134,14 +103,6 @@ def _profile_window(request: CaptureRequest, events: EventWriter) -> Any:
     from xlacli.capture.profiler import ProfileWindow
 
     return ProfileWindow(Path(request.profile_logdir), request.profile_session or "xlacli", events)
-
-
-def _write_dynamo_summary(dynamo: Any, events: EventWriter) -> None:
-    """Dynamo's own counters, once at the end, if Dynamo ran."""
-    summary = dynamo.summary()
-    dynamo.close()
-    if summary is not None:
-        events.write("dynamo", **summary)
 
 
 def _interrupt_once(signum: int, frame: Any) -> None:
@@ -192,5 +153,21 @@ def _write_metrics_report(paths: RunPaths) -> None:
         print(f"xlacli: could not write the metrics report: {error}", file=sys.stderr)
 
 
+def _exit_despite_threads(code: int) -> None:
+    """Exit now if threads the script started would keep the process alive
+    (a script stopped at ``--steps`` never joins its own workers); everything
+    xlacli writes is on disk by then."""
+    import os
+    import threading
+
+    main_thread = threading.main_thread()
+    if any(t is not main_thread and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    exit_code = main(sys.argv)
+    _exit_despite_threads(exit_code)
+    sys.exit(exit_code)

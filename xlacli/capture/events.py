@@ -3,7 +3,8 @@
 The child appends and flushes an event as each thing happens, so whatever
 kills it (a signal, an abort in native code, the OOM killer) leaves every
 completed step on disk. Kinds: ``start``, ``setup``, ``step``, ``warning``,
-``error``, ``end``, and ``sharding`` (SPMD: the shardings a step first asked for).
+``error``, ``tail``, ``end``, ``runtime`` (the device's facts once it exists), ``sharding``
+(SPMD: the shardings a step first asked for) and ``dynamo`` (Dynamo's counters at the end).
 """
 
 from __future__ import annotations
@@ -45,11 +46,14 @@ class ChildLog:
     ended: bool = False
     shardings: list[dict[str, Any]] = field(default_factory=list)  # SPMD: capture/spmd.py
     dynamo: dict[str, Any] | None = None  # Dynamo's own counters at the end, if it ran
+    tail: dict[str, Any] | None = None  # metric deltas after the last step (a script's end)
 
     @property
     def metric_events(self) -> list[dict[str, Any]]:
         """The events carrying metric deltas, in order."""
-        return ([self.setup] if self.setup else []) + self.steps
+        return (
+            ([self.setup] if self.setup else []) + self.steps + ([self.tail] if self.tail else [])
+        )
 
 
 class EventFollower:
@@ -98,6 +102,8 @@ def _add_event(log: ChildLog, line: str) -> None:
     kind = event.get("event")
     if kind == "start":
         log.start = event
+    elif kind == "runtime":  # the device's facts, once the target created it
+        log.start = {**(log.start or {}), **event}
     elif kind == "setup":
         log.setup = event
     elif kind == "step":
@@ -110,6 +116,8 @@ def _add_event(log: ChildLog, line: str) -> None:
         log.trace_start = event
     elif kind == "trace":
         log.trace = event
+    elif kind == "tail":
+        log.tail = event
     elif kind == "end":
         log.ended = True
     elif kind == "sharding":

@@ -8,7 +8,8 @@ from pathlib import Path
 import xlacli
 
 _XLACLI_DIR = str(Path(xlacli.__file__).resolve().parent)
-_HIDDEN = (_XLACLI_DIR, "<frozen importlib", "importlib/__init__.py")
+# runpy: how xlacli runs a script as __main__, not the user's code.
+_HIDDEN = (_XLACLI_DIR, "<frozen importlib", "importlib/__init__.py", "<frozen runpy>", "/runpy.py")
 
 
 def format_user_traceback(error: BaseException, *, limit: int = 12) -> str:

@@ -30,7 +30,9 @@ _DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f3
 class StepProbe:
     """Samples autocast during each step and the device's memory after it."""
 
-    def __init__(self, device: torch.device) -> None:
+    def __init__(self, device: torch.device | None = None) -> None:
+        # None: the default XLA device, looked up after the first step (a
+        # script creates it itself, after choosing its mode).
         self._device = device
         self._seen: list[str] = []
         self._memory_error_said = False
@@ -55,6 +57,10 @@ class StepProbe:
         if self._steps_watched == SAMPLED_STEPS:
             self.close()
         try:
+            if self._device is None:
+                import torch_xla
+
+                self._device = torch_xla.device()
             info: Any = xm.get_memory_info(self._device)
             facts["memory_info"] = {
                 str(k): int(v) for k, v in dict(info).items() if isinstance(v, (int, float))

@@ -30,6 +30,7 @@ class ProfileWindow:
         self.events = events
         self.active = False
         self._before: set[Path] = set()
+        self._open_step: contextlib.ExitStack | None = None
 
     @property
     def sessions_dir(self) -> Path:
@@ -72,6 +73,19 @@ class ProfileWindow:
         xp.set_tracer_marked_step(True)
         with torch_xla._XLAC.profiler.TraceMe(STEP_TRACE_NAME, _r=1, step_num=step):
             yield
+
+    def enter_step(self, step: int) -> None:
+        """Open ``step``'s annotation (``step`` as a context, split in two for
+        the strategies whose steps end inside the user's own sync)."""
+        self.exit_step()
+        self._open_step = contextlib.ExitStack()
+        self._open_step.enter_context(self.step(step))
+
+    def exit_step(self) -> None:
+        """Close the annotation ``enter_step`` opened, if any."""
+        open_step, self._open_step = self._open_step, None
+        if open_step is not None:
+            open_step.close()
 
     def stop(self) -> None:
         """Flush the device, stop the trace, name the session folder."""

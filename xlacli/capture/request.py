@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 
@@ -29,13 +29,30 @@ class CaptureRequest:
     devices: int | None = None  # SPMD: virtual CPU devices to create (None: the backend's own)
     max_trace_steps: int | None = None  # profile: trace this many steps, run the rest untraced
     mode: str = "lazy"  # "dynamo": run the step under torch.compile(backend="openxla")
+    target_kind: str = "model"  # "model" (the contract), "script" (a file), "module" (-m)
+    module: str | None = None  # the -m module name (target_kind "module")
+    script_args: list[str] = field(default_factory=list)  # the program's argv after ``--``
+    run_to_end: bool = False  # a script without --steps: no step limit
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
     @classmethod
     def load(cls, path: Path) -> CaptureRequest:
-        return cls(**json.loads(path.read_text(encoding="utf-8")))
+        data = json.loads(path.read_text(encoding="utf-8"))
+        # Tolerant: a request written by another xlacli version keeps loading.
+        known = {f.name for f in fields(cls)}
+        return cls(**{key: value for key, value in data.items() if key in known})
+
+    def planned_steps(self, ran: int) -> int:
+        """The steps asked for: warm-up and steps, or (a script run to its end)
+        the steps it ran."""
+        return ran if self.run_to_end else self.warmup + self.steps
+
+    @property
+    def is_script(self) -> bool:
+        """The target runs as ``__main__`` (a script file or a -m module)."""
+        return self.target_kind != "model"
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,16 @@ from xlacli.cli import options
 
 
 def check_command(
+    ctx: typer.Context,
     model: Annotated[
         str | None,
         typer.Argument(
-            metavar="MODEL", help="Model file (default: [tool.xlacli] model in pyproject.toml)."
+            metavar="MODEL",
+            help="Model file or training script (default: [tool.xlacli] model); "
+            "a script's arguments follow --.",
         ),
     ] = None,
+    module: options.Module = None,
     baseline: Annotated[
         str | None,
         typer.Option("--baseline", help="Baseline JSON file (default: [tool.xlacli] baseline)."),
@@ -91,6 +95,7 @@ def check_command(
     """
     from xlacli.flows.check import CheckRequest, run_check
 
+    model, script_args = options.split_script_args(ctx, model, module)
     return run_check(
         CheckRequest(
             model=model,
@@ -112,5 +117,7 @@ def check_command(
             devices=devices,
             mode=mode.value if mode else None,
             html=html,
+            module=module,
+            script_args=script_args,
         )
     )

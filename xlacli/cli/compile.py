@@ -11,10 +11,17 @@ from xlacli.cli import options
 
 
 def compile_command(
+    ctx: typer.Context,
     model: Annotated[
-        str, typer.Argument(metavar="MODEL", help="Model file: PATH.py, or PATH.py:FACTORY.")
-    ],
-    steps: options.Steps = 2,
+        str | None,
+        typer.Argument(
+            metavar="MODEL",
+            help="Model file (PATH.py, PATH.py:FACTORY) or training script; "
+            "a script's arguments follow --.",
+        ),
+    ] = None,
+    module: options.Module = None,
+    steps: options.ScriptSteps = None,
     train: options.Train = False,
     optimizer: options.Optimizer = options.OptimizerName.sgd,
     out: options.Out = None,
@@ -35,7 +42,9 @@ def compile_command(
 ) -> int:
     """Trace MODEL lazily on an XLA device, dump IR and HLO, and report each graph.
 
-    MODEL defines get_model() and get_inputs(step) (see the README). The run
+    MODEL defines get_model() and get_inputs(step) (see the README), or is a
+    training script run as it is (xlacli compile train.py -- --lr 0.1; or
+    -m package.module), whose own syncs are the steps. The run
     folder keeps, per graph, the IR with source locations, the HLO before and
     after optimization and XLA's buffer assignment.
     """
@@ -44,7 +53,8 @@ def compile_command(
     from xlacli.flows.session import capture, resolve_target
     from xlacli.render.compile_report import render_compile_report
 
-    target = resolve_target(model)
+    model, script_args = options.split_script_args(ctx, model, module)
+    target = resolve_target(model, module, script_args)
     if mode is options.RunMode.both:
         from xlacli.flows.compare import compare_compile
 
@@ -65,7 +75,7 @@ def compile_command(
         optimizer=optimizer.value,
         out=Path(out) if out else None,
         force=force,
-        label=f"Compiling {target.path.name}",
+        label=f"Compiling {target.module or target.path.name}",
         explain_warmup=warmup,
         devices=devices if devices is not None else load_config().devices,
         mode=mode.value,

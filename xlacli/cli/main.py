@@ -73,14 +73,19 @@ def _register() -> None:
     # stays a plain function that tests can call without the typer app.
     from xlacli.cli import check as check_cmd
     from xlacli.cli import compile as compile_cmd
-    from xlacli.cli import diff_hlo
+    from xlacli.cli import diff_hlo, options
     from xlacli.cli import profile as profile_cmd
     from xlacli.cli import report as report_cmd
 
-    app.command("compile")(error_boundary(compile_cmd.compile_command))
-    app.command("check")(error_boundary(check_cmd.check_command))
+    script_settings = options.SCRIPT_ARGS_SETTINGS
+    app.command("compile", context_settings=script_settings)(
+        error_boundary(compile_cmd.compile_command)
+    )
+    app.command("check", context_settings=script_settings)(error_boundary(check_cmd.check_command))
     app.command("diff-hlo")(error_boundary(diff_hlo.diff_hlo_command))
-    app.command("profile")(error_boundary(profile_cmd.profile_command))
+    app.command("profile", context_settings=script_settings)(
+        error_boundary(profile_cmd.profile_command)
+    )
     app.command("report")(error_boundary(report_cmd.report_command))
 
 

@@ -82,3 +82,36 @@ Html = Annotated[
     bool,
     typer.Option("--html", help="Also write a self-contained HTML report, RUN/report.html."),
 ]
+
+Module = Annotated[
+    str | None,
+    typer.Option(
+        "--module",
+        "-m",
+        help="Run a module as a script, as python -m MODULE does (its argv after --).",
+    ),
+]
+ScriptSteps = Annotated[
+    int | None,
+    typer.Option(
+        "--steps",
+        min=1,
+        help="Steps to run (model file: default 2; a script stops after N steps, "
+        "default: at its end).",
+    ),
+]
+# Commands taking a script's arguments after ``--`` (they arrive in ``ctx.args``).
+SCRIPT_ARGS_SETTINGS = {"allow_extra_args": True}
+
+
+def split_script_args(
+    ctx: typer.Context, model: str | None, module: str | None
+) -> tuple[str | None, tuple[str, ...]]:
+    """The target file and the program's arguments (everything after ``--``).
+
+    With ``-m`` there is no file: click hands the first word after ``--`` to
+    the MODEL argument, and it belongs to the program instead.
+    """
+    if module is not None and model is not None:
+        return None, (model, *ctx.args)
+    return model, tuple(ctx.args)

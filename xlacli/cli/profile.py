@@ -11,12 +11,16 @@ from xlacli.cli import options
 
 
 def profile_command(
+    ctx: typer.Context,
     model: Annotated[
         str | None,
         typer.Argument(
-            metavar="MODEL", help="Model file (default: [tool.xlacli] model in pyproject.toml)."
+            metavar="MODEL",
+            help="Model file or training script (default: [tool.xlacli] model); "
+            "a script's arguments follow --.",
         ),
     ] = None,
+    module: options.Module = None,
     steps: Annotated[
         int | None, typer.Option("--steps", min=1, help="Steps to profile (default 50).")
     ] = None,
@@ -62,6 +66,7 @@ def profile_command(
     """
     from xlacli.flows.profile import ProfileRequest, run_profile
 
+    model, script_args = options.split_script_args(ctx, model, module)
     return run_profile(
         ProfileRequest(
             model=model,
@@ -80,5 +85,7 @@ def profile_command(
             max_trace_steps=max_trace_steps,
             mode=mode.value,
             html=html,
+            module=module,
+            script_args=script_args,
         )
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from xlacli.analysis.baseline import (
     Baseline,
@@ -16,9 +16,9 @@ from xlacli.analysis.baseline import (
 )
 from xlacli.analysis.check import CheckOutcome, check_time_budget, compare
 from xlacli.analysis.memory_check import DEFAULT_MEMORY_TOLERANCE, compare_peaks
-from xlacli.config import ProjectConfig, load_config, model_argument, project_runs_dir
+from xlacli.config import ProjectConfig, load_config, project_runs_dir
 from xlacli.errors import EXIT_CHECK_FAILED, CheckFailed, UsageError, XlacliError
-from xlacli.flows.session import capture, resolve_target
+from xlacli.flows.session import capture, configured_target
 from xlacli.paths import display_path
 from xlacli.render.check import (
     check_json,
@@ -60,6 +60,8 @@ class CheckRequest:
     devices: int | None = None  # SPMD devices; None: [tool.xlacli] devices
     mode: str | None = None  # None: the baseline's, else lazy
     html: bool = False
+    module: str | None = None  # -m MODULE
+    script_args: tuple[str, ...] = ()  # the script's arguments, after --
 
 
 def run_check(request: CheckRequest) -> int:
@@ -87,19 +89,18 @@ def _report_error_to_ci(error: XlacliError, request: CheckRequest) -> None:
 
 def _run_check(request: CheckRequest) -> int:
     config = load_config()
-    model = model_argument(request.model, config, "check")
+    target = configured_target(request.model, request.module, request.script_args, config, "check")
     baseline_path = request.baseline or config.baseline
     if baseline_path is None:
         raise UsageError(
             "no baseline to compare with",
             hint="pass --baseline FILE, or set baseline in [tool.xlacli] of pyproject.toml",
         )
-    target = resolve_target(model)
     label = display_path(target.path) + (f":{target.entry}" if target.entry else "")
     baseline = None if request.update_baseline else load_baseline(baseline_path, label)
     if baseline is not None:
         check_settings(baseline, _chosen_settings(request, config))
-    settings = _run_settings(request, baseline, config)
+    settings = _run_settings(request, baseline, config, script=target.is_script)
     mode = _check_mode(request.mode, baseline, baseline_path)
     result = capture(
         target,
@@ -110,7 +111,7 @@ def _run_check(request: CheckRequest) -> int:
         out=request.out,
         force=request.force,
         explain_warmup=settings.warmup,
-        label=f"Checking {target.path.name}",
+        label=f"Checking {target.module or target.path.name}",
         devices=request.devices if request.devices is not None else config.devices,
         runs_dir=project_runs_dir(config),
     )
@@ -172,19 +173,22 @@ def _verdict(outcome: CheckOutcome, allow_improvements: bool, baseline_path: Pat
 
 @dataclass(frozen=True)
 class _Settings:
-    steps: int
+    steps: int | None  # None: a script runs to its end
     warmup: int
     train: bool
     optimizer: str
 
 
 def _run_settings(
-    request: CheckRequest, baseline: Baseline | None, config: ProjectConfig
+    request: CheckRequest, baseline: Baseline | None, config: ProjectConfig, *, script: bool
 ) -> _Settings:
     """Each setting: the option, else the baseline's, else [tool.xlacli]'s, else the default."""
     return _Settings(
         steps=_first(
-            request.steps, baseline.steps if baseline else None, config.steps, DEFAULT_STEPS
+            request.steps,
+            baseline.steps if baseline else None,
+            config.steps,
+            None if script else DEFAULT_STEPS,  # a script: to its end
         ),
         warmup=_first(
             request.warmup, baseline.warmup if baseline else None, config.warmup, DEFAULT_WARMUP
@@ -236,4 +240,5 @@ def _write_html(request: CheckRequest, run_dir: Path) -> None:
 
 def _first(*values: T | None) -> T:
     """The first value that is set: the option, the baseline's, the config's, the default."""
-    return next(value for value in values if value is not None)
+    # The last, the default, may itself be None (a script then runs to its end).
+    return cast(T, next((value for value in values if value is not None), values[-1]))

@@ -13,7 +13,7 @@ def check_mode(target: Any, mode: str) -> None:
     """Refuse a mode the target cannot run in (exit 2, one line).
 
     ``--mode dynamo`` wraps the model's forward or its ``step()`` in
-    ``torch.compile``: a script (a target with a true ``script`` flag) has
+    ``torch.compile``: a script (a target whose ``is_script`` is true) has
     neither, so it must call ``torch.compile`` itself, which every mode reports.
 
     Raises:
@@ -21,7 +21,7 @@ def check_mode(target: Any, mode: str) -> None:
     """
     if mode not in MODES:
         raise UsageError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
-    if mode == "dynamo" and getattr(target, "script", False):
+    if mode == "dynamo" and getattr(target, "is_script", False):
         raise UsageError(
             f"--mode dynamo needs a model file (get_model/get_inputs): {target.path} is run "
             "as a script, which xlacli cannot wrap in torch.compile",

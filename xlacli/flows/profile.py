@@ -24,10 +24,10 @@ from xlacli.analysis.profile_summary import (
 )
 from xlacli.capture.events import STEP_TRACE_NAME, ChildLog
 from xlacli.collect import execution_records
-from xlacli.config import load_config, model_argument, project_runs_dir
+from xlacli.config import load_config, project_runs_dir
 from xlacli.discover import ModelTarget
 from xlacli.errors import CaptureError, UsageError
-from xlacli.flows.session import CaptureResult, capture, resolve_target
+from xlacli.flows.session import CaptureResult, capture, configured_target
 from xlacli.flows.tensorboard import (
     DEFAULT_PORT,
     check_port_free,
@@ -71,12 +71,16 @@ class ProfileRequest:
     max_trace_steps: int = 0  # 0: DEFAULT_MAX_TRACE_STEPS
     mode: str = "lazy"  # "dynamo": the step under torch.compile; "both": compared
     html: bool = False
+    module: str | None = None  # -m MODULE
+    script_args: tuple[str, ...] = ()  # the script's arguments, after --
 
 
 def run_profile(request: ProfileRequest) -> int:
     """Profile the model; raises ``XlacliError`` after the summary when the run failed."""
     config = load_config()
-    target = resolve_target(model_argument(request.model, config, "profile"))
+    target = configured_target(
+        request.model, request.module, request.script_args, config, "profile"
+    )
     if request.tensorboard:
         check_tensorboard_installed()
         check_port_free(request.port)
@@ -123,7 +127,7 @@ def capture_profile(
         profile=True,
         profile_logdir=request.logdir,
         profile_session=f"{request.name}-{mode}" if request.name and compared else request.name,
-        label=f"Profiling {target.path.name}" + (f" ({mode})" if compared else ""),
+        label=f"Profiling {target.module or target.path.name}" + (f" ({mode})" if compared else ""),
         devices=request.devices if request.devices is not None else config.devices,
         runs_dir=project_runs_dir(config),
         max_trace_steps=_trace_limit(request),

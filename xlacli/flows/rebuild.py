@@ -48,7 +48,13 @@ def rebuild_report(run_dir: Path) -> None:
         raise UsageError(f"cannot read {paths.request}: {problem}") from None
     log = read_events(paths.events)
     error = _rebuilt_error(paths, log)
-    target = ModelTarget(Path(request.model_path), request.model_entry)
+    target = ModelTarget(
+        Path(request.model_path),
+        request.model_entry,
+        kind=request.target_kind,
+        module=request.module,
+        args=tuple(request.script_args),
+    )
     warmup = request.warmup if request.profile_logdir else COMPILE_EXPLAIN_WARMUP
     raw, report = report_from_run(paths, request, log, target, warmup, error)
     if request.profile_logdir is not None:

@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,14 +17,41 @@ from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.capture.runner import check_torch_xla_installed, prepare_run_dir, run_child
 from xlacli.capture.signals import StopSignals
 from xlacli.collect import RawRun, build_report, read_raw_run
-from xlacli.discover import ModelTarget, check_model_file, parse_target
-from xlacli.errors import XlacliError
+from xlacli.config import ProjectConfig, model_argument
+from xlacli.discover import ModelTarget, check_model_file, find_module_file, parse_target
+from xlacli.errors import UsageError, XlacliError
 from xlacli.flows.modes import check_mode
 from xlacli.paths import display_path
-from xlacli.render.console import stderr_console
+from xlacli.render.console import print_message, stderr_console
 from xlacli.report import RunReport, save_report
 from xlacli.source_snippets import save_snippets
 from xlacli.words import counted
+
+DEFAULT_MODEL_STEPS = 2
+
+
+def target_label(target: ModelTarget) -> str:
+    """How the report names the target: ``model.py:make``, ``train.py``, ``-m pkg.train``."""
+    if target.module:
+        return f"-m {target.module}"
+    return str(target.path) + (f":{target.entry}" if target.entry else "")
+
+
+def configured_target(
+    model: str | None,
+    module: str | None,
+    args: Sequence[str],
+    config: ProjectConfig,
+    action: str,
+) -> ModelTarget:
+    """The target named on the command line, else the one ``[tool.xlacli]``
+    names (``model`` or ``module``, with its ``script_args``)."""
+    if model is None and module is None:
+        module = config.module
+        args = args or config.script_args
+        if module is None:
+            model = model_argument(None, config, action)
+    return resolve_target(model, module, args)
 
 
 @dataclass(frozen=True)
@@ -34,15 +64,36 @@ class CaptureResult:
     raw: RawRun
 
 
-def resolve_target(model: str) -> ModelTarget:
-    """Parse and check the model argument (no torch needed)."""
-    return check_model_file(parse_target(model))
+def resolve_target(
+    model: str | None, module: str | None = None, args: Sequence[str] = ()
+) -> ModelTarget:
+    """Parse and check the target: a model file, a script, or ``-m MODULE``
+    (no torch needed). Says on stderr when a file runs as a script.
+
+    Raises:
+        UsageError: no target, both a file and ``-m``, or a bad one.
+    """
+    if module is not None:
+        if model is not None:
+            raise UsageError(f"pass either a file ({model}) or -m {module}, not both")
+        path = find_module_file(module, [os.getcwd(), *sys.path[1:]])
+        return ModelTarget(path, kind="module", module=module, args=tuple(args))
+    if model is None:
+        raise UsageError("no model or script given", hint="pass PATH.py, or -m package.module")
+    parsed = parse_target(model)
+    target = check_model_file(ModelTarget(parsed.path, parsed.entry, args=tuple(args)))
+    if target.is_script:
+        print_message(
+            f"{display_path(target.path)} defines neither get_model() nor model: "
+            "running it as a script (its syncs are the steps)"
+        )
+    return target
 
 
 def capture(
     target: ModelTarget,
     *,
-    steps: int,
+    steps: int | None,
     train: bool = False,
     optimizer: str = "sgd",
     out: Path | None = None,
@@ -67,6 +118,8 @@ def capture(
     check_torch_xla_installed()
     check_mode(target, mode)
     paths = prepare_run_dir(out, target.path.stem, force=force, runs_dir=runs_dir)
+    run_to_end = target.is_script and steps is None
+    steps = steps if steps is not None else (0 if target.is_script else DEFAULT_MODEL_STEPS)
     request = CaptureRequest(
         model_path=str(target.path),
         model_entry=target.entry,
@@ -82,11 +135,14 @@ def capture(
         devices=devices,
         max_trace_steps=max_trace_steps if profile else None,
         mode=mode,
+        target_kind=target.kind,
+        module=target.module,
+        script_args=list(target.args),
+        run_to_end=run_to_end,
     )
+    total = None if run_to_end else warmup + steps
     with StopSignals() as stop:
-        with _StepProgress(
-            label or f"Running {display_path(target.path)}", warmup + steps
-        ) as progress:
+        with _StepProgress(label or f"Running {display_path(target.path)}", total) as progress:
             outcome = run_child(
                 request,
                 paths,
@@ -113,7 +169,7 @@ def report_from_run(
 ) -> tuple[RawRun, RunReport]:
     """Parse a run folder's raw files into its report, and save it."""
     raw = read_raw_run(paths, log)
-    model_label = str(target.path) + (f":{target.entry}" if target.entry else "")
+    model_label = target_label(target)
     report = build_report(
         raw, paths, request, model_label, error_record(error), warmup=explain_warmup
     )
@@ -124,16 +180,24 @@ def report_from_run(
 
 
 def run_options(request: CaptureRequest) -> tuple[str, ...]:
-    """The command-line options that reproduce the run's mode, for "Next:" hints."""
-    if not request.train:
-        return ()
-    return ("--train", "--optimizer", request.optimizer)
+    """The command-line options that reproduce the run's mode, for "Next:" hints;
+    a script's own arguments come last, after ``--``."""
+    options: list[str] = []
+    if request.train:
+        options += ["--train", "--optimizer", request.optimizer]
+    if request.devices is not None:
+        options += ["--devices", str(request.devices)]
+    if request.mode != "lazy":
+        options += ["--mode", request.mode]
+    if request.script_args:
+        options += ["--", *request.script_args]
+    return tuple(options)
 
 
 class _StepProgress:
     """A progress bar on stderr fed by the child's events."""
 
-    def __init__(self, description: str, total: int):
+    def __init__(self, description: str, total: int | None):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         self._progress = Progress(

@@ -175,8 +175,11 @@ def next_commands(report: RunReport) -> list[str]:
         command = shlex.join(["xlacli", "diff-hlo", left, right])
         why = "what changed between a recompiled graph and the one before it"
     elif report.ok:
-        model = display_path(report.model)
-        command = shlex.join(["xlacli", "profile", model, *report.options, "--steps", "50"])
+        # A -m module's label is "-m NAME"; a file's, its path.
+        model = (
+            report.model.split() if report.model.startswith("-m ") else [display_path(report.model)]
+        )
+        command = shlex.join(["xlacli", "profile", *model, "--steps", "50", *report.options])
         why = "where the time goes"
     else:
         return lines

@@ -45,8 +45,8 @@ def test_no_openxla_backend_is_a_usage_error():
 
 
 def test_mode_dynamo_on_a_script_is_a_usage_error():
-    model_file = SimpleNamespace(path="m.py", script=False)
-    script = SimpleNamespace(path="train.py", script=True)
+    model_file = SimpleNamespace(path="m.py", is_script=False)
+    script = SimpleNamespace(path="train.py", is_script=True)
     check_mode(model_file, "dynamo")
     check_mode(script, "lazy")
     with pytest.raises(UsageError) as raised:

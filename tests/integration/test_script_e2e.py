@@ -1,0 +1,103 @@
+"""Script mode on the example training scripts, end to end on XLA:CPU: the
+counts equal torch_xla's own (the same script run bare), steps stop at
+--steps, and the known recompiles are explained at the user's line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ASSETS, EXAMPLES, REPO, run_cli
+
+pytestmark = pytest.mark.e2e
+SCRIPTS = EXAMPLES / "scripts"
+BARE = ASSETS / "scripts" / "bare_counters.py"
+
+# script -> its arguments (tiny runs)
+CASES = {
+    "train_cnn.py": ("--batch-size", "8"),
+    "train_compiled.py": ("--batch-size", "6"),
+    "train_causal_lm.py": ("--steps", "4"),
+}
+
+
+def line_of(script: str, fragment: str) -> str:
+    path = SCRIPTS / script
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if fragment in line:
+            return f"{path}:{number}"
+    raise AssertionError(f"{fragment!r} not in {path}")
+
+
+def compile_script(out: Path, script: str, *options: str) -> dict:
+    result = run_cli(
+        "compile", SCRIPTS / script, "--out", out, "--format", "json", *options, "--",
+        *CASES[script], cwd=REPO,
+    )  # fmt: skip
+    assert result.code == 0, result.stderr
+    assert "running it as a script" in result.stderr
+    return json.loads(result.stdout)
+
+
+def bare_counters(out: Path, script: str) -> dict[str, int]:
+    subprocess.run(
+        [sys.executable, BARE, out, SCRIPTS / script, *CASES[script]],
+        check=True, capture_output=True, cwd=REPO, timeout=300,
+    )  # fmt: skip
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def script_run(request, tmp_path_factory) -> tuple[str, dict, dict[str, int]]:
+    script = request.param
+    if script == "train_causal_lm.py":
+        pytest.importorskip("transformers")
+    folder = tmp_path_factory.mktemp(script.removesuffix(".py"))
+    report = compile_script(folder / "run", script)
+    return script, report, bare_counters(folder / "bare.json", script)
+
+
+def test_counts_equal_torch_xla_running_the_script_bare(script_run):
+    _, report, bare = script_run
+    assert report["compilations"] == len(report["events"]) == bare["UncachedCompile"] > 0
+    assert report["executions"] == bare["ExecuteComputation"] > 0
+    assert report["counters"]["UncachedCompile"] == bare["UncachedCompile"]
+    assert report["steps"] == report["steps_requested"] > 0
+    assert sum(s["compilations"] for s in report["step_records"]) <= report["compilations"]
+
+
+def test_the_short_last_batch_is_an_input_shape_recompile_at_the_loop(script_run):
+    script, report, _ = script_run
+    if script == "train_causal_lm.py":
+        pytest.skip("its batches all have the same shape")
+    fragment = {
+        "train_cnn.py": "in enumerate(device_loader)",
+        "train_compiled.py": "x = features[start",
+    }
+    last = report["events"][-1]
+    assert last["step"] == report["steps"] - 1
+    assert last["steady_state"]
+    assert last["cause"]["category"] == "input_shape", last
+    assert last["cause"]["location"] == line_of(script, fragment[script]), last
+    assert "->" in last["cause"]["detail"]
+
+
+def test_the_logging_value_read_is_a_host_sync_at_its_line(script_run):
+    script, report, _ = script_run
+    if script != "train_cnn.py":
+        pytest.skip("only the CNN reads the loss inside the step's graph")
+    host_syncs = [e for e in report["events"] if e["cause"]["category"] == "host_sync"]
+    assert [e["cause"]["location"] for e in host_syncs] == [line_of(script, "loss.item()")]
+    assert host_syncs[0]["step"] == 0
+
+
+def test_steps_stop_the_script_after_n_steps(tmp_path):
+    report = compile_script(tmp_path / "run", "train_compiled.py", "--steps", "3", "--warmup", "2")
+    assert report["steps"] == report["steps_requested"] == 3
+    assert [s["step"] for s in report["step_records"]] == [0, 1, 2]
+    assert report["error"] is None
+    assert not [e for e in report["events"] if e["steady_state"]]  # the short batch never ran

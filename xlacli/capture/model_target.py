@@ -1,0 +1,47 @@
+"""The model-file strategy: load ``get_model``/``get_inputs`` and run xlacli's
+own loop of steps (child process only: imports torch_xla)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from xlacli.capture.recorder import StepRecorder
+from xlacli.capture.request import CaptureRequest
+
+
+def run_model_file(request: CaptureRequest, recorder: StepRecorder) -> None:
+    """Load the model file and run ``warmup + steps`` steps, each ending in a sync."""
+    import torch_xla
+
+    from xlacli.capture.device import start_device
+    from xlacli.capture.steps import StepRunner
+    from xlacli.discover import ModelTarget, load_model
+
+    # SPMD: the model file's xr.use_spmd() must come before anything touches
+    # the device, so the file is imported first (capture/spmd.py records its
+    # meshes and shardings); then the device starts, with a clear error if it cannot.
+    loaded = load_model(
+        ModelTarget(Path(request.model_path), request.model_entry),
+        argv=request.script_args,
+    )
+    device = start_device()
+    if recorder.observers is not None:
+        recorder.observers.runtime()
+    runner = StepRunner(
+        loaded,
+        device,
+        train=request.train,
+        optimizer_name=request.optimizer,
+        warn=recorder.warn,
+        wait_each_step=request.wait_each_step,
+        mode=request.mode,
+    )
+    recorder.setup(
+        entry_site=loaded.entry_site,
+        inputs_site=loaded.inputs_site,
+        device_count=torch_xla.device_count(),
+    )
+    for step in range(request.warmup + request.steps):
+        recorder.begin(step)
+        record = runner.run(step)
+        recorder.end(step, **record)
