@@ -8,19 +8,19 @@ SITE_PACKAGES = ("/site-packages/", "/dist-packages/")
 
 
 def display_path(path: str | Path, base: Path | None = None) -> str:
-    """``path`` relative to ``base`` (default: the working directory) when it
-    lies inside it; an installed library's file from its package
-    (``torch/nn/modules/linear.py``); else unchanged."""
-    base = base or Path.cwd()
-    try:
-        return str(Path(path).relative_to(base))
-    except ValueError:
-        pass
+    """An installed library's file from its package (``torch/nn/modules/linear.py``,
+    even from a virtual environment inside the working directory); else ``path``
+    relative to ``base`` (default: the working directory) when it lies inside
+    it; else unchanged."""
     text = str(path)
     for marker in SITE_PACKAGES:
         if marker in text:
             return text.rsplit(marker, 1)[1]
-    return text
+    base = base or Path.cwd()
+    try:
+        return str(Path(path).relative_to(base))
+    except ValueError:
+        return text
 
 
 def display_location(location: str | None) -> str | None:

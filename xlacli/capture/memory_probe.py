@@ -1,12 +1,10 @@
 """What the child samples per step for the memory and precision report (imports torch).
 
-- Whether autocast was on while the step ran the user's modules: a global
-  forward pre-hook reads ``torch.is_autocast_enabled(device_type)`` until it
-  sees autocast on in the step (a flag check per module call while tracing;
-  no TorchFunctionMode, which would see every op). Only the first
-  ``SAMPLED_STEPS`` steps are watched: a global hook sends every module call
-  through ``nn.Module``'s slow path, which the steps a profile measures must
-  not pay; a training loop sets autocast the same way every step.
+- Whether autocast was on in the step: ``torch.autocast.__enter__`` notes
+  each autocast the step enters (device type and dtype), and the state at the
+  step's end catches one entered around the whole loop. Nothing runs per op
+  or per module call, and no global module hook exists for Dynamo to guard
+  on (removing one would recompile the user's compiled frames).
 - The runtime's memory stats after the step, ``xm.get_memory_info``: on a TPU,
   bytes used, the peak and the limit; XLA:CPU has no allocator stats and
   raises, and the probe records what it said instead of a number.
@@ -23,12 +21,11 @@ from xlacli.capture.failures import describe_exception
 
 # Autocast on another device type than "xla" does not reach XLA tensors: say so.
 AUTOCAST_DEVICE_TYPES = ("xla", "cpu", "cuda")
-SAMPLED_STEPS = 2
 _DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
 
 
 class StepProbe:
-    """Samples autocast during each step and the device's memory after it."""
+    """Sees autocast entered during each step and the device's memory after it."""
 
     def __init__(self, device: torch.device | None = None) -> None:
         # None: the default XLA device, looked up after the first step (a
@@ -36,26 +33,28 @@ class StepProbe:
         self._device = device
         self._seen: list[str] = []
         self._memory_error_said = False
-        self._steps_watched = 0
-        self._handle: Any = torch.nn.modules.module.register_module_forward_pre_hook(self._look)
+        autocast = torch.amp.autocast_mode.autocast
+        self._original_enter: Any = autocast.__enter__
+        original, seen = self._original_enter, self._seen
 
-    def _look(self, module: torch.nn.Module, args: Any) -> None:
-        if self._seen:
-            return  # one sighting per step is enough
-        for device_type in AUTOCAST_DEVICE_TYPES:
-            if torch.is_autocast_enabled(device_type):
-                dtype = torch.get_autocast_dtype(device_type)
-                self._seen.append(f"{device_type}:{_DTYPE_NAMES.get(dtype, str(dtype))}")
+        def enter(context: Any) -> Any:
+            result = original(context)
+            if getattr(context, "_enabled", False):
+                seen.append(_autocast_name(context.device, context.fast_dtype))
+            return result
+
+        autocast.__enter__ = enter  # type: ignore[method-assign]
 
     def step_facts(self) -> dict[str, Any]:
         """The step event's ``autocast`` and ``memory_info``; resets for the next step."""
-        facts: dict[str, Any] = {}
-        if self._handle is not None:  # watched: [] says "autocast was off"
-            facts["autocast"] = self._seen
-            self._seen = []
-        self._steps_watched += 1
-        if self._steps_watched == SAMPLED_STEPS:
-            self.close()
+        # Autocast entered in the step, or still on at its end (entered around the loop).
+        current = [
+            _autocast_name(device_type, torch.get_autocast_dtype(device_type))
+            for device_type in AUTOCAST_DEVICE_TYPES
+            if torch.is_autocast_enabled(device_type)
+        ]
+        facts: dict[str, Any] = {"autocast": sorted({*self._seen, *current})}
+        self._seen.clear()
         try:
             if self._device is None:
                 import torch_xla
@@ -72,6 +71,9 @@ class StepProbe:
         return facts
 
     def close(self) -> None:
-        if self._handle is not None:
-            self._handle.remove()
-            self._handle = None
+        """Put ``torch.autocast.__enter__`` back."""
+        torch.amp.autocast_mode.autocast.__enter__ = self._original_enter  # type: ignore[method-assign]
+
+
+def _autocast_name(device_type: str, dtype: torch.dtype) -> str:
+    return f"{device_type}:{_DTYPE_NAMES.get(dtype, str(dtype))}"
