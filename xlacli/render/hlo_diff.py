@@ -67,6 +67,7 @@ def _module_dict(module: ModuleDiff) -> dict[str, Any]:
             **{kind: module.count(kind) for kind in CHANGE_KINDS},
         },
         "header_changes": list(module.header_changes),
+        "paired_by": module.paired_by,
     }
 
 
