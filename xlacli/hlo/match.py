@@ -5,7 +5,7 @@ The approach of OpenXLA's ``hlo_diff``, in four steps:
 1. Identical subgraphs: a subgraph fingerprint found exactly once on each
    side pairs the two nodes and, position by position, everything below
    them. Nodes are visited users-first, so the largest subgraphs go first.
-   Leaves (parameters, constants) outside the entry computation do not seed
+   Leaves (parameters, constants) of called computations do not seed
    this: ``param_1 = f32[16] parameter(1)`` means something only through
    the fusion that calls its computation, so it is matched through that.
 2. Top-down: below a matched pair, children still unmatched are paired,
@@ -53,10 +53,19 @@ class _Side:
         self.graph = graph
         self.fingerprints = fingerprints
         self.entry = graph.module.entry.name
+        # Computations nothing calls (the entry, or a module with no ENTRY) stand alone.
+        called = {
+            name
+            for computation in graph.module.computations
+            for instruction in computation.instructions
+            for name in instruction.called_computations
+        }
+        self.uncalled = {c.name for c in graph.module.computations if c.name not in called}
+        self.uncalled.add(self.entry)
 
     def can_seed(self, node: int) -> bool:
         """Whether an identical subgraph at ``node`` may be matched on its own."""
-        return bool(self.graph.children[node]) or self.graph.computation_of[node] == self.entry
+        return bool(self.graph.children[node]) or self.graph.computation_of[node] in self.uncalled
 
 
 def match_graphs(
