@@ -118,12 +118,22 @@ def _pair_files(left: Path, right: Path) -> PairedInputs:
         ModulePair(module, partner, paired_by="name")
         for module, partner in _pair_by(left_modules, right_modules, lambda m: m.name)
     ]
+    return _modules_paired("files", None, pairs, left_modules, right_modules)
+
+
+def _modules_paired(
+    inputs: str,
+    stage: str | None,
+    pairs: list[ModulePair],
+    left_only: list[HloModule],
+    right_only: list[HloModule],
+) -> PairedInputs:
     return PairedInputs(
-        "files",
-        None,
+        inputs,
+        stage,
         tuple(pairs),
-        tuple(module.name for module in left_modules),
-        tuple(module.name for module in right_modules),
+        tuple(module.name for module in left_only),
+        tuple(module.name for module in right_only),
     )
 
 
@@ -164,13 +174,7 @@ def _pair_dump_folders(left: Path, right: Path, stage: str) -> PairedInputs:
     matched = [pair for key in keys for pair in _pair_by(left_modules, right_modules, key)]
     matched += _pair_alike(left_modules, right_modules)
     pairs = [ModulePair(module, partner) for module, partner in matched]
-    return PairedInputs(
-        "xla-dumps",
-        stage,
-        tuple(pairs),
-        tuple(module.name for module in left_modules),
-        tuple(module.name for module in right_modules),
-    )
+    return _modules_paired("xla-dumps", stage, pairs, left_modules, right_modules)
 
 
 def _pair_alike(left: list[HloModule], right: list[HloModule]) -> list[tuple[HloModule, HloModule]]:
