@@ -66,15 +66,18 @@ class ComputationState:
         return None
 
 
-@dataclass(slots=True)
 class _Line:
     """One statement being read: what it adds to the computation once it has all been read."""
 
-    text: str
-    lineno: int
-    made: list[Instruction] = field(default_factory=list)  # inline operands, tuple elements
-    pending: list[Reference] = field(default_factory=list)
-    called: list[Reference] = field(default_factory=list)
+    __slots__ = ("called", "lineno", "made", "pending", "text")
+
+    def __init__(self, text: str, lineno: int):
+        # A plain class: one of these per instruction, so its creation must be cheap.
+        self.text = text
+        self.lineno = lineno
+        self.made: list[Instruction] = []  # inline operands, tuple elements
+        self.pending: list[Reference] = []
+        self.called: list[Reference] = []
 
     def reference(self, name: str, offset: int, expected: str) -> Reference:
         line, column = locate(self.text, self.lineno, offset)
@@ -122,11 +125,14 @@ class InstructionReader:
         if is_root:
             state.root_line = lineno
         defined = state.defined
-        for made in statement.made:
-            defined[made.name] = made.name
-        state.instructions.extend(statement.made)
-        state.pending.extend(statement.pending)
-        self.called.extend(statement.called)
+        if statement.made:
+            for made in statement.made:
+                defined[made.name] = made.name
+            state.instructions.extend(statement.made)
+        if statement.pending:
+            state.pending.extend(statement.pending)
+        if statement.called:
+            self.called.extend(statement.called)
         defined[name] = name
         state.instructions.append(instruction)
 
