@@ -114,6 +114,7 @@ def _module_parts(module: ModuleDiff, details: bool) -> list[RenderableType]:
         Text.assemble(
             (module.label, "bold cyan"),
             f"  {module.left.instructions:,} → {module.right.instructions:,} instructions",
+            (f"  (paired by {module.paired_by})" if module.paired_by else "", "dim"),
         ),
         Text(f"  unchanged {module.unchanged:,}  {counts}"),
     ]
