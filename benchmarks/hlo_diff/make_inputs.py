@@ -8,7 +8,12 @@ layer 5's activation swapped (GELU -> ReLU). For both stages (before and
 after XLA's optimizations) it keeps the largest module as ``base`` and
 ``one_layer``, and writes two transforms of ``base`` that change nothing a
 program means: ``renumbered`` (every name gets a new, shuffled number) and
-``reordered`` (the computations in a shuffled order). Takes about a minute.
+``reordered`` (the computations in a shuffled order), and the hard case
+for a structural diff, ``renamed``: every name replaced (nothing matches by
+name) and the computations reordered. With ``--large-layers N`` it also
+compiles an N-layer step and writes ``large`` and ``large_renamed`` (40
+layers make about 100,000 instructions after optimization), to measure how
+the time grows. Takes about a minute (more with --large-layers).
 """
 
 from __future__ import annotations
@@ -72,6 +77,21 @@ def renumber(text: str, seed: int) -> str:
     return _NAME.sub(rename, text)
 
 
+def rename(text: str, seed: int) -> str:
+    """Replace every name by a new one (``n<number>``), shuffled, and reorder the computations."""
+    names = [a or b for a, b in _DEFINED.findall(text)]
+    numbers = random.Random(seed).sample(range(10 * len(names)), len(names))
+    mapping = {name: f"n{number}" for name, number in zip(names, numbers, strict=True)}
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group(1):
+            return "%" + mapping.get(match.group(1), match.group(1))
+        name = match.group(2) or match.group(3)
+        return mapping.get(name, name)
+
+    return reorder(_NAME.sub(replace, text), seed)
+
+
 def reorder(text: str, seed: int) -> str:
     """Shuffle the computations; the header (and any preamble) stays first."""
     header, *computations = text.rstrip("\n").split("\n\n")
@@ -84,7 +104,20 @@ def main() -> None:
     parser.add_argument("--layer", type=int, default=5, help="the block whose activation changes")
     parser.add_argument("--clip", type=float, default=0.0, help="clip gradients (a bigger graph)")
     parser.add_argument("--out", type=Path, default=WORK, help=f"default: {WORK}")
+    parser.add_argument("--large-layers", type=int, default=0, help="also an N-layer step")
+    parser.add_argument("--skip-base", action="store_true", help="only the large pair")
     args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.large_layers:
+        with tempfile.TemporaryDirectory() as large_dump:
+            compile_step(Path(large_dump), ["--layers", str(args.large_layers)])
+            large = largest(Path(large_dump), "after")
+            for name, text in (("large", large), ("large_renamed", rename(large, seed=3))):
+                path = args.out / f"{name}.after.txt"
+                path.write_text(text)
+                print(f"{path}: {len(text) / 1e6:.1f} MB")
+    if args.skip_base:
+        return
     args.out.mkdir(parents=True, exist_ok=True)
     extra = ["--clip", str(args.clip)] if args.clip else []
     with tempfile.TemporaryDirectory() as base_dump, tempfile.TemporaryDirectory() as layer_dump:
@@ -97,6 +130,7 @@ def main() -> None:
                 "one_layer": largest(Path(layer_dump), stage),
                 "renumbered": renumber(base, seed=1),
                 "reordered": reorder(base, seed=2),
+                "renamed": rename(base, seed=4),
             }
             for name, text in outputs.items():
                 path = args.out / f"{name}.{stage}.txt"

@@ -20,7 +20,9 @@ import time
 from pathlib import Path
 
 WORK = Path(__file__).resolve().parent.parent / ".work" / "hlo_diff"
-PAIRS = ("renumbered", "reordered", "one_layer")
+PAIRS = ("renumbered", "reordered", "renamed", "one_layer")
+# The growth pair (make_inputs.py --large-layers 40): base.after beside it gives 30k -> 100k.
+LARGE = ("large", "large_renamed")
 PARSE_ONLY = (
     "import sys; from xlacli.hlo import parse_hlo_file; [parse_hlo_file(p) for p in sys.argv[1:]]"
 )
@@ -72,16 +74,21 @@ def main() -> None:
         "GNU diff | diff lines | diff-hlo / parse | diff-hlo / diff |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for name in PAIRS:
-        other = args.work / f"{name}.{args.stage}.txt"
-        paths = [str(base), str(other)]
-        input_kib = (base.stat().st_size + other.stat().st_size) / 1024
+    pairs = [(base, args.work / f"{name}.{args.stage}.txt") for name in PAIRS]
+    large = [args.work / f"{name}.after.txt" for name in LARGE]
+    if args.stage == "after" and all(path.exists() for path in large):
+        pairs.append((large[0], large[1]))
+    for left, other in pairs:
+        name = other.name.split(".")[0] if left == base else f"{left.name} ↔ {other.name}"
+        paths = [str(left), str(other)]
+        input_kib = (left.stat().st_size + other.stat().st_size) / 1024
         ours, peak, code = median_of([python, "-m", "xlacli", "diff-hlo", *paths], args.repeats)
         parse, _, _ = median_of([python, "-c", PARSE_ONLY, *paths], args.repeats)
         line_diff, _, _ = median_of(["diff", *paths], args.repeats)
         lines = count_lines(["diff", *paths])
         print(
-            f"| base ↔ {name} | {code} | {ours:.2f} s | {peak / 1024:.0f} MB | "
+            f"| {name if left != base else 'base ↔ ' + name} | {code} | {ours:.2f} s | "
+            f"{peak / 1024:.0f} MB | "
             f"{peak / input_kib:.1f}× | {parse:.2f} s | {line_diff:.3f} s | {lines:,} | "
             f"{ours / parse:.2f} | {ours / line_diff:.0f} |"
         )

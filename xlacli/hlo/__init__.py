@@ -16,7 +16,7 @@ from xlacli.hlo.model import (
     Shape,
     TupleShape,
 )
-from xlacli.hlo.parser import parse_hlo, parse_hlo_file
+from xlacli.hlo.parser import parse_hlo, parse_hlo_file, parse_hlo_file_modules, parse_hlo_modules
 from xlacli.hlo.printer import print_module
 
 __all__ = [
@@ -30,5 +30,7 @@ __all__ = [
     "TupleShape",
     "parse_hlo",
     "parse_hlo_file",
+    "parse_hlo_file_modules",
+    "parse_hlo_modules",
     "print_module",
 ]

@@ -36,9 +36,12 @@ _ATTRIBUTE_START = re.compile(r"\s*,\s*([A-Za-z_][\w.\-]*)\s*=\s*")
 # (``kind=kLoop``, ``dimensions={1,0}``, ``metadata={op_name="a{b}" ...}``):
 # one match finds where it ends; anything nested goes through the scanner.
 _FLAT_VALUE = re.compile(
-    r'(?:[^,{}\[\]()"]+|"(?:[^"\\\n]|\\.)*"|\{(?:[^{}"]|"(?:[^"\\\n]|\\.)*")*\})+'
+    r'(?:[^,{}\[\]()"]++|"(?:[^"\\]|\\.)*+"|\{(?:[^{}"]|"(?:[^"\\]|\\.)*+")*+\})++'
 )
-_METADATA_FIELD = re.compile(r'\s*([A-Za-z_]\w*)=("(?:[^"\\]|\\.)*"|\{[^{}]*\}|[^\s{}"]+)')
+# Fields are separated by spaces as XLA prints them, or by commas as people write them.
+_METADATA_FIELD = re.compile(
+    r'\s*,?\s*([A-Za-z_]\w*)\s*=\s*("(?:[^"\\]|\\.)*"|\{[^{}]*\}|[^\s{}",]+)'
+)
 _NAME_LIST = re.compile(r"\{\s*(.*?)\s*\}")
 
 
@@ -50,6 +53,7 @@ class AttributeList:
     metadata: Metadata
     called_computations: tuple[str, ...]
     called_offsets: tuple[int, ...]  # where each name stands in the text read
+    inline: bool = False  # a computation body was written inline: not to be reused
 
 
 EMPTY_ATTRIBUTE_LIST = AttributeList(EMPTY_ATTRIBUTES, EMPTY_METADATA, (), ())
@@ -94,10 +98,19 @@ def read_attributes(text: str, offset: int = 0) -> dict[str, tuple[str, int]]:
 
 
 MetadataReader = Callable[[str, int], Metadata]
+# Reads an inline computation body ``{ ... }`` at an offset; returns the name given to it.
+InlineReader = Callable[[str, int], str]
 
 
-def read_attribute_list(tail: str, read_metadata: MetadataReader) -> AttributeList:
-    """Read the attribute list of an instruction (the text after its operands)."""
+def read_attribute_list(
+    tail: str, read_metadata: MetadataReader, read_inline: InlineReader | None = None
+) -> AttributeList:
+    """Read the attribute list of an instruction (the text after its operands).
+
+    A called computation written inline (``to_apply={ p = f32[] parameter(0) ... }``,
+    as in async ``call-start``) is handed to ``read_inline``, and the attribute
+    then names the computation it made, the way XLA prints it back.
+    """
     if not tail or tail.isspace():
         return EMPTY_ATTRIBUTE_LIST
     raw = read_attributes(tail)
@@ -105,15 +118,25 @@ def read_attribute_list(tail: str, read_metadata: MetadataReader) -> AttributeLi
     if "metadata" in raw:
         metadata = read_metadata(*raw.pop("metadata"))
     called: list[tuple[str, int]] = []
+    inline = False
     for key in CALLED_COMPUTATION_KEYS:
-        if key in raw:
-            called.extend(read_computation_names(*raw[key]))
+        if key not in raw:
+            continue
+        value, offset = raw[key]
+        if read_inline is not None and value.startswith("{") and "=" in value:
+            name = read_inline(value, offset)
+            raw[key] = (f"%{name}", offset)
+            called.append((name, offset))
+            inline = True
+        else:
+            called.extend(read_computation_names(value, offset))
     attributes = MappingProxyType({key: value for key, (value, _) in raw.items()})
     return AttributeList(
         attributes,
         metadata,
         tuple(name for name, _ in called),
         tuple(offset for _, offset in called),
+        inline,
     )
 
 

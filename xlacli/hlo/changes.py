@@ -109,6 +109,7 @@ class ModuleDiff:
     changes: tuple[Change, ...]
     patterns: tuple[Pattern, ...]
     header_changes: tuple[str, ...] = ()
+    paired_by: str = ""  # how the two modules were paired ("" for two files)
 
     def count(self, kind: str) -> int:
         """How many changes of ``kind`` (changed, added or removed)."""

@@ -25,7 +25,9 @@ _SOURCE_SEARCH_LIMIT = 32  # nodes visited to lend metadata to an instruction wi
 _LITERAL_WIDTH = 40
 
 
-def diff_modules(left: HloModule, right: HloModule, label: str = "") -> ModuleDiff:
+def diff_modules(
+    left: HloModule, right: HloModule, label: str = "", paired_by: str = ""
+) -> ModuleDiff:
     """Compare two modules by structure.
 
     Instructions are matched by what they compute, not by name (see
@@ -38,6 +40,7 @@ def diff_modules(left: HloModule, right: HloModule, label: str = "") -> ModuleDi
         right: The module after.
         label: A name for the pair in reports (default: the module name, or
             ``left → right`` when the names differ).
+        paired_by: How the pair was found, for the report.
     """
     with gc_paused():
         left_graph, right_graph = build_graph(left), build_graph(right)
@@ -53,6 +56,7 @@ def diff_modules(left: HloModule, right: HloModule, label: str = "") -> ModuleDi
         changes=tuple(changes),
         patterns=group_patterns(changes),
         header_changes=_header_changes(left, right),
+        paired_by=paired_by,
     )
 
 

@@ -82,7 +82,9 @@ def build_graph(module: HloModule) -> HloGraph:
         for instruction in computation.instructions:
             linked = tuple(map(index.__getitem__, instruction.operands))
             if instruction.called_computations:
-                linked += tuple(map(roots.__getitem__, instruction.called_computations))
+                linked += tuple(
+                    roots[name] for name in instruction.called_computations if name in roots
+                )
             if in_order and linked and max(linked) >= len(children):
                 in_order = False
             children.append(linked)

@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TypeVar
 
 from xlacli.errors import UsageError
@@ -23,8 +23,9 @@ from xlacli.hlo.changes import DiffReport
 from xlacli.hlo.diff import diff_modules
 from xlacli.hlo.fingerprint import module_fingerprint
 from xlacli.hlo.model import HloModule
-from xlacli.hlo.parser import parse_hlo_file
+from xlacli.hlo.parser import parse_hlo_file, parse_hlo_file_modules
 from xlacli.parse.xla_dump import list_dumped_modules
+from xlacli.paths import split_location
 from xlacli.report import REPORT_FILE, GraphRecord, load_report
 
 T = TypeVar("T")
@@ -43,6 +44,7 @@ class ModulePair:
     left: HloModule
     right: HloModule
     label: str = ""
+    paired_by: str = ""  # how the pair was found: "graph hash", "site and order", "name"...
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +77,9 @@ def diff_paths(left: Path, right: Path, stage: str = "post") -> DiffReport:
         right=str(right),
         inputs=paired.inputs,
         stage=paired.stage,
-        modules=tuple(diff_modules(pair.left, pair.right, pair.label) for pair in paired.pairs),
+        modules=tuple(
+            diff_modules(pair.left, pair.right, pair.label, pair.paired_by) for pair in paired.pairs
+        ),
         left_only=paired.left_only,
         right_only=paired.right_only,
     )
@@ -95,18 +99,42 @@ def pair_inputs(left: Path, right: Path, stage: str = "post") -> PairedInputs:
             hint="give two HLO files, two XLA dump folders or two xlacli run folders",
         )
     if not left.is_dir():
-        module_left, module_right = parse_hlo_file(left), parse_hlo_file(right)
-        return PairedInputs(
-            "files",
-            None,
-            (ModulePair(module_left, module_right),),
-        )
+        return _pair_files(left, right)
     kinds = {_folder_kind(left), _folder_kind(right)}
     if len(kinds) == 2:
         raise UsageError(f"{left} and {right} are folders of two kinds (a run folder and a dump)")
     if kinds == {"run-folders"}:
         return _pair_run_folders(left, right, stage)
     return _pair_dump_folders(left, right, stage)
+
+
+def _pair_files(left: Path, right: Path) -> PairedInputs:
+    """Two files of one module each make one pair; files of several (``// -----``) pair by name."""
+    left_modules = list(parse_hlo_file_modules(left))
+    right_modules = list(parse_hlo_file_modules(right))
+    if len(left_modules) == len(right_modules) == 1:
+        return PairedInputs("files", None, (ModulePair(left_modules[0], right_modules[0]),))
+    pairs = [
+        ModulePair(module, partner, paired_by="name")
+        for module, partner in _pair_by(left_modules, right_modules, lambda m: m.name)
+    ]
+    return _modules_paired("files", None, pairs, left_modules, right_modules)
+
+
+def _modules_paired(
+    inputs: str,
+    stage: str | None,
+    pairs: list[ModulePair],
+    left_only: list[HloModule],
+    right_only: list[HloModule],
+) -> PairedInputs:
+    return PairedInputs(
+        inputs,
+        stage,
+        tuple(pairs),
+        tuple(module.name for module in left_only),
+        tuple(module.name for module in right_only),
+    )
 
 
 def _folder_kind(folder: Path) -> str:
@@ -146,13 +174,7 @@ def _pair_dump_folders(left: Path, right: Path, stage: str) -> PairedInputs:
     matched = [pair for key in keys for pair in _pair_by(left_modules, right_modules, key)]
     matched += _pair_alike(left_modules, right_modules)
     pairs = [ModulePair(module, partner) for module, partner in matched]
-    return PairedInputs(
-        "xla-dumps",
-        stage,
-        tuple(pairs),
-        tuple(module.name for module in left_modules),
-        tuple(module.name for module in right_modules),
-    )
+    return _modules_paired("xla-dumps", stage, pairs, left_modules, right_modules)
 
 
 def _pair_alike(left: list[HloModule], right: list[HloModule]) -> list[tuple[HloModule, HloModule]]:
@@ -176,28 +198,69 @@ def _pair_run_folders(left: Path, right: Path, stage: str) -> PairedInputs:
             f"{left} and {right} have no graph with {stage}-optimization HLO to compare",
             hint="compile with a recent xlacli, which saves each graph's HLO in the run folder",
         )
+    left_only: list[str] = []
+    right_only: list[str] = []
+    # A training step has several graphs at one site (step 0, then step 1 with
+    # the optimizer state): like ``check``, key them by site and order there.
+    site_order = {**_site_order(left_graphs), **_site_order(right_graphs)}
+    keyed: list[tuple[str, Callable[[GraphRecord], object]]] = [
+        ("graph hash", _graph_hash),
+        ("site and order", lambda graph: site_order[id(graph)]),
+    ]
+    readable = []
+    for side, graphs, only in ((left, left_graphs, left_only), (right, right_graphs, right_only)):
+        for graph in graphs:
+            if file_key in graph.files:
+                readable.append((side, graph))
+            else:
+                only.append(_graph_label(graph) + f" (no {stage}-optimization HLO)")
+    modules = {id(graph): parse_hlo_file(side / graph.files[file_key]) for side, graph in readable}
     records = [
-        pair
-        for key in (_graph_hash, _graph_site)
-        for pair in _pair_by(left_graphs, right_graphs, key)
+        (how, *pair) for how, key in keyed for pair in _pair_by(left_graphs, right_graphs, key)
     ]
     pairs: list[ModulePair] = []
-    left_only = [_graph_label(graph) for graph in left_graphs]
-    right_only = [_graph_label(graph) for graph in right_graphs]
-    for left_graph, right_graph in records:
-        if file_key in left_graph.files and file_key in right_graph.files:
+    for how, left_graph, right_graph in records:
+        if id(left_graph) in modules and id(right_graph) in modules:
             pairs.append(
                 ModulePair(
-                    parse_hlo_file(left / left_graph.files[file_key]),
-                    parse_hlo_file(right / right_graph.files[file_key]),
+                    modules[id(left_graph)],
+                    modules[id(right_graph)],
                     _graph_label(right_graph),
+                    how,
                 )
             )
-        else:
-            missing = f" (no {stage}-optimization HLO)"
-            left_only.append(_graph_label(left_graph) + missing)
-            right_only.append(_graph_label(right_graph) + missing)
+    # What is left (another model file, a changed site) pairs by likeness.
+    free_left = [modules[id(g)] for g in left_graphs if id(g) in modules]
+    free_right = [modules[id(g)] for g in right_graphs if id(g) in modules]
+    labels = {
+        id(modules[id(g)]): _graph_label(g)
+        for g in (*left_graphs, *right_graphs)
+        if id(g) in modules
+    }
+    for module, partner in _pair_alike(free_left, free_right):
+        pairs.append(ModulePair(module, partner, labels[id(partner)], "structural likeness"))
+    left_only += [labels[id(module)] for module in free_left]
+    right_only += [labels[id(module)] for module in free_right]
     return PairedInputs("run-folders", stage, tuple(pairs), tuple(left_only), tuple(right_only))
+
+
+def _site_order(graphs: list[GraphRecord]) -> dict[int, object]:
+    """Each graph's (file name, line, n) for the n-th graph at its site; None with no site.
+
+    The file's folder is left out: two copies of a model in two folders are
+    the same model (``check`` keys graphs relative to its baseline likewise).
+    """
+    seen: Counter[tuple[str, int | None]] = Counter()
+    keys: dict[int, object] = {}
+    for graph in graphs:
+        if graph.site:
+            file, line = split_location(graph.site)
+            site = (PurePath(file).name, line)
+            keys[id(graph)] = (*site, seen[site])
+            seen[site] += 1
+        else:
+            keys[id(graph)] = None
+    return keys
 
 
 def _graph_hash(graph: GraphRecord) -> object:

@@ -14,10 +14,10 @@ import re
 NAME = re.compile(r"%?([A-Za-z_][\w.\-]*)")
 SPACE_AND_COMMENTS = re.compile(r"(?:\s+|/\*.*?\*/)*")
 # A quoted string with C escapes; a lone quote means the string never ends.
-_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*+"')
 # What changes nesting depth, or ends a value, while scanning: strings are
 # skipped whole so that a brace or comma inside one does not count.
-_STRUCTURE = re.compile(r'"(?:[^"\\\n]|\\.)*"|"|[{}\[\]()]|,|/\*.*?\*/')
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*+"|"|[{}\[\]()]|,|/\*.*?\*/')
 _CLOSER = {"{": "}", "[": "]", "(": ")"}
 _ESCAPE = re.compile(r"\\(.)")
 _UNESCAPED = {"n": "\n", "t": "\t", "r": "\r"}
@@ -45,7 +45,7 @@ def found_at(text: str, offset: int) -> str:
 
 def skip_space(text: str, offset: int) -> int:
     """The offset after any spaces and ``/*...*/`` comments (``/*index=5*/``)."""
-    if offset >= len(text) or text[offset] not in " \t/":
+    if offset >= len(text) or text[offset] not in " \t\n/":
         return offset
     match = SPACE_AND_COMMENTS.match(text, offset)
     return match.end() if match else offset

@@ -5,7 +5,7 @@ The approach of OpenXLA's ``hlo_diff``, in four steps:
 1. Identical subgraphs: a subgraph fingerprint found exactly once on each
    side pairs the two nodes and, position by position, everything below
    them. Nodes are visited users-first, so the largest subgraphs go first.
-   Leaves (parameters, constants) outside the entry computation do not seed
+   Leaves (parameters, constants) of called computations do not seed
    this: ``param_1 = f32[16] parameter(1)`` means something only through
    the fusion that calls its computation, so it is matched through that.
 2. Top-down: below a matched pair, children still unmatched are paired,
@@ -14,6 +14,9 @@ The approach of OpenXLA's ``hlo_diff``, in four steps:
    they have the same opcode and use the pair at the same operand position.
 4. Steps 2 and 3 repeat until nothing new matches; identical subgraphs left
    over in equal numbers on both sides (dead code) are paired in order.
+5. Inside two computations whose roots match, what nothing uses (unused
+   parameters of a sort comparator, unused constants) is paired by
+   signature (local fingerprint) in text order, and steps 2 and 3 run again.
 
 Whatever is left is only on one side: removed (left) or added (right).
 """
@@ -50,10 +53,19 @@ class _Side:
         self.graph = graph
         self.fingerprints = fingerprints
         self.entry = graph.module.entry.name
+        # Computations nothing calls (the entry, or a module with no ENTRY) stand alone.
+        called = {
+            name
+            for computation in graph.module.computations
+            for instruction in computation.instructions
+            for name in instruction.called_computations
+        }
+        self.uncalled = {c.name for c in graph.module.computations if c.name not in called}
+        self.uncalled.add(self.entry)
 
     def can_seed(self, node: int) -> bool:
         """Whether an identical subgraph at ``node`` may be matched on its own."""
-        return bool(self.graph.children[node]) or self.graph.computation_of[node] == self.entry
+        return bool(self.graph.children[node]) or self.graph.computation_of[node] in self.uncalled
 
 
 def match_graphs(
@@ -67,6 +79,8 @@ def match_graphs(
     matcher.match_entry_roots()
     matcher.propagate()
     if matcher.match_leftover_subgraphs():
+        matcher.propagate()
+    if matcher.match_inside_computations():
         matcher.propagate()
     return matcher.matching
 
@@ -131,6 +145,34 @@ class _Matcher:
             if right_nodes and len(right_nodes) == len(left_nodes):
                 for left_node, right_node in zip(left_nodes, right_nodes, strict=True):
                     self.match_subgraph(left_node, right_node)
+        return self.matched != before
+
+    def match_inside_computations(self) -> bool:
+        """Pair what is left inside computations whose roots match, by signature and position."""
+        left_nodes = _nodes_by_computation(self.left.graph)
+        right_nodes = _nodes_by_computation(self.right.graph)
+        left_to_right, right_to_left = self.matching.left_to_right, self.matching.right_to_left
+        left_local, right_local = self.left.fingerprints.local, self.right.fingerprints.local
+        left_users, right_users = self.left.graph.users, self.right.graph.users
+        before = self.matched
+        for left_root, nodes in left_nodes.values():
+            partner = left_to_right[left_root]
+            if partner < 0:
+                continue
+            right_root_name = self.right.graph.computation_of[partner]
+            free: dict[int, list[int]] = {}
+            for node in reversed(right_nodes[right_root_name][1]):
+                if right_to_left[node] < 0 and not right_users[node]:
+                    free.setdefault(right_local[node], []).append(node)
+            if not free:
+                continue
+            for node in nodes:
+                if left_to_right[node] < 0 and not left_users[node]:
+                    candidates = free.get(left_local[node])
+                    while candidates and right_to_left[candidates[-1]] >= 0:
+                        candidates.pop()
+                    if candidates:
+                        self._pair(node, candidates.pop())
         return self.matched != before
 
     @staticmethod
@@ -277,3 +319,18 @@ class _Matcher:
             self.left.graph.children[left_node], self.right.graph.children[right_node], strict=False
         )
         return any(left_to_right[a] == b or left_sub[a] == right_sub[b] for a, b in pairs)
+
+
+def _nodes_by_computation(graph: HloGraph) -> dict[str, tuple[int, list[int]]]:
+    """Each computation's root node and its nodes in text order."""
+    result: dict[str, tuple[int, list[int]]] = {}
+    base = 0
+    for computation in graph.module.computations:
+        count = len(computation.instructions)
+        root = computation.root
+        root_node = base + next(
+            k for k, instruction in enumerate(computation.instructions) if instruction is root
+        )
+        result[computation.name] = (root_node, list(range(base, base + count)))
+        base += count
+    return result

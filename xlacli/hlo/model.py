@@ -89,7 +89,34 @@ class TupleShape:
         )
 
 
-Shape = ArrayShape | TupleShape
+@dataclass(frozen=True, slots=True)
+class BufferShape:
+    """A buffer type, ``b(f32[2,4])``: the shape of a buffer that custom calls pass around."""
+
+    element: ArrayShape | TupleShape
+
+    def without_layout(self) -> BufferShape:
+        """The same buffer with no layout on its element shape."""
+        return BufferShape(self.element.without_layout())
+
+    def __str__(self) -> str:
+        return f"b({self.element})"
+
+
+@dataclass(frozen=True, slots=True)
+class OmittedShape:
+    """No shape printed: XLA's parser infers it (``%t = tuple(%a, %b)``); printed as nothing."""
+
+    def without_layout(self) -> OmittedShape:
+        """Itself: there is no layout to drop."""
+        return self
+
+    def __str__(self) -> str:
+        return ""
+
+
+OMITTED_SHAPE = OmittedShape()
+Shape = ArrayShape | TupleShape | BufferShape | OmittedShape
 
 
 @dataclass(frozen=True, slots=True)

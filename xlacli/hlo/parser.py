@@ -1,11 +1,15 @@
-"""The HLO text parser: a line-oriented scanner over XLA's printed format.
+"""The HLO text parser: statements as XLA's parser reads them, fast paths as XLA prints them.
 
-XLA prints one instruction per line, so the parser reads lines, not tokens:
-one compiled regex finds ``[ROOT] %name = ``, the shape and opcode follow, the
-operand list is split on commas (brackets are only scanned when inline shapes
-or nested literals make it necessary), and the attribute text after the
-operands, which repeats across layers, is read once per distinct text. This
-keeps a 30,000-instruction module well under a second.
+``StatementReader`` cuts the text into statements (one line each as XLA
+prints it; wrapped and commented text is joined and blanked). For each
+instruction one compiled regex finds ``[ROOT] %name = shape opcode(``, the
+operand list is split on commas, and the attribute text after the operands,
+which repeats across layers, is read once per distinct text. What people
+write by hand (omitted shapes, inline operands and bodies, ``%t#0``, no
+``HloModule`` line, several modules separated by ``// -----``) takes the
+general paths. A statement that ends too early (an error at its very end)
+is joined with the next line and read again, the way XLA's parser, which
+ignores line breaks, would read on.
 
 Every problem becomes an ``HloParseError`` with the file, line and column.
 """
@@ -13,39 +17,38 @@ Every problem becomes an ``HloParseError`` with the file, line and column.
 from __future__ import annotations
 
 import io
-import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from types import MappingProxyType
+from typing import TypeVar
 
 from xlacli.errors import HloParseError, UsageError
 from xlacli.hlo.attributes import build_metadata, read_attributes, read_brace_fields
 from xlacli.hlo.gc_pause import gc_paused
+from xlacli.hlo.heads import Signature, read_head
 from xlacli.hlo.instructions import ComputationState, InstructionReader, Reference
-from xlacli.hlo.lexer import Malformed, expect, found_at, read_name, skip_space
+from xlacli.hlo.lexer import Malformed, found_at
 from xlacli.hlo.model import (
     EMPTY_ATTRIBUTES,
     Computation,
     HloModule,
     Metadata,
-    Shape,
     StackFrameIndex,
 )
-from xlacli.hlo.preamble import SECTION_NAMES, PreambleBuilder, read_header
-from xlacli.hlo.shapes import ShapeCache, read_shape
+from xlacli.hlo.preamble import SECTION_NAMES, ModuleHeader, PreambleBuilder, read_header
+from xlacli.hlo.shapes import ShapeCache
+from xlacli.hlo.statements import MODULE_SEPARATOR, StatementReader, locate
 
-_COMPUTATION_HEAD = re.compile(r"\s*(ENTRY\s+)?%?([A-Za-z_][\w.\-]*)\s*")
-_SIMPLE_PARAMETER = re.compile(
-    r"\s*%?([A-Za-z_][\w.\-]*)\s*:\s*([a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?)\s*([,)])"
-)
+T = TypeVar("T")
 
 
 def parse_hlo(text: str, filename: str = "<string>") -> HloModule:
-    """Parse HLO text as XLA prints it into a typed module.
+    """Parse HLO text as XLA prints it (or as people write it) into a typed module.
 
     Args:
-        text: The module text (``HloModule ...`` and its computations).
+        text: The module text (``HloModule ...`` and its computations; the
+            header may be left out).
         filename: Named in error messages.
 
     Raises:
@@ -56,18 +59,42 @@ def parse_hlo(text: str, filename: str = "<string>") -> HloModule:
         return _ModuleParser(io.StringIO(text, newline=None), filename).parse()
 
 
+def parse_hlo_modules(text: str, filename: str = "<string>") -> tuple[HloModule, ...]:
+    """Parse text holding one module or several separated by ``// -----`` lines.
+
+    Raises:
+        HloParseError: A module is not valid HLO, or the text holds none.
+    """
+    with gc_paused():
+        return _parse_chunks(io.StringIO(text, newline=None), filename)
+
+
 def parse_hlo_file(path: str | Path) -> HloModule:
-    """Read and parse an HLO text file.
+    """Read and parse an HLO text file holding one module.
 
     Raises:
         UsageError: The file is missing or unreadable.
         HloParseError: The text is not valid HLO (or not UTF-8).
     """
+    return _read_file(path, lambda lines, name: _ModuleParser(lines, name).parse())
+
+
+def parse_hlo_file_modules(path: str | Path) -> tuple[HloModule, ...]:
+    """Read and parse an HLO text file of modules separated by ``// -----`` lines.
+
+    Raises:
+        UsageError: The file is missing or unreadable.
+        HloParseError: A module is not valid HLO (or the file not UTF-8).
+    """
+    return _read_file(path, _parse_chunks)
+
+
+def _read_file(path: str | Path, parse: Callable[[Iterable[str], str], T]) -> T:
     path = Path(path)
     try:
         # Read line by line: the text of a large module is never held whole.
         with gc_paused(), path.open(encoding="utf-8", newline=None) as lines:
-            return _ModuleParser(lines, str(path)).parse()
+            return parse(lines, str(path))
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -76,6 +103,29 @@ def parse_hlo_file(path: str | Path) -> HloModule:
         raise _not_utf8(path) from None
     except OSError as error:
         raise UsageError(f"{path}: cannot read: {error.strerror}") from None
+
+
+def _parse_chunks(lines: Iterable[str], filename: str) -> tuple[HloModule, ...]:
+    modules: list[HloModule] = []
+    chunk: list[str] = []
+    first_line = 1
+    number = 0
+    for number, line in enumerate(lines, start=1):
+        if MODULE_SEPARATOR.match(line):
+            modules.extend(_parse_chunk(chunk, first_line, filename))
+            chunk, first_line = [], number + 1
+        else:
+            chunk.append(line)
+    modules.extend(_parse_chunk(chunk, first_line, filename))
+    if not modules:
+        raise HloParseError(filename, max(number, 1), 1, "an HLO module", "none")
+    return tuple(modules)
+
+
+def _parse_chunk(chunk: list[str], first_line: int, filename: str) -> list[HloModule]:
+    if not any(line.strip() and not line.lstrip().startswith("//") for line in chunk):
+        return []  # nothing but comments between two separators
+    return [_ModuleParser(chunk, filename, first_line).parse()]
 
 
 def _not_utf8(path: Path) -> HloParseError:
@@ -89,89 +139,88 @@ def _not_utf8(path: Path) -> HloParseError:
     return HloParseError(str(path), 1, 1, "UTF-8 text")
 
 
-@dataclass(slots=True)
-class _Signature:
-    """A computation's head line, read."""
-
-    name: str
-    is_entry: bool
-    parameters: tuple[tuple[str, Shape], ...] | None
-    result_shape: Shape | None
-
-
 class _ModuleParser:
-    """One parse: the lines, the current line number and the per-parse caches."""
+    """One parse: the statements, and the per-parse caches."""
 
-    def __init__(self, lines: Iterable[str], filename: str):
-        self.lines = lines
+    def __init__(self, lines: Iterable[str], filename: str, first_line: int = 1):
+        self.statements = StatementReader(lines, first_line)
         self.filename = filename
-        self.lineno = 0  # the line being read, for error messages
-        self.line = ""
         self.shapes: ShapeCache = {}
         self.metadata: dict[str, Metadata] = {}
         self.stack_frames: StackFrameIndex | None = None
-        self.reader = InstructionReader(self.shapes, self._metadata)
+        self.reader = InstructionReader(self.shapes, self._metadata, self._inline_body)
         self.computation_lines: dict[str, int] = {}
         self.entry_line = 0
+        self.inline: list[Computation] = []  # bodies written inline, awaiting their caller
 
     def parse(self) -> HloModule:
         try:
             return self._module()
         except Malformed as problem:
-            found = problem.found
-            if found is None:
-                found = found_at(self.line, problem.offset)
-            raise HloParseError(
-                self.filename, self.lineno, problem.offset + 1, problem.expected, found
-            ) from None
+            raise self._error(self.statements, problem) from None
 
-    def _content_lines(self) -> Iterator[str]:
-        """Yield the lines that are not blank or ``//`` comments, keeping ``lineno``.
+    def _error(self, reader: StatementReader, problem: Malformed) -> HloParseError:
+        found = problem.found
+        if found is None:
+            found = found_at(reader.text, problem.offset)
+        line, column = reader.position(problem.offset)
+        return HloParseError(self.filename, line, column, problem.expected, found)
 
-        After the last line, ``lineno`` is the line after it and ``line`` is
-        empty, which is where an error about the end of the file points.
-        """
-        index, ended_line = 0, True
-        for index, line in enumerate(self.lines, start=1):
-            ended_line = line.endswith("\n")
-            stripped = line.strip()
-            if stripped and not stripped.startswith("//"):
-                self.lineno = index
-                self.line = line[:-1] if ended_line else line
-                yield self.line
-        # A file whose last line has no newline ends on that line, not after it.
-        self.lineno, self.line = (index + 1 if ended_line else index), ""
+    def _at_end(self, expected: str) -> HloParseError:
+        reader = self.statements
+        line = reader.last_line + 1 if reader.ended_with_newline else max(reader.last_line, 1)
+        return HloParseError(self.filename, line, 1, expected, "end of file")
+
+    def _attempt(self, reader: StatementReader, read: Callable[[str], T], text: str) -> T:
+        """Read a statement; while it fails at its very end, join the next line and retry."""
+        while True:
+            try:
+                return read(text)
+            except Malformed as problem:
+                if problem.offset < len(text.rstrip()):
+                    raise self._error(reader, problem) from None
+                more = reader.more()
+                if more is None or len(more.rstrip()) <= len(text.rstrip()):
+                    raise self._error(reader, problem) from None  # nothing more to read
+                text = more
 
     def _module(self) -> HloModule:
-        lines = self._content_lines()
-        header_line = next(lines, None)
-        if header_line is None:
-            raise Malformed(0, "'HloModule' and the module name", "an empty file")
-        header = read_header(header_line, self.shapes)
+        statements = self.statements
+        text = next(statements, None)
+        if text is None:
+            raise HloParseError(
+                self.filename, 1, 1, "'HloModule' and the module name", "an empty file"
+            )
+        header: ModuleHeader | None = None
+        if text.split(None, 1)[0] in ("HloModule", "HloModule:"):
+            header = self._attempt(statements, lambda t: read_header(t, self.shapes), text)
+            text = next(statements, None)
         preamble = PreambleBuilder()
         section = ""
         computations: list[Computation] = []
-        for line in lines:
-            stripped = line.strip()
+        while text is not None:
+            stripped = text.strip()
             if not computations and stripped in SECTION_NAMES:
                 section = stripped
             elif section and not computations and stripped[0].isdigit():
-                preamble.add(section, line)
+                self._attempt(statements, partial(preamble.add, section), text)
             else:
                 if not computations:
                     self.stack_frames = preamble.build()
-                computations.append(self._computation(line, lines))
+                computations.extend(self._computation(text))
+            text = next(statements, None)
         if not computations:
-            raise Malformed(0, "a computation", "end of file")
-        for reference in self.reader.called:
-            if reference.name not in self.computation_lines:
-                self._unresolved(reference)
+            raise self._at_end("a computation")
+        # A computation called but not defined is accepted, as a call to something
+        # outside the text (test snippets leave fused computations out): a diff
+        # tool reads what it is given, it does not verify it.
+        entry = next((c for c in computations if c.is_entry), computations[-1])
         return HloModule(
-            name=header.name,
+            name=header.name if header else entry.name,
             computations=tuple(computations),
-            attributes=header.attributes,
-            entry_computation_layout=header.entry_computation_layout,
-            input_output_alias=header.input_output_alias,
+            attributes=header.attributes if header else EMPTY_ATTRIBUTES,
+            entry_computation_layout=header.entry_computation_layout if header else None,
+            input_output_alias=header.input_output_alias if header else (),
             stack_frames=self.stack_frames,
             filename=self.filename,
         )
@@ -185,85 +234,68 @@ class _ModuleParser:
             repr(reference.name),
         )
 
-    def _computation(self, head: str, lines: Iterator[str]) -> Computation:
-        signature = self._computation_head(head)
-        head_line = self.lineno
+    def _computation(self, head: str) -> list[Computation]:
+        """Read a computation from its head; return it after the bodies it wrote inline."""
+        statements = self.statements
+        signature = self._attempt(statements, lambda t: read_head(t, self.shapes), head)
+        head_line, head = statements.line, statements.text
+        self._register(signature)
         state = ComputationState(signature.name)
-        read = self.reader.read
-        for line in lines:
-            if line.lstrip().startswith("}"):
-                return self._computation_end(signature, state, line)
-            read(state, line, self.lineno)
-        self.lineno, self.line = head_line, head
-        raise Malformed(
-            len(head.rstrip()) - 1, f"'}}' to close computation {signature.name}", "end of file"
-        )
-
-    def _computation_head(self, line: str) -> _Signature:
-        match = _COMPUTATION_HEAD.match(line)
-        if not match or line.startswith("ROOT", skip_space(line, 0)):
-            raise Malformed(
-                skip_space(line, 0), "a computation such as 'ENTRY %main {'", found_at(line, 0)
+        closing = self._instructions(statements, state)
+        if closing is None:
+            line, column = locate(head, head_line, head.rindex("{"))
+            raise HloParseError(
+                self.filename,
+                line,
+                column,
+                f"'}}' to close computation {signature.name}",
+                "end of file",
             )
-        offset = match.end()
-        parameters: tuple[tuple[str, Shape], ...] | None = None
-        result_shape = None
-        if line.startswith("(", offset):
-            parameters, offset = self._signature(line, offset)
-            offset = expect(line, offset, "->")
-            result_shape, offset = read_shape(line, offset, self.shapes)
-        offset = expect(line, offset, "{")
-        if line[offset:].strip():
-            raise Malformed(offset, "the end of the line after '{'", found_at(line, offset))
-        name, is_entry = match.group(2), bool(match.group(1))
+        computation = self._attempt(
+            statements, lambda t: self._computation_end(signature, state, t), closing
+        )
+        inline, self.inline = self.inline, []
+        return [*inline, computation]
+
+    def _register(self, signature: Signature) -> None:
+        name = signature.name
         if name in self.computation_lines:
             line_seen = self.computation_lines[name]
-            raise Malformed(
-                match.start(2), f"a computation name not used before (line {line_seen})", repr(name)
+            problem = Malformed(
+                signature.name_offset, f"a computation name not used before (line {line_seen})"
             )
-        if is_entry:
+            raise self._error(self.statements, problem)
+        if signature.is_entry:
             if self.entry_line:
-                raise Malformed(
-                    match.start(1), f"one ENTRY (line {self.entry_line} has it)", "ENTRY"
+                problem = Malformed(
+                    signature.entry_offset, f"one ENTRY (line {self.entry_line} has it)", "ENTRY"
                 )
-            self.entry_line = self.lineno
-        self.computation_lines[name] = self.lineno
-        return _Signature(name, is_entry, parameters, result_shape)
+                raise self._error(self.statements, problem)
+            self.entry_line = self.statements.line
+        self.computation_lines[name] = self.statements.line
 
-    def _signature(self, line: str, offset: int) -> tuple[tuple[tuple[str, Shape], ...], int]:
-        parameters: list[tuple[str, Shape]] = []
-        position = skip_space(line, offset + 1)
-        if line.startswith(")", position):
-            return (), position + 1
-        while True:
-            # Fused computations repeat the same few shapes: one match per parameter.
-            simple = _SIMPLE_PARAMETER.match(line, position)
-            if simple and simple.group(2) in self.shapes:
-                parameters.append((simple.group(1), self.shapes[simple.group(2)]))
-                position = simple.end()
-                if simple.group(3) == ")":
-                    return tuple(parameters), position
-                continue
-            name, position = read_name(line, position, "a parameter name")
-            position = expect(line, position, ":")
-            shape, position = read_shape(line, position, self.shapes)
-            parameters.append((name, shape))
-            position = skip_space(line, position)
-            if line.startswith(")", position):
-                return tuple(parameters), position + 1
-            if not line.startswith(",", position):
-                raise Malformed(position, "',' or ')'", found_at(line, position))
-            position += 1
+    def _instructions(self, statements: StatementReader, state: ComputationState) -> str | None:
+        """Read instructions up to a closing ``}`` (returned) or the end (None)."""
+        read = self.reader.read
+        for text in statements:
+            if text.lstrip().startswith("}"):
+                return text
+            try:
+                read(state, text, statements.line)
+            except Malformed as problem:
+                if problem.offset < len(text.rstrip()):
+                    raise self._error(statements, problem) from None
+                self._attempt(statements, lambda t: read(state, t, statements.line), text)
+        return None
 
     def _computation_end(
-        self, signature: _Signature, state: ComputationState, line: str
+        self, signature: Signature, state: ComputationState, line: str
     ) -> Computation:
+        brace = line.index("}")
         if not state.instructions:
-            raise Malformed(line.index("}"), f"an instruction in computation {state.name}", "'}'")
-        raw = read_attributes(line, line.index("}") + 1)
-        for reference in state.pending:
-            if reference.name not in state.defined:
-                self._unresolved(reference)
+            raise Malformed(brace, f"an instruction in computation {state.name}", "'}'")
+        raw = read_attributes(line, brace + 1)
+        self._check_pending(state)
         attributes = (
             MappingProxyType({key: value for key, (value, _) in raw.items()})
             if raw
@@ -278,13 +310,40 @@ class _ModuleParser:
             attributes=attributes,
         )
 
+    def _check_pending(self, state: ComputationState) -> None:
+        for reference in state.pending:
+            if reference.name not in state.defined:
+                self._unresolved(reference)
+
+    def _inline_body(self, line: str, lineno: int, value: str, offset: int, owner: str) -> str:
+        """Read ``{ instructions }`` written as an attribute value; return the name it gets."""
+        first_line, column = locate(line, lineno, offset + 1)
+        body = " " * (column - 1) + value[1:-1]
+        statements = StatementReader(body.split("\n"), first_line)
+        name = f"{owner}.body"
+        while name in self.computation_lines:
+            name += "_"
+        self.computation_lines[name] = first_line
+        state = ComputationState(name)
+        closing = self._instructions(statements, state)
+        if closing is not None or not state.instructions:
+            problem = Malformed(
+                statements.text.index("}") if closing else 0,
+                f"an instruction in computation {name}",
+                "'}'" if closing else "'{}'",
+            )
+            raise self._error(statements, problem)
+        self._check_pending(state)
+        self.inline.append(Computation(name=name, instructions=tuple(state.instructions)))
+        return name
+
     def _metadata(self, text: str, offset: int) -> Metadata:
         metadata = self.metadata.get(text)
         if metadata is None:
             fields = read_brace_fields(text, offset)
             index = self.stack_frames
-            locate = (lambda frame: _source_of(index, frame)) if index else (lambda frame: None)
-            metadata = build_metadata(fields, offset, locate)
+            locate_frame = (lambda frame: _source_of(index, frame)) if index else (lambda _: None)
+            metadata = build_metadata(fields, offset, locate_frame)
             self.metadata[text] = metadata
         return metadata
 

@@ -55,6 +55,9 @@ def read_header(line: str, shapes: ShapeCache) -> ModuleHeader:
     if not line.startswith("HloModule", offset):
         raise Malformed(offset, "'HloModule' and the module name", found_at(line, offset))
     name, offset = read_name(line, offset + len("HloModule"), "a module name")
+    colon = skip_space(line, offset)
+    if line.startswith(":", colon):  # the older ``HloModule name:``
+        offset = colon + 1
     raw = read_attributes(line, offset)
     layout = None
     if "entry_computation_layout" in raw:

@@ -11,10 +11,47 @@ from __future__ import annotations
 import re
 
 from xlacli.hlo.lexer import Malformed, expect, found_at, skip_space
-from xlacli.hlo.model import ArrayShape, Layout, ProgramShape, Shape, TupleShape
+from xlacli.hlo.model import ArrayShape, BufferShape, Layout, ProgramShape, Shape, TupleShape
 
 _ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\](\{[^{}]*\})?")
-_ELEMENT_TYPE = re.compile(r"pred|token|opaque|bf16|tf32|c64|c128|[su]\d+|f\d+(?:e\d+m\d+[a-z]*)?")
+# Every PrimitiveType of xla_data.proto as primitive_util prints it (TUPLE
+# and BUFFER have their own syntax: parentheses and ``b(...)``).
+ELEMENT_TYPES = frozenset(
+    [
+        "pred",
+        "s1",
+        "s2",
+        "s4",
+        "s8",
+        "s16",
+        "s32",
+        "s64",
+        "u1",
+        "u2",
+        "u4",
+        "u8",
+        "u16",
+        "u32",
+        "u64",
+        "f16",
+        "f32",
+        "bf16",
+        "f64",
+        "f8e5m2",
+        "f8e4m3",
+        "f8e4m3fn",
+        "f8e4m3b11fnuz",
+        "f8e3m4",
+        "f8e5m2fnuz",
+        "f8e4m3fnuz",
+        "f4e2m1fn",
+        "f8e8m0fnu",
+        "c64",
+        "c128",
+        "token",
+        "opaque",
+    ]
+)
 _DIMENSION = re.compile(r"\s*(?:(\d+)|<=\s*(\d+)|(\?))\s*")
 _MINOR_TO_MAJOR = re.compile(r"\s*(?:\d+\s*(?:,\s*\d+\s*)*)?")
 
@@ -30,6 +67,8 @@ def read_shape(text: str, offset: int, cache: ShapeCache) -> tuple[Shape, int]:
     offset = skip_space(text, offset)
     if text.startswith("(", offset):
         return _read_tuple(text, offset, cache)
+    if text.startswith("b(", offset):
+        return _read_buffer(text, offset, cache)
     match = _ARRAY.match(text, offset)
     if not match:
         raise Malformed(offset, "a shape such as f32[2,3]{1,0}", found_at(text, offset))
@@ -54,9 +93,16 @@ def _read_tuple(text: str, offset: int, cache: ShapeCache) -> tuple[TupleShape, 
         offset = expect(text, offset, ",")
 
 
+def _read_buffer(text: str, offset: int, cache: ShapeCache) -> tuple[BufferShape, int]:
+    element, end = read_shape(text, offset + 2, cache)
+    if not isinstance(element, ArrayShape | TupleShape):
+        raise Malformed(offset + 2, "an array or tuple shape inside b(...)", found_at(text, offset))
+    return BufferShape(element), expect(text, end, ")")
+
+
 def _build_array(match: re.Match[str]) -> ArrayShape:
     element_type, dims_text, layout_text = match.group(1, 2, 3)
-    if not _ELEMENT_TYPE.fullmatch(element_type):
+    if element_type not in ELEMENT_TYPES:
         raise Malformed(
             match.start(1), "an element type (f32, bf16, s32, pred...)", repr(element_type)
         )

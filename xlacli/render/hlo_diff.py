@@ -68,6 +68,7 @@ def _module_dict(module: ModuleDiff) -> dict[str, Any]:
             **{kind: module.count(kind) for kind in CHANGE_KINDS},
         },
         "header_changes": list(module.header_changes),
+        "paired_by": module.paired_by,
     }
 
 
@@ -114,6 +115,7 @@ def _module_parts(module: ModuleDiff, details: bool) -> list[RenderableType]:
         Text.assemble(
             (module.label, "bold cyan"),
             f"  {module.left.instructions:,} → {module.right.instructions:,} instructions",
+            (f"  (paired by {module.paired_by})" if module.paired_by else "", "dim"),
         ),
         Text(f"  unchanged {module.unchanged:,}  {counts}"),
     ]

@@ -57,7 +57,7 @@ def _rename_instruction(instruction: Instruction, mapping: dict[str, str]) -> In
         instruction,
         name=mapping[instruction.name],
         operands=tuple(mapping[operand] for operand in instruction.operands),
-        called_computations=tuple(mapping[c] for c in instruction.called_computations),
+        called_computations=tuple(mapping.get(c, c) for c in instruction.called_computations),
         attributes=MappingProxyType(attributes),
     )
 

@@ -138,7 +138,8 @@ def test_forward_references_and_sharing_of_names(features: HloModule) -> None:
     ("text", "line", "column", "expected"),
     [
         ("", 1, 1, "'HloModule'"),
-        ("HloModel m\n", 1, 1, "'HloModule'"),
+        # No HloModule line is a headerless module: HloModel is a computation's name.
+        ("HloModel m\n", 1, 10, "'{'"),
         ("HloModule m\n", 2, 1, "a computation"),
         ("HloModule m, entry_computation_layout={(f32[2]->f32[2]}\n", 1, 47, "','"),
         ("HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n", 2, 9, "'}' to close"),
@@ -172,24 +173,18 @@ def test_forward_references_and_sharing_of_names(features: HloModule) -> None:
             'a closing "',
         ),
         (
+            # An open brace reads on, as XLA does, to the end of the file.
             "HloModule m\nENTRY e {\n  a = f32[2] parameter(0), sharding={{replicated}\n}\n",
-            3,
-            50,
-            "'}' to close '{'",
+            2,
+            9,
+            "'}' to close computation e",
         ),
         ("HloModule m\nENTRY e {\n  a = f32[2] parameter(0), foo\n}\n", 3, 26, "an attribute"),
         (
-            "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n"
-            "  b = f32[2] call(a), to_apply=%g\n}\n",
-            4,
-            32,
-            "a computation",
-        ),
-        (
             "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[2] negate(a b)\n}\n",
             4,
-            21,
-            "an operand name",
+            23,
+            "',' or ')'",
         ),
         (
             "HloModule m\ne (x: f32[]) -> f32[] {\n  ROOT x = f32[] parameter(0)\n}\n"
@@ -245,3 +240,12 @@ def test_end_of_file_errors_point_inside_the_file(text: str, line: int) -> None:
         parse_hlo(text, "f.hlo")
     assert (caught.value.line, caught.value.column) == (line, 1)
     assert "expected a computation" in caught.value.message
+
+
+def test_a_computation_called_but_not_defined_is_accepted() -> None:
+    # Test snippets leave fused computations out; a diff tool reads what it is given.
+    module = parse_hlo(
+        "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n"
+        "  ROOT b = f32[2] call(a), to_apply=%g\n}\n"
+    )
+    assert module.entry.root.called_computations == ("g",)
