@@ -49,10 +49,13 @@ def read_snippet(location: str, context: int = CONTEXT_LINES) -> SourceSnippet |
 
 
 def report_locations(report: RunReport) -> list[str]:
-    """Every user line the report names: compile causes, fallbacks, graph sites."""
+    """Every user line the report names: compile causes, fallbacks, graph sites, Dynamo."""
     locations = [event.cause.location for event in report.events]
     locations += [op.location for op in report.fallback_ops]
     locations += [graph.site for graph in report.graphs]
+    if report.dynamo is not None:  # graph breaks and guard failures, shown with their code
+        locations += [graph_break.location for graph_break in report.dynamo.graph_breaks]
+        locations += [frame.location for frame in report.dynamo.frames if frame.guard_failure]
     return sorted({location for location in locations if location})
 
 

@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.profile_report import ProfileSummary, load_summary
-from xlacli.render.html import check_section, graph_sections, profile_section, run_sections
+from xlacli.render.html import (
+    check_section,
+    dynamo_section,
+    graph_sections,
+    memory_section,
+    profile_section,
+    run_sections,
+    spmd_section,
+)
 from xlacli.render.html.context import RunContext
 from xlacli.render.html.page import render_page
 from xlacli.report import RunReport
@@ -43,7 +51,10 @@ RUN_SECTIONS: tuple[Section, ...] = (
     Section(
         "recompiles", "Compiles, explained", "sections/recompiles.html.j2", run_sections.recompiles
     ),
+    Section("dynamo", "torch.compile (Dynamo)", "sections/dynamo.html.j2", dynamo_section.context),
     Section("fallbacks", "CPU fallbacks", "sections/fallbacks.html.j2", run_sections.fallbacks),
+    Section("spmd", "SPMD", "sections/spmd.html.j2", spmd_section.context),
+    Section("memory", "Memory and precision", "sections/memory.html.j2", memory_section.context),
     Section("profile", "Profile", "sections/profile.html.j2", profile_section.context),
     Section("details", "Each graph", "sections/graph_details.html.j2", graph_sections.context),
 )
