@@ -61,6 +61,7 @@ class StatementReader:
         # A list, so the fast path looks ahead by index instead of pushing lines back.
         self._lines: list[str] = lines if isinstance(lines, list) else list(lines)
         self._index = 0  # of the next line to read
+        self._content_at = -1  # a line known to hold content (the fast path's look-ahead)
         self._first_line = first_line
         self._pushed: list[tuple[str, int]] = []  # cleaned lines handed back, last first
         self._in_comment = False
@@ -146,9 +147,10 @@ class StatementReader:
         lines, index = self._lines, self._index
         count = len(lines)
         is_content = _CONTENT.match
-        while index < count and not is_content(lines[index]):
-            index += 1
-        self._index = index
+        if index != self._content_at:  # else the last look-ahead found content here
+            while index < count and not is_content(lines[index]):
+                index += 1
+            self._index = index
         if index >= count:
             return None
         raw = lines[index]
@@ -166,6 +168,7 @@ class StatementReader:
         following = index + 1
         while following < count and not is_content(lines[following]):
             following += 1
+        self._content_at = following
         if following < count and _CONTINUATION.match(lines[following]):
             return None
         self._index = index + 1
