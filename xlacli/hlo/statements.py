@@ -152,6 +152,9 @@ class StatementReader:
                 index += 1
             self._index = index
         if index >= count:
+            if count:  # the blank lines at the end count as read, as the general path reads them
+                self.last_line = self._first_line + count - 1
+                self.ended_with_newline = lines[-1].endswith("\n")
             return None
         raw = lines[index]
         ended_with_newline = raw[-1] == "\n"
