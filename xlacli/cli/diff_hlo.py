@@ -62,16 +62,16 @@ def diff_hlo_command(
     from xlacli.hlo.inputs import diff_paths
     from xlacli.render.console import stdout_console
     from xlacli.render.hlo_diff import render_hlo_diff, render_hlo_diff_json
-    from xlacli.render.memory_compare import (
-        memory_comparison_text,
-        run_folder_changes,
-        with_memory_comparison,
-    )
 
     with gc_paused(freeze=True):
         report = diff_paths(left, right, stage.value)
-    # Two run folders: also their memory and precision, graph by graph.
-    memory = run_folder_changes(left, right) if left.is_dir() and right.is_dir() else None
+    # Two run folders: also their memory and precision, graph by graph. Imported only
+    # then: the run report's model is start-up that a diff of two files does not need.
+    memory = None
+    if left.is_dir() and right.is_dir():
+        from xlacli.render.memory_compare import run_folder_changes
+
+        memory = run_folder_changes(left, right)
     if output_format == options.ReportFormat.html:
         from xlacli.render.html.diff_page import diff_page_html, write_diff_html
 
@@ -81,9 +81,15 @@ def diff_hlo_command(
             print(write_diff_html(report, output))
     elif output_format == options.ReportFormat.json:
         diff_json = render_hlo_diff_json(report)
-        sys.stdout.write(with_memory_comparison(diff_json, memory) if memory else diff_json)
+        if memory:
+            from xlacli.render.memory_compare import with_memory_comparison
+
+            diff_json = with_memory_comparison(diff_json, memory)
+        sys.stdout.write(diff_json)
     else:
         render_hlo_diff(report, stdout_console(), details=details)
         if memory:
+            from xlacli.render.memory_compare import memory_comparison_text
+
             stdout_console().print(memory_comparison_text(memory))
     return EXIT_OK if report.identical else EXIT_CHECK_FAILED

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from xlacli.errors import UsageError
 from xlacli.hlo.changes import DiffReport
@@ -26,7 +26,9 @@ from xlacli.hlo.model import HloModule
 from xlacli.hlo.parser import parse_hlo_file, parse_hlo_file_modules
 from xlacli.parse.xla_dump import list_dumped_modules
 from xlacli.paths import split_location
-from xlacli.report import REPORT_FILE, GraphRecord, load_report
+
+if TYPE_CHECKING:
+    from xlacli.report import GraphRecord
 
 T = TypeVar("T")
 STAGES = ("pre", "post")
@@ -138,6 +140,9 @@ def _modules_paired(
 
 
 def _folder_kind(folder: Path) -> str:
+    # Imported here: the run report's model costs start-up that a diff of two files never needs.
+    from xlacli.report import REPORT_FILE
+
     if (folder / REPORT_FILE).is_file():
         return "run-folders"
     if list_dumped_modules(folder):
@@ -191,6 +196,8 @@ def _pair_alike(left: list[HloModule], right: list[HloModule]) -> list[tuple[Hlo
 
 
 def _pair_run_folders(left: Path, right: Path, stage: str) -> PairedInputs:
+    from xlacli.report import load_report
+
     left_graphs, right_graphs = list(load_report(left).graphs), list(load_report(right).graphs)
     file_key = _STAGE_FILES[stage]
     if not any(file_key in graph.files for graph in (*left_graphs, *right_graphs)):

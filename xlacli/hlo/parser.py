@@ -106,7 +106,13 @@ def _read_file(path: str | Path, parse: Callable[[Iterable[str], str], T]) -> T:
 
 
 def _parse_chunks(lines: Iterable[str], filename: str) -> tuple[HloModule, ...]:
-    modules: list[HloModule] = []
+    lines = list(lines)
+    if "-----" not in "".join(lines):  # one module: no regex per line to find separators
+        modules = _parse_chunk(lines, 1, filename)
+        if not modules:
+            raise HloParseError(filename, max(len(lines), 1), 1, "an HLO module", "none")
+        return tuple(modules)
+    modules = []
     chunk: list[str] = []
     first_line = 1
     number = 0

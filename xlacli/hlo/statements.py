@@ -12,13 +12,17 @@ with spaces, so offsets in the text still name the right column, and line
 breaks are kept, so an offset also names the right line (``position``).
 
 Only lines whose bracket counts do not balance, or that hold ``//`` or
-``/*``, are scanned character by character: printed HLO rarely does.
+``/*``, are scanned character by character: printed HLO rarely does. A
+line that balances, holds no comment, does not end with ``,``, ``->`` or
+``=`` and is not followed by a line starting with ``,`` is a statement by
+itself: ``__next__`` hands it out without the general machinery (pushed
+lines, look-ahead, joining), which costs more than reading the instruction.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 # Strings (kept), comments (blanked), brackets (counted): one scan of a line.
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*+"|/\*.*?\*/|/\*|//|[{}\[\]()]')
@@ -54,8 +58,11 @@ class StatementReader:
     """
 
     def __init__(self, lines: Iterable[str], first_line: int = 1):
-        self._lines: Iterator[str] = iter(lines)
-        self._number = first_line - 1
+        # A list, so the fast path looks ahead by index instead of pushing lines back.
+        self._lines: list[str] = lines if isinstance(lines, list) else list(lines)
+        self._index = 0  # of the next line to read
+        self._content_at = -1  # a line known to hold content (the fast path's look-ahead)
+        self._first_line = first_line
         self._pushed: list[tuple[str, int]] = []  # cleaned lines handed back, last first
         self._in_comment = False
         self.line = 0
@@ -67,16 +74,18 @@ class StatementReader:
         """The next line, comments blanked (it may be blank), and its number."""
         if self._pushed:
             return self._pushed.pop()
-        raw = next(self._lines, None)
-        if raw is None:
+        index = self._index
+        if index >= len(self._lines):
             return None
-        self._number += 1
-        self.last_line = self._number
+        raw = self._lines[index]
+        self._index = index + 1
+        number = self._first_line + index
+        self.last_line = number
         self.ended_with_newline = raw.endswith("\n")
         line = raw[:-1] if self.ended_with_newline else raw
         if self._in_comment or "//" in line or ("/*" in line and _has_other_comment(line)):
             line = self._blank_comments(line)
-        return line, self._number
+        return line, number
 
     def _blank_comments(self, line: str) -> str:
         parts: list[str] = []
@@ -117,6 +126,10 @@ class StatementReader:
         return self
 
     def __next__(self) -> str:
+        if not self._pushed and not self._in_comment:
+            simple = self._next_simple()
+            if simple is not None:
+                return simple
         item = self._next_content()
         if item is None:
             raise StopIteration
@@ -124,6 +137,48 @@ class StatementReader:
         text = self._complete(text)
         self.text = text
         return text
+
+    def _next_simple(self) -> str | None:
+        """The next line if it is a statement by itself (the printed case), else None.
+
+        Nothing is consumed but blank lines when the answer is None: the
+        general path then reads the line again.
+        """
+        lines, index = self._lines, self._index
+        count = len(lines)
+        is_content = _CONTENT.match
+        if index != self._content_at:  # else the last look-ahead found content here
+            while index < count and not is_content(lines[index]):
+                index += 1
+            self._index = index
+        if index >= count:
+            if count:  # the blank lines at the end count as read, as the general path reads them
+                self.last_line = self._first_line + count - 1
+                self.ended_with_newline = lines[-1].endswith("\n")
+            return None
+        raw = lines[index]
+        ended_with_newline = raw[-1] == "\n"
+        line = raw[:-1] if ended_with_newline else raw
+        if "//" in line or ("/*" in line and _has_other_comment(line)):
+            return None
+        if line.count("(") != line.count(")") or line.count("[") != line.count("]"):
+            return None
+        braces = line.count("{") - line.count("}")
+        if braces and not _is_simple_brace_line(line, braces):
+            return None
+        if line[-1] in _MAY_CONTINUE and line.rstrip().endswith((",", "->", "=")):
+            return None
+        following = index + 1
+        while following < count and not is_content(lines[following]):
+            following += 1
+        self._content_at = following
+        if following < count and _CONTINUATION.match(lines[following]):
+            return None
+        self._index = index + 1
+        self.line = self.last_line = self._first_line + index
+        self.ended_with_newline = ended_with_newline
+        self.text = line
+        return line
 
     def _complete(self, text: str) -> str:
         """Join lines while brackets are open or the next line goes on with ``,``."""
@@ -219,6 +274,24 @@ def _exact_depth(text: str, is_head: bool) -> tuple[int, int | None]:
                 start = match.start()
                 return depth, (start if text[:start].strip() else None)
     return depth, None
+
+
+def _is_simple_brace_line(line: str, braces: int) -> bool:
+    """Whether an unbalanced line is a whole statement: a lone ``}`` or a head ending in ``{``.
+
+    A head's text before its final ``{`` must hold no other ``{`` but layouts
+    (``]{``), so the general path would cut it at that same ``{``.
+    """
+    if braces == -1:
+        return line.strip() == "}"
+    if braces != 1 or line[-1] != "{":
+        return False
+    before = line[:-1]
+    return (
+        before.count("{") == before.count("]{")
+        and _INSTRUCTION_START.match(line) is None
+        and not line.lstrip().startswith("HloModule")
+    )
 
 
 def _has_other_comment(line: str) -> bool:
