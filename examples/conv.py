@@ -1,6 +1,6 @@
 """A small convolutional network on 32x32 images.
 
-    xlacli compile examples/conv.py --train
+xlacli compile examples/conv.py --train
 """
 
 import torch

@@ -1,6 +1,6 @@
 """A small multi-layer perceptron: the quickstart model.
 
-    xlacli compile examples/mlp.py
+xlacli compile examples/mlp.py
 """
 
 import torch

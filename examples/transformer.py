@@ -1,6 +1,6 @@
 """A small transformer encoder written with torch.nn, on token ids.
 
-    xlacli compile examples/transformer.py
+xlacli compile examples/transformer.py
 """
 
 import torch
@@ -40,6 +40,4 @@ def get_inputs(step: int) -> torch.Tensor:
 
 def loss_fn(logits: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
     """Next-token prediction, for --train."""
-    return nn.functional.cross_entropy(
-        logits[:, :-1].reshape(-1, VOCAB), tokens[:, 1:].reshape(-1)
-    )
+    return nn.functional.cross_entropy(logits[:, :-1].reshape(-1, VOCAB), tokens[:, 1:].reshape(-1))

@@ -1,6 +1,6 @@
 """input_dtype: the data switches to half precision at step 3.
 
-    xlacli compile examples/recompile/input_dtype.py --steps 5
+xlacli compile examples/recompile/input_dtype.py --steps 5
 """
 
 import torch
