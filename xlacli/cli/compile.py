@@ -55,9 +55,12 @@ def compile_command(
 
     model, script_args = options.split_script_args(ctx, model, module)
     target = resolve_target(model, module, script_args)
+    devices = devices if devices is not None else load_config().devices
     if mode is options.RunMode.both:
         from xlacli.flows.compare import compare_compile
+        from xlacli.flows.modes import check_mode
 
+        check_mode(target, "dynamo")  # before the lazy run, not after it
         return compare_compile(
             target,
             out=Path(out) if out else None,
@@ -67,6 +70,7 @@ def compile_command(
             train=train,
             optimizer=optimizer.value,
             explain_warmup=warmup,
+            devices=devices,
         )
     result = capture(
         target,
@@ -77,7 +81,7 @@ def compile_command(
         force=force,
         label=f"Compiling {target.module or target.path.name}",
         explain_warmup=warmup,
-        devices=devices if devices is not None else load_config().devices,
+        devices=devices,
         mode=mode.value,
     )
     render_compile_report(result.report, output_format.value)

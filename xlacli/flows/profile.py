@@ -88,6 +88,9 @@ def run_profile(request: ProfileRequest) -> int:
         _prepare_logdir(request.logdir, request.name, request.force)
     if request.mode == "both":
         from xlacli.flows.compare import compare_profile
+        from xlacli.flows.modes import check_mode
+
+        check_mode(target, "dynamo")  # before the lazy run, not after it
 
         return compare_profile(target, request)
     result, summary = capture_profile(target, request)
