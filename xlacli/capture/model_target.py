@@ -11,8 +11,6 @@ from xlacli.capture.request import CaptureRequest
 
 def run_model_file(request: CaptureRequest, recorder: StepRecorder) -> None:
     """Load the model file and run ``warmup + steps`` steps, each ending in a sync."""
-    import torch_xla
-
     from xlacli.capture.device import start_device
     from xlacli.capture.steps import StepRunner
     from xlacli.discover import ModelTarget, load_model
@@ -25,8 +23,7 @@ def run_model_file(request: CaptureRequest, recorder: StepRecorder) -> None:
         argv=request.script_args,
     )
     device = start_device()
-    if recorder.observers is not None:
-        recorder.observers.runtime()
+    recorder.observers.runtime()  # the device count, SPMD and mesh; too many --devices: exit 2
     runner = StepRunner(
         loaded,
         device,
@@ -36,11 +33,7 @@ def run_model_file(request: CaptureRequest, recorder: StepRecorder) -> None:
         wait_each_step=request.wait_each_step,
         mode=request.mode,
     )
-    recorder.setup(
-        entry_site=loaded.entry_site,
-        inputs_site=loaded.inputs_site,
-        device_count=torch_xla.device_count(),
-    )
+    recorder.setup(entry_site=loaded.entry_site, inputs_site=loaded.inputs_site)
     for step in range(request.warmup + request.steps):
         recorder.begin(step)
         record = runner.run(step)

@@ -8,10 +8,13 @@ and writes the ``step`` event with the metric deltas since the last one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xlacli.capture.events import EventWriter
 from xlacli.capture.steps import MetricTracker
+
+if TYPE_CHECKING:
+    from xlacli.capture.observers import StepObservers
 
 
 class StepRecorder:
@@ -23,14 +26,14 @@ class StepRecorder:
         window: Any,
         warmup: int,
         *,
-        observers: Any = None,
+        observers: StepObservers,
         max_trace_steps: int | None = None,
     ):
         self.events = events
         self.tracker = MetricTracker()
         self.window = window  # a ProfileWindow, or None
         self.warmup = warmup
-        self.observers = observers  # a capture.observers.StepObservers, or None
+        self.observers = observers
         self.max_trace_steps = max_trace_steps  # reliability: bound the trace's memory
         self.steps_done = 0
 
@@ -40,8 +43,7 @@ class StepRecorder:
     def setup(self, **fields: Any) -> None:
         """What happened before the first step (loading the model)."""
         self.events.write("setup", **fields, **self.tracker.delta())
-        if self.observers is not None:
-            self.observers.after_step(None)
+        self.observers.after_step(None)
 
     def begin(self, step: int) -> None:
         """Step ``step`` starts: open the trace at the first recorded step."""
@@ -61,13 +63,10 @@ class StepRecorder:
         delta = self.tracker.delta()
         if self.window is not None and "UncachedCompile" not in delta["counters"]:
             self.window.compiles_settled()
-        observed: dict[str, Any] = {}
-        if self.observers is not None:
-            self.observers.runtime()  # the device exists by now, whoever made it
-            observed = self.observers.step_fields()
+        self.observers.runtime()  # the device exists by now, whoever made it
+        observed = self.observers.step_fields()
         self.events.write("step", step=step, traced=traced, **record, **delta, **observed)
-        if self.observers is not None:
-            self.observers.after_step(step)
+        self.observers.after_step(step)
         self.steps_done = step + 1
         return delta
 
@@ -83,8 +82,7 @@ class StepRecorder:
             if self.window is not None:
                 self.window.exit_step()
                 self.window.stop()
-            if self.observers is not None:
-                self.observers.close()
+            self.observers.close()
         finally:
             delta = self.tracker.delta()
             if delta["counters"]:
