@@ -222,28 +222,22 @@ def _pair_run_folders(left: Path, right: Path, stage: str) -> PairedInputs:
             else:
                 only.append(_graph_label(graph) + f" (no {stage}-optimization HLO)")
     modules = {id(graph): parse_hlo_file(side / graph.files[file_key]) for side, graph in readable}
+    # Only graphs with HLO take part (their site order was counted over all
+    # graphs above, as check counts them): a graph without HLO paired by hash
+    # would take its partner out of both the pairs and the unpaired lists.
+    left_graphs = [graph for graph in left_graphs if id(graph) in modules]
+    right_graphs = [graph for graph in right_graphs if id(graph) in modules]
     records = [
         (how, *pair) for how, key in keyed for pair in _pair_by(left_graphs, right_graphs, key)
     ]
-    pairs: list[ModulePair] = []
-    for how, left_graph, right_graph in records:
-        if id(left_graph) in modules and id(right_graph) in modules:
-            pairs.append(
-                ModulePair(
-                    modules[id(left_graph)],
-                    modules[id(right_graph)],
-                    _graph_label(right_graph),
-                    how,
-                )
-            )
+    pairs = [
+        ModulePair(modules[id(left)], modules[id(right)], _graph_label(right), how)
+        for how, left, right in records
+    ]
     # What is left (another model file, a changed site) pairs by likeness.
-    free_left = [modules[id(g)] for g in left_graphs if id(g) in modules]
-    free_right = [modules[id(g)] for g in right_graphs if id(g) in modules]
-    labels = {
-        id(modules[id(g)]): _graph_label(g)
-        for g in (*left_graphs, *right_graphs)
-        if id(g) in modules
-    }
+    free_left = [modules[id(g)] for g in left_graphs]
+    free_right = [modules[id(g)] for g in right_graphs]
+    labels = {id(modules[id(g)]): _graph_label(g) for g in (*left_graphs, *right_graphs)}
     for module, partner in _pair_alike(free_left, free_right):
         pairs.append(ModulePair(module, partner, labels[id(partner)], "structural likeness"))
     left_only += [labels[id(module)] for module in free_left]
@@ -272,10 +266,6 @@ def _site_order(graphs: list[GraphRecord]) -> dict[int, object]:
 
 def _graph_hash(graph: GraphRecord) -> object:
     return graph.hash
-
-
-def _graph_site(graph: GraphRecord) -> object:
-    return graph.site or None
 
 
 def _graph_label(graph: GraphRecord) -> str:
