@@ -52,11 +52,10 @@ class AttributeList:
     attributes: Attributes
     metadata: Metadata
     called_computations: tuple[str, ...]
-    called_offsets: tuple[int, ...]  # where each name stands in the text read
     inline: bool = False  # a computation body was written inline: not to be reused
 
 
-EMPTY_ATTRIBUTE_LIST = AttributeList(EMPTY_ATTRIBUTES, EMPTY_METADATA, (), ())
+EMPTY_ATTRIBUTE_LIST = AttributeList(EMPTY_ATTRIBUTES, EMPTY_METADATA, ())
 
 
 def read_attributes(text: str, offset: int = 0) -> dict[str, tuple[str, int]]:
@@ -117,7 +116,7 @@ def read_attribute_list(
     metadata = EMPTY_METADATA
     if "metadata" in raw:
         metadata = read_metadata(*raw.pop("metadata"))
-    called: list[tuple[str, int]] = []
+    called: list[str] = []
     inline = False
     for key in CALLED_COMPUTATION_KEYS:
         if key not in raw:
@@ -126,18 +125,13 @@ def read_attribute_list(
         if read_inline is not None and value.startswith("{") and "=" in value:
             name = read_inline(value, offset)
             raw[key] = (f"%{name}", offset)
-            called.append((name, offset))
+            called.append(name)
             inline = True
         else:
-            called.extend(read_computation_names(value, offset))
+            # Its offsets still place the errors of a malformed name list.
+            called.extend(name for name, _ in read_computation_names(value, offset))
     attributes = MappingProxyType({key: value for key, (value, _) in raw.items()})
-    return AttributeList(
-        attributes,
-        metadata,
-        tuple(name for name, _ in called),
-        tuple(offset for _, offset in called),
-        inline,
-    )
+    return AttributeList(attributes, metadata, tuple(called), inline)
 
 
 def read_computation_names(value: str, offset: int) -> list[tuple[str, int]]:

@@ -69,7 +69,7 @@ class ComputationState:
 class _Line:
     """One statement being read: what it adds to the computation once it has all been read."""
 
-    __slots__ = ("called", "lineno", "made", "pending", "text")
+    __slots__ = ("lineno", "made", "pending", "text")
 
     def __init__(self, text: str, lineno: int):
         # A plain class: one of these per instruction, so its creation must be cheap.
@@ -77,7 +77,6 @@ class _Line:
         self.lineno = lineno
         self.made: list[Instruction] = []  # inline operands, tuple elements
         self.pending: list[Reference] = []
-        self.called: list[Reference] = []
 
     def reference(self, name: str, offset: int, expected: str) -> Reference:
         line, column = locate(self.text, self.lineno, offset)
@@ -97,7 +96,6 @@ class InstructionReader:
         self.read_metadata = read_metadata
         self.read_inline = read_inline
         self.tails: dict[str, AttributeList] = {}
-        self.called: list[Reference] = []  # computation names, checked at the module's end
 
     def read(self, state: ComputationState, line: str, lineno: int) -> None:
         """Read one instruction statement into ``state`` (nothing is added if it fails).
@@ -131,8 +129,6 @@ class InstructionReader:
             state.instructions.extend(statement.made)
         if statement.pending:
             state.pending.extend(statement.pending)
-        if statement.called:
-            self.called.extend(statement.called)
         defined[name] = name
         state.instructions.append(instruction)
 
@@ -160,11 +156,6 @@ class InstructionReader:
         elif start != close:
             operands = self._operands(state, statement, start, close, name)
         tail = self.tails.get(line[close + 1 :]) or self._read_tail(statement, close + 1, name)
-        if tail.called_computations:
-            for called, column in zip(tail.called_computations, tail.called_offsets, strict=True):
-                statement.called.append(
-                    statement.reference(called, close + 1 + column, "a computation")
-                )
         return Instruction(
             name,
             opcode,
@@ -280,7 +271,6 @@ class InstructionReader:
         statement.made.extend(inner.made)
         statement.made.append(made)
         statement.pending.extend(inner.pending)
-        statement.called.extend(inner.called)
         return name
 
     def _tuple_element(
