@@ -128,7 +128,15 @@ LEGEND = (
 )
 
 
-_COMPILED_BY = {"dynamo": "torch.compile", "torch_xla_compile": "torch_xla.compile"}
+# Why a graph ran, in words (the terminal and the HTML page say the same).
+TRIGGER_WORDS = {
+    "step_end": "step",
+    "user_sync": "your sync",
+    "host_sync": "value read",
+    "dynamo": "torch.compile",
+    "torch_xla_compile": "torch_xla.compile",
+}
+_COMPILED_BY = ("dynamo", "torch_xla_compile")
 
 
 def _site_text(graph: GraphRecord, *, compact: bool) -> Text:
@@ -136,12 +144,13 @@ def _site_text(graph: GraphRecord, *, compact: bool) -> Text:
     if compact:
         site = site.rpartition("/")[2]
     text = Text(site)
+    words = TRIGGER_WORDS.get(graph.trigger)
     if graph.trigger == "host_sync":
-        text.append(" (value read)", style="yellow")
+        text.append(f" ({words})", style="yellow")
     elif graph.trigger in _COMPILED_BY:
-        text.append(f" ({_COMPILED_BY[graph.trigger]})", style="magenta")
+        text.append(f" ({words})", style="magenta")
     elif graph.trigger == "step_end" and not compact:
-        text.append(" (step)", style="dim")
+        text.append(f" ({words})", style="dim")
     return text
 
 

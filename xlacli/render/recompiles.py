@@ -31,7 +31,7 @@ def recompile_view(report: RunReport) -> RenderableType:
         parts.extend(
             group_block(group)
             if group[0].cause.category in GROUPED_CATEGORIES
-            else _warmup_line(group[0], len(group))
+            else _warmup_line(group[0])  # only grouped categories form groups
             for group in grouped(warmup)
         )
     if report.fallback_ops:
@@ -132,14 +132,13 @@ def event_block(event: CompileEvent, count: int = 1) -> RenderableType:
     return Group(*lines)
 
 
-def _warmup_line(event: CompileEvent, count: int = 1) -> Text:
+def _warmup_line(event: CompileEvent) -> Text:
     inside = display_location(event.cause.library_location)
     return Text.assemble(
         ("  step ", "dim"),
         str(event.step),
         "  ",
         (event.cause.category, "magenta"),
-        (f" ×{count}" if count > 1 else "", "magenta"),
         "  ",
         (display_location(event.cause.location) or "", "cyan"),
         (f" (inside {inside})" if inside else "", "dim"),

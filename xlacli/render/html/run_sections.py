@@ -7,13 +7,12 @@ from typing import Any
 
 from xlacli.errors import EXIT_CHECK_FAILED
 from xlacli.paths import display_location, display_path
+from xlacli.render.compile_report import TRIGGER_WORDS
 from xlacli.render.html.context import RunContext, event_anchor, graph_anchor
 from xlacli.render.html.svg import TimelineMark, timeline_svg
 from xlacli.render.units import format_seconds
 from xlacli.report import CompileEvent, StepRecord
 from xlacli.source_snippets import SourceSnippet
-
-TRIGGERS = {"step_end": "step", "user_sync": "your sync", "host_sync": "value read"}
 
 
 def header(run: RunContext) -> dict[str, Any]:
@@ -60,9 +59,7 @@ def timeline_context(run: RunContext) -> dict[str, Any] | None:
     by_step: dict[int | None, list[CompileEvent]] = {}
     for event in report.events:
         by_step.setdefault(event.step, []).append(event)
-    marks = [
-        _mark(record, by_step.get(record.step, []), report.warmup) for record in report.step_records
-    ]
+    marks = [_mark(record, by_step.get(record.step, [])) for record in report.step_records]
     return {
         "svg": timeline_svg(marks, report.warmup),
         "steps": len(marks),
@@ -71,7 +68,7 @@ def timeline_context(run: RunContext) -> dict[str, Any] | None:
     }
 
 
-def _mark(record: StepRecord, events: list[CompileEvent], warmup: int) -> TimelineMark:
+def _mark(record: StepRecord, events: list[CompileEvent]) -> TimelineMark:
     if events:
         kind = "compiled"
     elif record.fallbacks:
@@ -92,7 +89,8 @@ def _mark(record: StepRecord, events: list[CompileEvent], warmup: int) -> Timeli
         hover.append(f"{record.value_reads} value read(s)")
     if record.fallbacks:
         hover.append(f"{record.fallbacks} op(s) on the CPU")
-    steady = bool(events) and record.step >= warmup
+    # As the terminal's timeline: expected compiles after the warm-up are not alarms.
+    steady = any(event.steady_state for event in events)
     flags = tuple(
         flag
         for flag, happened in (("read", record.value_reads), ("fallback", record.fallbacks))
@@ -110,7 +108,7 @@ def graph_table_context(run: RunContext) -> dict[str, Any] | None:
             "hash": graph.hash,
             "anchor": graph_anchor(graph.hash),
             "site": display_location(graph.site) or "?",
-            "trigger": TRIGGERS.get(graph.trigger, graph.trigger),
+            "trigger": TRIGGER_WORDS.get(graph.trigger, graph.trigger),
             "graph": graph,
         }
         for graph in run.report.graphs
