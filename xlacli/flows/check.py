@@ -23,13 +23,13 @@ from xlacli.paths import display_path
 from xlacli.render.check import (
     check_json,
     print_check,
+    save_check,
     write_github,
     write_github_error,
     write_junit,
     write_junit_error,
 )
 from xlacli.render.console import print_message
-from xlacli.render.html.run_page import save_check
 from xlacli.words import counted
 
 T = TypeVar("T")

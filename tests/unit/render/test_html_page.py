@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from xlacli.profile_report import ProfileSummary, StepTimes, save_summary
+from xlacli.render.check import save_check
 from xlacli.render.html import run_page
 from xlacli.render.html.page import csp_hash
 from xlacli.render.html.run_page import RUN_SECTIONS, Section, run_page_html, write_run_html
@@ -242,7 +243,7 @@ def test_check_section_lists_regressions_first(hostile_run: Path) -> None:
         {"name": "distinct graphs", "baseline": "2", "current": "2", "status": "ok"},
         {"name": "compilations", "baseline": "1", "current": "2", "status": "regression"},
     ]
-    run_page.save_check({"passed": False, "baseline": "b.json", "checks": checks}, hostile_run)
+    save_check({"passed": False, "baseline": "b.json", "checks": checks}, hostile_run)
     page = write_run_html(hostile_run).read_text()
     assert page.index("check-regression") < page.index("check-ok")
 

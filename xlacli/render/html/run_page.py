@@ -8,7 +8,6 @@ section and its entry in the contents are left out). A new view of the report
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.profile_report import ProfileSummary, load_summary
+from xlacli.render.check import load_check
 from xlacli.render.html import (
     check_section,
     dynamo_section,
@@ -31,7 +31,6 @@ from xlacli.report import RunReport
 from xlacli.source_snippets import load_snippets
 
 HTML_FILE = "report.html"
-CHECK_FILE = "check.json"
 
 
 @dataclass(frozen=True)
@@ -106,22 +105,6 @@ def write_run_html(run_dir: Path, output: Path | None = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
     return path
-
-
-def save_check(data: Mapping[str, Any], run_dir: Path) -> Path:
-    """Keep a check's outcome in its run folder, so the page can show it later."""
-    path = run_dir / CHECK_FILE
-    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return path
-
-
-def load_check(run_dir: Path) -> dict[str, Any] | None:
-    """The saved check outcome, or None for a run that was not a check."""
-    try:
-        data = json.loads((run_dir / CHECK_FILE).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def announce_run_html(run_dir: Path) -> Path:
