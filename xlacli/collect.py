@@ -11,6 +11,7 @@ counter deltas per step, which places every compile and execution in its step.
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -377,30 +378,30 @@ def _site(event: AnalysisEvent, roots: CodeRoots, entry_site: str | None) -> tup
 def _step_records(
     raw: RawRun, compile_steps: list[int | None], execute_steps: list[int | None]
 ) -> tuple[StepRecord, ...]:
-    fallbacks = {
-        event.get("step"): sum(
-            count for name, count in event.get("counters", {}).items() if name.startswith("aten::")
+    # One pass over the compiles and executions, not one per step: a long
+    # profile has hundreds of steps and graphs.
+    compiles_in = Counter(compile_steps)
+    ran_in: dict[int | None, list[AnalysisEvent]] = {}
+    for execution, step in zip(raw.executions, execute_steps, strict=True):
+        ran_in.setdefault(step, []).append(execution)
+    records = []
+    for event in raw.log.steps:
+        ran = ran_in.get(event["step"], [])
+        records.append(
+            StepRecord(
+                step=event["step"],
+                wall_time_s=event.get("wall_time_s", 0.0),
+                compilations=compiles_in[event["step"]],
+                executions=len(ran),
+                input_signature=tuple(event.get("input_signature", ())),
+                graph_hashes=tuple(execution.graph_hash or "" for execution in ran),
+                value_reads=sum(HOST_SYNC_CAUSE in execution.cause for execution in ran),
+                # The step's own CPU fallbacks (no other metric event has its number).
+                fallbacks=sum(
+                    count
+                    for name, count in event.get("counters", {}).items()
+                    if name.startswith("aten::")
+                ),
+            )
         )
-        for event in raw.log.metric_events
-    }
-    return tuple(
-        StepRecord(
-            step=event["step"],
-            wall_time_s=event.get("wall_time_s", 0.0),
-            compilations=compile_steps.count(event["step"]),
-            executions=execute_steps.count(event["step"]),
-            input_signature=tuple(event.get("input_signature", ())),
-            graph_hashes=tuple(
-                execution.graph_hash or ""
-                for execution, step in zip(raw.executions, execute_steps, strict=True)
-                if step == event["step"]
-            ),
-            value_reads=sum(
-                HOST_SYNC_CAUSE in execution.cause
-                for execution, step in zip(raw.executions, execute_steps, strict=True)
-                if step == event["step"]
-            ),
-            fallbacks=fallbacks.get(event["step"], 0),
-        )
-        for event in raw.log.steps
-    )
+    return tuple(records)
