@@ -45,14 +45,15 @@ class _CreationRecorder(TorchFunctionMode):
         result = func(*args, **(kwargs or {}))
         if isinstance(result, torch.Tensor) and not any(arg is result for arg in args):
             # An in-place op returns its argument: the tensor keeps the line that made it.
-            line = _user_line(sys._getframe(1), self.roots)
+            line = user_line(sys._getframe(1), self.roots)
             if line is not None:
                 # Keep the tensor alive with its id, so the id cannot be reused.
                 self.lines[id(result)] = (result, line)
         return result
 
 
-def _user_line(frame: FrameType | None, roots: CodeRoots) -> str | None:
+def user_line(frame: FrameType | None, roots: CodeRoots) -> str | None:
+    """``file:line`` of the innermost user frame from ``frame`` outwards, if any."""
     while frame is not None:
         code = frame.f_code
         if roots.is_user(Frame(code.co_name, code.co_filename, frame.f_lineno)):

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from types import FrameType
 from typing import Any
 
 import torch
 
+from xlacli.capture.callsites import user_line
 from xlacli.capture.steps import xla_type
-from xlacli.parse.frames import CodeRoots, Frame, current_code_roots
+from xlacli.parse.frames import CodeRoots, current_code_roots
 
 
 class TransferLog:
@@ -54,10 +54,4 @@ class TransferLog:
         return moves
 
     def _user_site(self) -> str:
-        frame: FrameType | None = sys._getframe(2)
-        while frame is not None:
-            code = frame.f_code
-            if self._roots.is_user(Frame(code.co_name, code.co_filename, frame.f_lineno)):
-                return f"{code.co_filename}:{frame.f_lineno}"
-            frame = frame.f_back
-        return "?"
+        return user_line(sys._getframe(2), self._roots) or "?"

@@ -30,13 +30,6 @@ from xlacli.words import counted
 DEFAULT_MODEL_STEPS = 2
 
 
-def target_label(target: ModelTarget) -> str:
-    """How the report names the target: ``model.py:make``, ``train.py``, ``-m pkg.train``."""
-    if target.module:
-        return f"-m {target.module}"
-    return str(target.path) + (f":{target.entry}" if target.entry else "")
-
-
 def configured_target(
     model: str | None,
     module: str | None,
@@ -169,7 +162,7 @@ def report_from_run(
 ) -> tuple[RawRun, RunReport]:
     """Parse a run folder's raw files into its report, and save it."""
     raw = read_raw_run(paths, log)
-    model_label = target_label(target)
+    model_label = str(target)  # model.py:make, train.py, -m pkg.train
     report = build_report(
         raw, paths, request, model_label, error_record(error), warmup=explain_warmup
     )
