@@ -20,6 +20,7 @@ from xlacli.analysis.hints import hint_for
 from xlacli.capture.events import ChildLog
 from xlacli.parse.debug_log import AnalysisEvent
 from xlacli.parse.frames import CodeRoots, Frame
+from xlacli.paths import split_location
 from xlacli.report import (
     CompileCause,
     CompileEvent,
@@ -44,20 +45,24 @@ class XlaEvents:
 
 
 def build_dynamo_record(
-    log: ChildLog, xla: XlaEvents, roots: CodeRoots, *, mode: str, extractions: int
-) -> DynamoRecord | None:
-    """The run's Dynamo record; None when Dynamo never compiled a frame."""
+    log: ChildLog, xla: XlaEvents, *, mode: str, extractions: int
+) -> tuple[DynamoRecord | None, list[int | None]]:
+    """The run's Dynamo record (None when Dynamo never compiled a frame), and
+    the frame each XLA compile lowered (see ``xla_compile_owners``)."""
     frames = _frames(log)
     if not frames:
-        return None
+        return None, []
     # A recompiled frame whose FX graph torch_xla had already compiled shows
     # only in executions: both say which XLA graphs each frame ran.
     hashes: dict[int, list[str]] = {}
-    for events, steps in ((xla.compiles, xla.compile_steps), (xla.executions, xla.execute_steps)):
-        owners = xla_compile_owners(frames, events, steps, roots)
+    compile_owners = xla_compile_owners(frames, xla.compiles, xla.compile_steps)
+    execute_owners = xla_compile_owners(frames, xla.executions, xla.execute_steps)
+    for events, owners in ((xla.compiles, compile_owners), (xla.executions, execute_owners)):
         for event, owner in zip(events, owners, strict=True):
-            known = hashes.setdefault(owner, []) if owner is not None else []
-            if owner is not None and event.graph_hash and event.graph_hash not in known:
+            if owner is None or not event.graph_hash:
+                continue
+            known = hashes.setdefault(owner, [])
+            if event.graph_hash not in known:
                 known.append(event.graph_hash)
     records = tuple(
         dataclasses.replace(frame, graph_hashes=tuple(hashes.get(i, ())))
@@ -71,7 +76,7 @@ def build_dynamo_record(
         recompiles=sum(1 for frame in records if frame.guard_failure),
         extractions=extractions,
         counters=dict((log.dynamo or {}).get("counters", {})),
-    )
+    ), compile_owners
 
 
 def _frames(log: ChildLog) -> list[DynamoFrameRecord]:
@@ -120,7 +125,6 @@ def xla_compile_owners(
     frames: Sequence[DynamoFrameRecord],
     events: Sequence[AnalysisEvent],
     steps: Sequence[int | None],
-    roots: CodeRoots,
 ) -> list[int | None]:
     """For each XLA compile (or execution), the index of the frame compile
     whose FX graph it lowered (None: not Dynamo's, e.g. a step's lazy sync)."""
@@ -134,7 +138,7 @@ def xla_compile_owners(
         candidates = [
             i
             for i, frame in enumerate(frames)
-            if (frame.function, frame.location.rsplit(":", 1)[0]) in running
+            if (frame.function, split_location(frame.location)[0]) in running
             and (frame.step is None or step is None or frame.step <= step)
         ]
         owners.append(candidates[-1] if candidates else None)
@@ -171,8 +175,8 @@ def _dynamo_cause(
 ) -> CompileCause | None:
     """The Dynamo cause of an XLA compile; ``lazy`` is what the IR comparison found."""
     if frame.guard_failure:
-        file, _, line = frame.location.rpartition(":")
-        in_user_code = roots.is_user(Frame(frame.function, file, int(line or 0)))
+        file, line = split_location(frame.location)
+        in_user_code = roots.is_user(Frame(frame.function, file, line or 0))
         compared = f"; {lazy.detail}" if lazy.category != "first_compile" else ""
         return CompileCause(
             category="dynamo_guard",
@@ -188,8 +192,7 @@ def _dynamo_cause(
     resumed = _RESUME.match(frame.function)
     if resumed is None:
         return None
-    file = frame.location.rsplit(":", 1)[0]
-    location = f"{file}:{resumed['line']}"
+    location = f"{split_location(frame.location)[0]}:{resumed['line']}"
     reason = next((b.reason for b in record.graph_breaks if b.location == location), "")
     return CompileCause(
         category="graph_break",
@@ -211,10 +214,9 @@ def explain_dynamo(
     extractions: int,
 ) -> tuple[DynamoRecord | None, list[CompileEvent]]:
     """The Dynamo record, and the compile events with Dynamo's causes applied."""
-    record = build_dynamo_record(log, xla, roots, mode=mode, extractions=extractions)
+    record, owners = build_dynamo_record(log, xla, mode=mode, extractions=extractions)
     if record is None:
         return None, list(events)
-    owners = xla_compile_owners(record.frames, xla.compiles, xla.compile_steps, roots)
     return record, apply_dynamo_causes(events, record, owners, roots)
 
 
