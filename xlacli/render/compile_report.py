@@ -17,11 +17,10 @@ from xlacli.render.dynamo import dynamo_view
 from xlacli.render.memory import memory_view
 from xlacli.render.recompiles import recompile_view
 from xlacli.render.sharding import spmd_view
-from xlacli.render.units import format_bytes, format_seconds
+from xlacli.render.units import format_bytes, format_seconds, short_hash
 from xlacli.report import GraphRecord, RunReport, dump_report
 from xlacli.words import counted
 
-SHORT_HASH = 8
 COMPACT_BELOW = 110  # columns
 
 
@@ -104,7 +103,7 @@ def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Tabl
             format_bytes(graph.temp_bytes),
         ]
         table.add_row(
-            graph.hash[:SHORT_HASH],
+            short_hash(graph.hash),
             _site_text(graph, compact=compact),
             _count(graph.ir_nodes),
             _count(graph.hlo_instructions),

@@ -10,11 +10,9 @@ from rich.text import Text
 
 from xlacli.analysis.hints import hint_for
 from xlacli.paths import display_location, source_line
-from xlacli.render.units import format_seconds
+from xlacli.render.units import format_seconds, short_hash
 from xlacli.report import DynamoFrameRecord, DynamoRecord, RunReport
 from xlacli.words import counted
-
-SHORT_HASH = 8
 
 
 def dynamo_view(report: RunReport) -> RenderableType | None:
@@ -78,7 +76,7 @@ def _frame_table(dynamo: DynamoRecord) -> Table:
     for frame in dynamo.frames:
         groups.setdefault((frame.function, frame.location), []).append(frame)
     for (function, location), frames in groups.items():
-        hashes = dict.fromkeys(h[:SHORT_HASH] for f in frames for h in f.graph_hashes)
+        hashes = dict.fromkeys(short_hash(h) for f in frames for h in f.graph_hashes)
         table.add_row(
             function,
             display_location(location) or location,

@@ -17,11 +17,10 @@ from xlacli.analysis.memory import largest_graph
 from xlacli.analysis.precision import backend_note, precision_warnings
 from xlacli.memory_report import BufferRecord, CheckpointFacts, GraphPrecision, RunMemory
 from xlacli.paths import display_location
-from xlacli.render.units import format_bytes
+from xlacli.render.units import format_bytes, short_hash
 from xlacli.report import GraphRecord, RunReport
 from xlacli.words import counted
 
-SHORT_HASH = 8
 WORTH_A_LINE = 1 << 20  # bytes
 BIGGEST_SHOWN = 3
 
@@ -37,11 +36,11 @@ def memory_view(report: RunReport) -> list[Text]:
         lines.extend(_run_lines(report.memory))
     largest = largest_graph(report.graphs)
     if largest is not None and largest.memory is not None and largest.memory.biggest:
-        lines.append(Text(f"Biggest buffers at the peak of {largest.hash[:SHORT_HASH]}:"))
+        lines.append(Text(f"Biggest buffers at the peak of {short_hash(largest.hash)}:"))
         lines.extend(Text(f"  {line}") for line in biggest_lines(largest.memory.biggest))
     for graph in graphs:
         lines.extend(
-            Text(f"{graph.hash[:SHORT_HASH]}: {warning}", style="yellow")
+            Text(f"{short_hash(graph.hash)}: {warning}", style="yellow")
             for warning in graph_warnings(graph)
         )
     return lines
@@ -72,7 +71,7 @@ def graph_line(graph: GraphRecord) -> Text:
         parts.append("matmuls " + matmul_mix(graph.precision))
     if graph.checkpoint is not None and graph.checkpoint.opt_barriers:
         parts.append(checkpoint_summary(graph.checkpoint))
-    return Text(f"{graph.hash[:SHORT_HASH]}  " + "; ".join(parts))
+    return Text(f"{short_hash(graph.hash)}  " + "; ".join(parts))
 
 
 def matmul_mix(precision: GraphPrecision) -> str:

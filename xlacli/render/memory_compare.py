@@ -10,10 +10,8 @@ from rich.text import Text
 
 from xlacli.analysis.memory_compare import GraphMemoryChange, compare_memory
 from xlacli.render.memory import dot_shares
-from xlacli.render.units import format_bytes
+from xlacli.render.units import format_bytes, short_hash
 from xlacli.report import REPORT_FILE, load_report
-
-SHORT_HASH = 8
 
 
 def run_folder_changes(left: Path, right: Path) -> list[GraphMemoryChange] | None:
@@ -27,7 +25,7 @@ def memory_comparison_text(changes: list[GraphMemoryChange]) -> Text:
     """``d5bed824 -> 21307e6e  peak 13.4 MiB -> 19.0 MiB (+42%); ...``, one line per pair."""
     text = Text("\nMemory and precision, graph by graph:", style="bold")
     for change in changes:
-        text.append(f"\n  {change.left[:SHORT_HASH]} -> {change.right[:SHORT_HASH]}  ")
+        text.append(f"\n  {short_hash(change.left)} -> {short_hash(change.right)}  ")
         text.append(change_summary(change))
     return text
 

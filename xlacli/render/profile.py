@@ -11,7 +11,7 @@ from rich.text import Text
 from xlacli.paths import display_location, display_path
 from xlacli.profile_report import ProfileSummary, dump_summary
 from xlacli.render.console import plain_table, stdout_console
-from xlacli.render.units import format_seconds
+from xlacli.render.units import format_seconds, short_hash
 
 BREAKDOWN_LABELS = {
     "python_s": "host: Python and the rest",
@@ -111,7 +111,7 @@ def _graphs_table(summary: ProfileSummary) -> Table:
     table = plain_table(("graph", "left"), ("site", "left"), ("runs", "right"), ("time", "right"))
     for graph in summary.graphs:
         table.add_row(
-            graph.hash[:8],
+            short_hash(graph.hash),
             display_location(graph.site) or "?",
             str(graph.executions),
             format_seconds(graph.time_s),

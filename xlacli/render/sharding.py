@@ -10,12 +10,11 @@ from rich.table import Table
 from rich.text import Text
 
 from xlacli.paths import display_location
-from xlacli.render.units import format_bytes
+from xlacli.render.units import format_bytes, short_hash
 from xlacli.report import GraphRecord
 from xlacli.sharding_report import GraphSpmd, TensorSharding
 from xlacli.words import counted
 
-SHORT_HASH = 8
 MAX_OPS_LISTED = 8
 
 
@@ -42,7 +41,7 @@ def _graph_block(graph: GraphRecord, spmd: GraphSpmd) -> RenderableType:
         f"out {format_bytes(graph.output_bytes)}, temp {format_bytes(graph.temp_bytes)}"
     )
     header = Text.assemble(
-        (graph.hash[:SHORT_HASH], "bold"), f"  {spmd.devices} devices, {mesh_text}; {memory}"
+        (short_hash(graph.hash), "bold"), f"  {spmd.devices} devices, {mesh_text}; {memory}"
     )
     return Group(
         header,

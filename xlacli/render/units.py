@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 _BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+_SHORT_HASH = 8
+
+
+def short_hash(graph_hash: str | None) -> str:
+    """A graph's hash as every view shows it: its first 8 characters."""
+    return (graph_hash or "")[:_SHORT_HASH]
 
 
 def format_bytes(value: int | None) -> str:

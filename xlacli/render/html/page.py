@@ -18,7 +18,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from xlacli.paths import display_location, display_path
-from xlacli.render.units import format_bytes, format_seconds
+from xlacli.render.units import format_bytes, format_seconds, short_hash
 
 TEMPLATES = Path(str(resources.files("xlacli.render").joinpath("templates")))
 
@@ -38,7 +38,7 @@ def environment() -> Environment:
         seconds=format_seconds,
         location=lambda value: display_location(value) or "",
         path=lambda value: display_path(value) if value else "",
-        short=lambda value: (value or "")[:8],
+        short=short_hash,
     )
     return env
 

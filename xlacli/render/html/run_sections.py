@@ -10,7 +10,7 @@ from xlacli.paths import display_location, display_path
 from xlacli.render.compile_report import TRIGGER_WORDS
 from xlacli.render.html.context import RunContext, event_anchor, graph_anchor
 from xlacli.render.html.svg import TimelineMark, timeline_svg
-from xlacli.render.units import format_seconds
+from xlacli.render.units import format_seconds, short_hash
 from xlacli.report import CompileEvent, StepRecord
 from xlacli.source_snippets import SourceSnippet
 
@@ -79,12 +79,12 @@ def _mark(record: StepRecord, events: list[CompileEvent]) -> TimelineMark:
         kind = "cached"
     hover = [f"step {record.step}: {kind}", f"wall {format_seconds(record.wall_time_s)}"]
     hover += [
-        f"compiled {event.graph_hash[:8]} in {format_seconds(event.compile_time_s)}"
+        f"compiled {short_hash(event.graph_hash)} in {format_seconds(event.compile_time_s)}"
         f" ({event.cause.category})"
         for event in events
     ]
     if record.graph_hashes:
-        hover.append("ran " + ", ".join(h[:8] for h in record.graph_hashes))
+        hover.append("ran " + ", ".join(short_hash(h) for h in record.graph_hashes))
     if record.value_reads:
         hover.append(f"{record.value_reads} value read(s)")
     if record.fallbacks:
