@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_ALLOCATION = re.compile(r"^allocation (\d+): size (\d+)(?:, (.*?))?:?\s*$")
+# An allocation's header line: its index, size and roles (memory_usage.py reads it too).
+ALLOCATION_LINE = re.compile(r"^allocation (\d+): size (\d+)(?:, (.*?))?:?\s*$")
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def parse_buffer_assignment(text: str) -> list[Allocation]:
     """Parse the allocation lines of a buffer assignment."""
     allocations = []
     for line in text.splitlines():
-        match = _ALLOCATION.match(line)
+        match = ALLOCATION_LINE.match(line)
         if match:
             roles = (match.group(3) or "").rstrip(":")
             allocations.append(Allocation(int(match.group(1)), int(match.group(2)), roles))

@@ -26,8 +26,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from xlacli.parse.buffer_assignment import ALLOCATION_LINE, Allocation
+
 _TOTAL = re.compile(r"^Total bytes used: (\d+)", re.MULTILINE)
-_ALLOCATION = re.compile(r"^allocation (\d+): size (\d+)(?:, (.*?))?:?\s*$")
 _VALUE = re.compile(r"^ value: <\d+ (\S+?) @\d+> \(size=(\d+),offset=\d+\): (.*)$")
 _PEAK_HEADER = re.compile(r"^\s+Live ranges at (\d+) \(peak\):\s*$")
 _PEAK_ENTRY = re.compile(r"^\s+(\S+?): (\d+) bytes \(cumulative: \d+ bytes\)\s*$")
@@ -62,11 +63,12 @@ class BufferValue:
     @property
     def role(self) -> str:
         """``argument``, ``output``, ``constant`` or ``temporary``."""
-        if self.roles.startswith("parameter") or ", parameter " in self.roles:
+        allocation = Allocation(self.allocation, self.size, self.roles)
+        if allocation.is_parameter:
             return "argument"
-        if "maybe-live-out" in self.roles or "output shape" in self.roles:
+        if allocation.is_output:
             return "output"
-        if "constant" in self.roles.split(",")[0]:
+        if allocation.is_constant:
             return "constant"
         return "temporary"
 
@@ -100,7 +102,7 @@ def parse_buffer_values(text: str) -> dict[str, BufferValue]:
     allocation, roles = -1, ""
     for line in text.splitlines():
         if line.startswith("allocation "):
-            match = _ALLOCATION.match(line)
+            match = ALLOCATION_LINE.match(line)
             if match:
                 allocation, roles = int(match.group(1)), (match.group(3) or "").rstrip(":")
             continue
