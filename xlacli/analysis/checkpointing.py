@@ -28,7 +28,8 @@ def checkpoint_facts(before: HloModule | None, after: HloModule | None) -> Check
         return None
     entry = before.entry
     barriers = [i for i in entry.instructions if i.opcode == BARRIER]
-    downstream = [_downstream(entry, barrier.name) for barrier in barriers]
+    users = _users(entry)  # once, not once per barrier
+    downstream = [_downstream(users, barrier.name) for barrier in barriers]
     inside = set().union(*downstream) if downstream else set()
     outside = Counter(
         _signature(i)
@@ -66,12 +67,17 @@ def checkpoint_facts(before: HloModule | None, after: HloModule | None) -> Check
     )
 
 
-def _downstream(computation: Computation, start: str) -> set[str]:
-    """The instructions that (transitively) use ``start``'s result."""
+def _users(computation: Computation) -> dict[str, list[str]]:
+    """Each instruction's name -> the instructions that use its result."""
     users: dict[str, list[str]] = {}
     for instruction in computation.instructions:
         for operand in instruction.operands:
             users.setdefault(operand, []).append(instruction.name)
+    return users
+
+
+def _downstream(users: dict[str, list[str]], start: str) -> set[str]:
+    """The instructions that (transitively) use ``start``'s result."""
     seen: set[str] = set()
     queue = deque(users.get(start, ()))
     while queue:
