@@ -30,15 +30,23 @@ class SourceSnippet:
     lines: tuple[str, ...]
 
 
-def read_snippet(location: str, context: int = CONTEXT_LINES) -> SourceSnippet | None:
-    """The lines around ``file:line``, or None when the file cannot be read."""
+def read_snippet(
+    location: str,
+    context: int = CONTEXT_LINES,
+    files: dict[str, list[str] | None] | None = None,
+) -> SourceSnippet | None:
+    """The lines around ``file:line``, or None when the file cannot be read.
+
+    ``files`` caches each file's lines: a report names many lines of one file.
+    """
     file, line = split_location(location)
     if line is None:
         return None
-    try:
-        with Path(file).open(encoding="utf-8", errors="replace") as handle:
-            text = handle.read().splitlines()
-    except OSError:
+    files = {} if files is None else files
+    if file not in files:
+        files[file] = _read_lines(Path(file))
+    text = files[file]
+    if text is None:
         return None
     if not 1 <= line <= len(text):
         return None
@@ -46,6 +54,14 @@ def read_snippet(location: str, context: int = CONTEXT_LINES) -> SourceSnippet |
     last = min(len(text), line + context)
     lines = tuple(row[:MAX_LINE_CHARS] for row in text[first - 1 : last])
     return SourceSnippet(location=location, line=line, first_line=first, lines=lines)
+
+
+def _read_lines(path: Path) -> list[str] | None:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return handle.read().splitlines()
+    except OSError:
+        return None
 
 
 def report_locations(report: RunReport) -> list[str]:
@@ -61,10 +77,11 @@ def report_locations(report: RunReport) -> list[str]:
 
 def save_snippets(report: RunReport, run_dir: Path) -> Path:
     """Read the snippets of ``report``'s lines now and write them to ``sources.json``."""
+    files: dict[str, list[str] | None] = {}
     snippets = {
         location: asdict(snippet)
         for location in report_locations(report)
-        if (snippet := read_snippet(location)) is not None
+        if (snippet := read_snippet(location, files=files)) is not None
     }
     path = run_dir / SNIPPETS_FILE
     path.write_text(json.dumps(snippets, indent=1, sort_keys=True) + "\n", encoding="utf-8")
