@@ -92,7 +92,7 @@ def parse_hlo_file_modules(path: str | Path) -> tuple[HloModule, ...]:
 def _read_file(path: str | Path, parse: Callable[[Iterable[str], str], T]) -> T:
     path = Path(path)
     try:
-        # Read line by line: the text of a large module is never held whole.
+        # Lines, not one string: the statement reader works line by line.
         with gc_paused(), path.open(encoding="utf-8", newline=None) as lines:
             return parse(lines, str(path))
     except FileNotFoundError:
@@ -106,18 +106,13 @@ def _read_file(path: str | Path, parse: Callable[[Iterable[str], str], T]) -> T:
 
 
 def _parse_chunks(lines: Iterable[str], filename: str) -> tuple[HloModule, ...]:
-    lines = list(lines)
-    if "-----" not in "".join(lines):  # one module: no regex per line to find separators
-        modules = _parse_chunk(lines, 1, filename)
-        if not modules:
-            raise HloParseError(filename, max(len(lines), 1), 1, "an HLO module", "none")
-        return tuple(modules)
     modules = []
     chunk: list[str] = []
     first_line = 1
     number = 0
     for number, line in enumerate(lines, start=1):
-        if MODULE_SEPARATOR.match(line):
+        # The substring test first: the regex runs on separator lines only.
+        if "-----" in line and MODULE_SEPARATOR.match(line):
             modules.extend(_parse_chunk(chunk, first_line, filename))
             chunk, first_line = [], number + 1
         else:
