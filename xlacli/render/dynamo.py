@@ -57,10 +57,23 @@ def dynamo_headline(dynamo: DynamoRecord) -> Text:
     )
 
 
+def frames_per_step(report: RunReport, dynamo: DynamoRecord) -> list[int]:
+    """How many frames Dynamo compiled in each step of the run."""
+    return [sum(1 for f in dynamo.frames if f.step == r.step) for r in report.step_records]
+
+
+def frames_by_site(dynamo: DynamoRecord) -> dict[tuple[str, str], list[DynamoFrameRecord]]:
+    """The frame compiles of each Python frame, by (function, location), in order."""
+    groups: dict[tuple[str, str], list[DynamoFrameRecord]] = {}
+    for frame in dynamo.frames:
+        groups.setdefault((frame.function, frame.location), []).append(frame)
+    return groups
+
+
 def _per_step(report: RunReport, dynamo: DynamoRecord) -> Text:
     """Frames Dynamo traced in each step: after the warm-up, each is host time
     spent again even when the XLA graph is cached (the timeline shows "·")."""
-    counts = [sum(1 for f in dynamo.frames if f.step == r.step) for r in report.step_records]
+    counts = frames_per_step(report, dynamo)
     return Text(
         "Dynamo frame compiles per step: " + " ".join(map(str, counts)),
         style="yellow" if any(counts[report.warmup :]) else "dim",
@@ -72,10 +85,7 @@ def _frame_table(dynamo: DynamoRecord) -> Table:
     table = Table(box=None, pad_edge=False, header_style="bold", show_edge=False)
     for name in ("frame", "where", "compiles", "FX ops", "XLA graphs", "Dynamo time"):
         table.add_column(name, justify="right" if name in ("compiles", "FX ops") else "left")
-    groups: dict[tuple[str, str], list[DynamoFrameRecord]] = {}
-    for frame in dynamo.frames:
-        groups.setdefault((frame.function, frame.location), []).append(frame)
-    for (function, location), frames in groups.items():
+    for (function, location), frames in frames_by_site(dynamo).items():
         hashes = dict.fromkeys(short_hash(h) for f in frames for h in f.graph_hashes)
         table.add_row(
             function,

@@ -8,11 +8,10 @@ from typing import Any
 
 from xlacli.analysis.hints import hint_for
 from xlacli.paths import display_location
-from xlacli.render.dynamo import dynamo_headline
+from xlacli.render.dynamo import dynamo_headline, frames_by_site, frames_per_step
 from xlacli.render.html.context import RunContext, graph_anchor
 from xlacli.render.html.run_sections import snippet_rows
-from xlacli.render.units import format_seconds
-from xlacli.report import DynamoFrameRecord, DynamoRecord
+from xlacli.report import DynamoRecord
 
 
 def context(run: RunContext) -> dict[str, Any] | None:
@@ -22,8 +21,8 @@ def context(run: RunContext) -> dict[str, Any] | None:
     if dynamo is None:
         return None
     per_step = [
-        {"step": r.step, "frames": sum(1 for f in dynamo.frames if f.step == r.step)}
-        for r in report.step_records
+        {"step": r.step, "frames": count}
+        for r, count in zip(report.step_records, frames_per_step(report, dynamo), strict=True)
     ]
     return {
         "headline": dynamo_headline(dynamo).plain,
@@ -61,9 +60,6 @@ def context(run: RunContext) -> dict[str, Any] | None:
 def _frame_rows(dynamo: DynamoRecord, known: set[str]) -> list[dict[str, Any]]:
     """One row per compiled Python frame, its compiles summed (as the terminal shows);
     its XLA graphs link to their sections when the report has them (``known``)."""
-    groups: dict[tuple[str, str], list[DynamoFrameRecord]] = {}
-    for frame in dynamo.frames:
-        groups.setdefault((frame.function, frame.location), []).append(frame)
     return [
         {
             "function": function,
@@ -76,7 +72,6 @@ def _frame_rows(dynamo: DynamoRecord, known: set[str]) -> list[dict[str, Any]]:
                 for h in dict.fromkeys(h for f in frames for h in f.graph_hashes)
             ],
             "time_s": sum(f.compile_time_s for f in frames),
-            "time": format_seconds(sum(f.compile_time_s for f in frames)),
         }
-        for (function, location), frames in groups.items()
+        for (function, location), frames in frames_by_site(dynamo).items()
     ]
