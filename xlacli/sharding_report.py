@@ -30,6 +30,11 @@ class TensorSharding:
     axes: str  # ``(data, None)``, ``replicated``, or ``propagated``
     location: str | None = None  # the user's line that asked for it (mark_sharding)
 
+    @property
+    def replicated(self) -> bool:
+        """Every device holds the whole tensor (``replicated``, or replicated on some axes)."""
+        return self.axes.startswith("replicated")
+
 
 @dataclass(frozen=True)
 class CollectiveOp:

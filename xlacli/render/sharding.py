@@ -54,7 +54,7 @@ def _graph_block(graph: GraphRecord, spmd: GraphSpmd) -> RenderableType:
 def _tensor_table(what: str, tensors: tuple[TensorSharding, ...]) -> Table:
     table = Table(box=None, pad_edge=False, show_header=False, padding=(0, 1))
     for tensor in tensors:
-        if tensor.axes.startswith("replicated") and what == "output":
+        if tensor.replicated and what == "output":
             continue  # most outputs are replicated scalars and copies; show the split ones
         table.add_row(
             f"  {what} {tensor.index}",

@@ -35,7 +35,7 @@ def _graph_item(graph: GraphRecord, spmd: GraphSpmd) -> dict[str, Any]:
         },
         "inputs": [_tensor_row("input", t) for t in spmd.inputs],
         "outputs": [_tensor_row("output", t) for t in spmd.outputs],
-        "split_outputs": sum(not t.axes.startswith("replicated") for t in spmd.outputs),
+        "split_outputs": sum(not t.replicated for t in spmd.outputs),
         "counts": [
             {"kind": kind, "count": count, "bytes": size}
             for kind, (count, size) in spmd.collective_counts().items()
@@ -54,7 +54,7 @@ def _tensor_row(role: str, tensor: TensorSharding) -> dict[str, Any]:
         "axes": tensor.axes,
         "hlo": tensor.hlo or "",
         "location": display_location(tensor.location) or "",
-        "split": not tensor.axes.startswith("replicated"),
+        "split": not tensor.replicated,
     }
 
 
