@@ -17,6 +17,7 @@ from xlacli.capture.device import DeviceStartError
 from xlacli.capture.events import EventWriter
 from xlacli.capture.lifeline import die_with_parent
 from xlacli.capture.request import CaptureRequest, RunPaths
+from xlacli.capture.stop import request_stop
 from xlacli.errors import EXIT_INTERRUPTED, EXIT_OK, CaptureError, XlacliError
 
 REQUIRED_VERSIONS = {"torch": "2.9", "torch_xla": "2.9"}
@@ -113,6 +114,7 @@ def _interrupt_once(signum: int, frame: Any) -> None:
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    request_stop()  # remembered: library code may swallow the exception
     raise KeyboardInterrupt
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from xlacli.capture.events import EventWriter
 from xlacli.capture.steps import MetricTracker
+from xlacli.capture.stop import raise_if_stop_requested
 
 if TYPE_CHECKING:
     from xlacli.capture.observers import StepObservers
@@ -47,6 +48,7 @@ class StepRecorder:
 
     def begin(self, step: int) -> None:
         """Step ``step`` starts: open the trace at the first recorded step."""
+        raise_if_stop_requested()
         if self.window is None:
             return
         if step == self.warmup:
@@ -57,6 +59,7 @@ class StepRecorder:
 
     def end(self, step: int, **record: Any) -> dict[str, Any]:
         """Step ``step``'s sync is done: write its event; returns its metric delta."""
+        raise_if_stop_requested()
         traced = self.window is not None and self.window.active
         if self.window is not None:
             self.window.exit_step()
