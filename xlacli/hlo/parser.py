@@ -1,10 +1,11 @@
 """The HLO text parser: statements as XLA's parser reads them, fast paths as XLA prints them.
 
-``StatementReader`` cuts the text into statements (one line each as XLA
-prints it; wrapped and commented text is joined and blanked). For each
-instruction one compiled regex finds ``[ROOT] %name = shape opcode(``, the
-operand list is split on commas, and the attribute text after the operands,
-which repeats across layers, is read once per distinct text. What people
+Runs of instruction lines as XLA prints them are read straight from the
+lines (``InstructionReader.read_printed``): one compiled regex per line
+finds ``[ROOT] %name = shape opcode(operands)`` and the attribute text,
+which repeats across layers and is read once per distinct text. Everything
+else goes through ``StatementReader``, which cuts the text into statements
+(wrapped and commented text joined and blanked). What people
 write by hand (omitted shapes, inline operands and bodies, ``%t#0``, no
 ``HloModule`` line, several modules separated by ``// -----``) takes the
 general paths. A statement that ends too early (an error at its very end)
@@ -19,9 +20,10 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Iterable
 from functools import partial
+from itertools import repeat
 from pathlib import Path
 from types import MappingProxyType
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 from xlacli.errors import HloParseError, UsageError
 from xlacli.hlo.attributes import build_metadata, read_attributes, read_brace_fields
@@ -92,8 +94,10 @@ def parse_hlo_file_modules(path: str | Path) -> tuple[HloModule, ...]:
 def _read_file(path: str | Path, parse: Callable[[Iterable[str], str], T]) -> T:
     path = Path(path)
     try:
-        # Lines, not one string: the statement reader works line by line.
-        with gc_paused(), path.open(encoding="utf-8", newline=None) as lines:
+        with gc_paused():
+            # A list of lines: the statement reader and the fast path index them.
+            with path.open(encoding="utf-8", newline=None) as handle:
+                lines = handle.readlines()
             return parse(lines, str(path))
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
@@ -106,6 +110,10 @@ def _read_file(path: str | Path, parse: Callable[[Iterable[str], str], T]) -> T:
 
 
 def _parse_chunks(lines: Iterable[str], filename: str) -> tuple[HloModule, ...]:
+    if not isinstance(lines, list):
+        lines = list(lines)
+    if not any(map(str.__contains__, lines, repeat("-----"))):  # one module (one C loop)
+        return tuple(_parse_chunk(lines, 1, filename)) or _no_module(filename, len(lines))
     modules = []
     chunk: list[str] = []
     first_line = 1
@@ -118,9 +126,11 @@ def _parse_chunks(lines: Iterable[str], filename: str) -> tuple[HloModule, ...]:
         else:
             chunk.append(line)
     modules.extend(_parse_chunk(chunk, first_line, filename))
-    if not modules:
-        raise HloParseError(filename, max(number, 1), 1, "an HLO module", "none")
-    return tuple(modules)
+    return tuple(modules) or _no_module(filename, number)
+
+
+def _no_module(filename: str, lines: int) -> NoReturn:
+    raise HloParseError(filename, max(lines, 1), 1, "an HLO module", "none")
 
 
 def _parse_chunk(chunk: list[str], first_line: int, filename: str) -> list[HloModule]:
@@ -278,7 +288,14 @@ class _ModuleParser:
     def _instructions(self, statements: StatementReader, state: ComputationState) -> str | None:
         """Read instructions up to a closing ``}`` (returned) or the end (None)."""
         read = self.reader.read
-        for text in statements:
+        read_printed = self.reader.read_printed
+        while True:
+            unread = statements.unread_lines()
+            if unread is not None:  # lines as XLA prints them first, fused (parse speed)
+                statements.skip_to(read_printed(state, *unread))
+            text = next(statements, None)
+            if text is None:
+                return None
             if text.lstrip().startswith("}"):
                 return text
             try:
@@ -287,7 +304,6 @@ class _ModuleParser:
                 if problem.offset < len(text.rstrip()):
                     raise self._error(statements, problem) from None
                 self._attempt(statements, lambda t: read(state, t, statements.line), text)
-        return None
 
     def _computation_end(
         self, signature: Signature, state: ComputationState, line: str

@@ -87,6 +87,24 @@ class StatementReader:
             line = self._blank_comments(line)
         return line, number
 
+    def unread_lines(self) -> tuple[list[str], int, int] | None:
+        """The raw lines, the index of the next one to read and the number of the first.
+
+        For a reader that takes printed lines itself, then says how far it got
+        (``skip_to``). None while a line is pushed back or a comment is open:
+        the next statement must then come from here.
+        """
+        if self._pushed or self._in_comment:
+            return None
+        return self._lines, self._index, self._first_line
+
+    def skip_to(self, index: int) -> None:
+        """Count ``lines[:index]`` as read (by the caller of ``unread_lines``)."""
+        if index > self._index:
+            self._index = index
+            self.last_line = self._first_line + index - 1
+            self.ended_with_newline = self._lines[index - 1].endswith("\n")
+
     def _blank_comments(self, line: str) -> str:
         parts: list[str] = []
         position = 0
@@ -274,6 +292,15 @@ def _exact_depth(text: str, is_head: bool) -> tuple[int, int | None]:
                 start = match.start()
                 return depth, (start if text[:start].strip() else None)
     return depth, None
+
+
+def closes_in_order(text: str) -> bool:
+    """Whether the brackets of ``text`` (strings skipped) all close, none before it opens.
+
+    Text that does, inside an instruction line, leaves that line a statement
+    by itself.
+    """
+    return _exact_depth(text, is_head=False) == (0, None)
 
 
 def _is_simple_brace_line(line: str, braces: int) -> bool:
