@@ -63,11 +63,17 @@ def _rename_instruction(instruction: Instruction, mapping: dict[str, str]) -> In
 
 
 def reorder(module: HloModule, seed: int) -> HloModule:
-    """Shuffle the computations, and each computation's instructions in a valid order."""
+    """Shuffle the computations, and each computation's instructions in a valid order.
+
+    A module without ``ENTRY`` keeps its last computation last: that is what
+    makes it the entry (XLA's parser), so moving it would change the program.
+    """
     rng = random.Random(seed)
     computations = [_reorder_instructions(c, rng) for c in module.computations]
+    has_entry = any(computation.is_entry for computation in computations)
+    entry = [] if has_entry else [computations.pop()]
     rng.shuffle(computations)
-    return dataclasses.replace(module, computations=tuple(computations))
+    return dataclasses.replace(module, computations=(*computations, *entry))
 
 
 def _reorder_instructions(computation: Computation, rng: random.Random) -> Computation:

@@ -25,14 +25,6 @@ CORPUS = Path(
 VALID = ("a_valid", "a_valid_nonroundtrip_input", "b_split", "c_valid", "c_valid_headerless")
 # HloModuleProto in protobuf text format (hlo-translate reads those as protos), not HLO text.
 NOT_HLO_TEXT = "stacktrace_to_location"
-# Known limit (docs/diff-hlo.md): fusions whose called bodies the test left out of the text
-# look alike, and the renamed copy pairs two of them crosswise. Parse and self-diff still hold.
-RENAMED_COPY_DIFFERS = {
-    "latency_hiding_scheduler.L1852.LatencyHidingSchedulerTest."
-    "BalanceChainedCollectivePermutesLoopedEinsum.hlo",
-    "latency_hiding_scheduler.L2106.LatencyHidingSchedulerTest."
-    "BalanceChainedCollectivePermutesLoopedEinsum2.hlo",
-}
 
 pytestmark = pytest.mark.skipif(
     not CORPUS.is_dir(),
@@ -61,16 +53,8 @@ def test_every_valid_module_parses_round_trips_and_diffs_identical(folder: str) 
         if not diff_modules(module, module).identical:
             problems.append(f"{path.name}: differs from itself")
         renamed = reorder(renumber(module, seed=1), seed=2)
-        identical = diff_modules(module, renamed).identical
-        if identical == (
-            path.name in RENAMED_COPY_DIFFERS
-        ):  # a known limit that now holds fails too
-            verdict = (
-                "is identical to (remove it from RENAMED_COPY_DIFFERS)"
-                if identical
-                else "differs from"
-            )
-            problems.append(f"{path.name}: {verdict} a renamed and reordered copy")
+        if not diff_modules(module, renamed).identical:
+            problems.append(f"{path.name}: differs from a renamed and reordered copy")
     assert not problems, "\n".join(problems[:20]) + f"\n({len(problems)} problems)"
 
 
