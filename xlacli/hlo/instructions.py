@@ -162,11 +162,13 @@ class InstructionReader:
         shapes, tails, defined = self.shapes, self.tails, state.defined
         instructions = state.instructions
         last = len(lines) - 1  # the last line is left to the general path (end of text)
-        while index < last:
-            raw = lines[index]
-            head = match_line(raw)
-            if head is None or not_alone_after(lines[index + 1]):
+        head = match_line(lines[index]) if index < last else None
+        while head is not None:
+            # The next line is matched once: as the look-ahead here, then as the line.
+            following = match_line(lines[index + 1]) if index + 1 < last else None
+            if following is None and not_alone_after(lines[index + 1]):
                 break
+            raw = head.string
             name, operand_text, tail_text = head.group(2, 5, 6)
             is_root = head.group(1) is not None
             if (
@@ -225,6 +227,7 @@ class InstructionReader:
                 )
             )
             index += 1
+            head = following
         return index
 
     def _rest(
