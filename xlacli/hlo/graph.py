@@ -25,6 +25,7 @@ class HloGraph:
         computation_of: For each node, the name of its computation.
         children: For each node, its operands' nodes then its callees' root nodes.
         order: All nodes in post-order (children before the nodes that use them).
+        computation_nodes: For each computation, its root node and its nodes.
     """
 
     module: HloModule
@@ -32,6 +33,7 @@ class HloGraph:
     computation_of: list[str]
     children: list[tuple[int, ...]]
     order: list[int]
+    computation_nodes: dict[str, tuple[int, range]] = field(default_factory=dict)
     _users: list[list[int]] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
@@ -67,15 +69,18 @@ def build_graph(module: HloModule) -> HloGraph:
     computation_of: list[str] = []
     indexes: list[dict[str, int]] = []
     roots: dict[str, int] = {}
+    computation_nodes: dict[str, tuple[int, range]] = {}
     for computation in module.computations:
         base = len(nodes)
         index = {
             instruction.name: base + k for k, instruction in enumerate(computation.instructions)
         }
         indexes.append(index)
-        roots[computation.name] = index[computation.root.name]
+        count = len(computation.instructions)
+        root = roots[computation.name] = index[computation.root.name]
+        computation_nodes[computation.name] = (root, range(base, base + count))
         nodes.extend(computation.instructions)
-        computation_of.extend([computation.name] * len(computation.instructions))
+        computation_of.extend([computation.name] * count)
     children: list[tuple[int, ...]] = []
     in_order = True  # every child printed before its user: text order is a post-order
     for computation, index in zip(module.computations, indexes, strict=True):
@@ -89,7 +94,7 @@ def build_graph(module: HloModule) -> HloGraph:
                 in_order = False
             children.append(linked)
     order = list(range(len(nodes))) if in_order else _post_order(children, nodes, module.filename)
-    return HloGraph(module, nodes, computation_of, children, order)
+    return HloGraph(module, nodes, computation_of, children, order, computation_nodes)
 
 
 def _post_order(

@@ -149,8 +149,8 @@ class _Matcher:
 
     def match_inside_computations(self) -> bool:
         """Pair what is left inside computations whose roots match, by signature and position."""
-        left_nodes = _nodes_by_computation(self.left.graph)
-        right_nodes = _nodes_by_computation(self.right.graph)
+        left_nodes = self.left.graph.computation_nodes
+        right_nodes = self.right.graph.computation_nodes
         left_to_right, right_to_left = self.matching.left_to_right, self.matching.right_to_left
         left_local, right_local = self.left.fingerprints.local, self.right.fingerprints.local
         left_users, right_users = self.left.graph.users, self.right.graph.users
@@ -319,18 +319,3 @@ class _Matcher:
             self.left.graph.children[left_node], self.right.graph.children[right_node], strict=False
         )
         return any(left_to_right[a] == b or left_sub[a] == right_sub[b] for a, b in pairs)
-
-
-def _nodes_by_computation(graph: HloGraph) -> dict[str, tuple[int, list[int]]]:
-    """Each computation's root node and its nodes in text order."""
-    result: dict[str, tuple[int, list[int]]] = {}
-    base = 0
-    for computation in graph.module.computations:
-        count = len(computation.instructions)
-        root = computation.root
-        root_node = base + next(
-            k for k, instruction in enumerate(computation.instructions) if instruction is root
-        )
-        result[computation.name] = (root_node, list(range(base, base + count)))
-        base += count
-    return result

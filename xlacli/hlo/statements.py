@@ -203,10 +203,7 @@ class StatementReader:
         while True:
             depth = _balance(text)
             if depth:
-                is_head = _INSTRUCTION_START.match(text) is None and not text.lstrip().startswith(
-                    "HloModule"
-                )
-                depth, cut = _exact_depth(text, is_head)
+                depth, cut = _exact_depth(text, _is_head(text))
                 if cut is not None:  # after a head's '{', or before a '}' closing more
                     if text[cut:].strip():
                         self._push_rest(text, cut)
@@ -314,11 +311,12 @@ def _is_simple_brace_line(line: str, braces: int) -> bool:
     if braces != 1 or line[-1] != "{":
         return False
     before = line[:-1]
-    return (
-        before.count("{") == before.count("]{")
-        and _INSTRUCTION_START.match(line) is None
-        and not line.lstrip().startswith("HloModule")
-    )
+    return before.count("{") == before.count("]{") and _is_head(line)
+
+
+def _is_head(text: str) -> bool:
+    """Whether a statement may open a computation: no instruction, no module header."""
+    return _INSTRUCTION_START.match(text) is None and not text.lstrip().startswith("HloModule")
 
 
 def _has_other_comment(line: str) -> bool:
