@@ -182,18 +182,30 @@ class _ModuleParser:
         line = reader.last_line + 1 if reader.ended_with_newline else max(reader.last_line, 1)
         return HloParseError(self.filename, line, 1, expected, "end of file")
 
-    def _attempt(self, reader: StatementReader, read: Callable[[str], T], text: str) -> T:
-        """Read a statement; while it fails at its very end, join the next line and retry."""
+    def _attempt(
+        self,
+        reader: StatementReader,
+        read: Callable[[str], T],
+        text: str,
+        failed: Malformed | None = None,
+    ) -> T:
+        """Read a statement; while it fails at its very end, join the next line and retry.
+
+        ``failed``: the problem of a first read of ``text`` already made.
+        """
+        problem = failed
         while True:
-            try:
-                return read(text)
-            except Malformed as problem:
-                if problem.offset < len(text.rstrip()):
-                    raise self._error(reader, problem) from None
-                more = reader.more()
-                if more is None or len(more.rstrip()) <= len(text.rstrip()):
-                    raise self._error(reader, problem) from None  # nothing more to read
-                text = more
+            if problem is None:
+                try:
+                    return read(text)
+                except Malformed as error:
+                    problem = error
+            if problem.offset < len(text.rstrip()):
+                raise self._error(reader, problem) from None
+            more = reader.more()
+            if more is None or len(more.rstrip()) <= len(text.rstrip()):
+                raise self._error(reader, problem) from None  # nothing more to read
+            text, problem = more, None
 
     def _module(self) -> HloModule:
         statements = self.statements
@@ -301,9 +313,7 @@ class _ModuleParser:
             try:
                 read(state, text, statements.line)
             except Malformed as problem:
-                if problem.offset < len(text.rstrip()):
-                    raise self._error(statements, problem) from None
-                self._attempt(statements, lambda t: read(state, t, statements.line), text)
+                self._attempt(statements, lambda t: read(state, t, statements.line), text, problem)
 
     def _computation_end(
         self, signature: Signature, state: ComputationState, line: str
