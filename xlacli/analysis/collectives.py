@@ -20,15 +20,6 @@ COLLECTIVE_KINDS = (
     "all-to-all",
     "collective-permute",
 )
-# Bytes per element of XLA's primitive types (sub-byte types rounded up).
-ELEMENT_BYTES = {
-    "pred": 1, "s4": 1, "u4": 1, "s8": 1, "u8": 1, "f8e4m3fn": 1, "f8e5m2": 1,
-    "s16": 2, "u16": 2, "f16": 2, "bf16": 2,
-    "s32": 4, "u32": 4, "f32": 4,
-    "s64": 8, "u64": 8, "f64": 8, "c64": 8,
-    "c128": 16,
-}  # fmt: skip
-
 # (user line, library line) of an instruction's metadata.
 Locate = Callable[[Metadata], tuple[str | None, str | None]]
 
@@ -38,10 +29,7 @@ def shape_bytes(shape: Shape) -> int:
     if isinstance(shape, TupleShape):
         return sum(shape_bytes(element) for element in shape.elements)
     if isinstance(shape, ArrayShape):
-        size = ELEMENT_BYTES.get(shape.element_type, 0)
-        for dimension in shape.dimensions:
-            size *= dimension
-        return size
+        return shape.byte_size
     return 0
 
 

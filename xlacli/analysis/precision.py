@@ -18,15 +18,6 @@ from xlacli.memory_report import GraphPrecision, PrecisionMix
 
 MATMUL_OPCODES = ("dot", "convolution")
 LOW_PRECISION = ("bf16", "f16")
-# Bits per element of XLA's primitive types; the number in the name otherwise.
-_BITS = {"pred": 8, "bf16": 16, "tf32": 32, "c64": 64, "c128": 128, "token": 0, "opaque": 0}
-
-
-def element_bytes(shape: ArrayShape) -> int:
-    """The bytes an array shape holds (dynamic dimensions at their bound)."""
-    digits = "".join(ch for ch in shape.element_type.split("e")[0] if ch.isdigit())
-    bits = _BITS.get(shape.element_type, int(digits) if digits else 0)
-    return math.prod(max(size, 0) for size in shape.dimensions) * bits // 8
 
 
 def precision_mix(module: HloModule) -> PrecisionMix:
@@ -44,7 +35,7 @@ def precision_mix(module: HloModule) -> PrecisionMix:
             if isinstance(instruction.shape, ArrayShape):
                 kind = instruction.shape.element_type
                 instructions[kind] += 1
-                sizes[kind] += element_bytes(instruction.shape)
+                sizes[kind] += instruction.shape.byte_size
             if instruction.opcode in MATMUL_OPCODES:
                 counted = matmul_flops(instruction, by_name)
                 if counted is not None:

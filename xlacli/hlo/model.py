@@ -7,6 +7,8 @@ are shared by the parser), which keeps memory a small multiple of the text.
 
 from __future__ import annotations
 
+import math
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +36,21 @@ class Layout:
         return f"{{{dims}:{self.extra}}}" if self.extra else f"{{{dims}}}"
 
 
+# Bits per element where the type's name does not say it (``f8e4m3fn`` is 8, ``s4`` 4).
+_ELEMENT_BITS = {"pred": 8, "c64": 64, "c128": 128, "token": 0, "opaque": 0}
+_LEADING_BITS = re.compile(r"[a-z]+(\d+)")
+_ELEMENT_SIZE = re.compile(r"E\((\d+)\)")
+
+
+def element_bits(element_type: str) -> int:
+    """Bits per element of an XLA primitive type (0 for ``token`` and ``opaque``)."""
+    bits = _ELEMENT_BITS.get(element_type)
+    if bits is None:
+        number = _LEADING_BITS.match(element_type)
+        bits = int(number.group(1)) if number else 0
+    return bits
+
+
 @dataclass(frozen=True, slots=True)
 class ArrayShape:
     """An array (or ``token[]``) shape such as ``f32[<=10,5]{1,0}``.
@@ -54,6 +71,20 @@ class ArrayShape:
     def without_layout(self) -> ArrayShape:
         """The same shape with no layout, to compare sizes and types alone."""
         return ArrayShape(self.element_type, self.dimensions, self.dynamic, None)
+
+    @property
+    def byte_size(self) -> int:
+        """The bytes the array takes in memory (dynamic dimensions at their bound).
+
+        Sub-byte types (``s4``, ``f4e2m1fn``) take a byte per element unless
+        the layout packs them (``E(4)``), as in XLA's ``ShapeUtil::ByteSizeOf``.
+        """
+        bits = element_bits(self.element_type)
+        if 0 < bits < 8:
+            packed = _ELEMENT_SIZE.search(self.layout.extra) if self.layout else None
+            bits = int(packed.group(1)) if packed else 8
+        elements = math.prod(max(size, 0) for size in self.dimensions)
+        return (elements * bits + 7) // 8
 
     def __str__(self) -> str:
         if self.dynamic:
