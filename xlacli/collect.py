@@ -137,15 +137,12 @@ def build_report(
     for event in (*raw.compiles, *raw.executions):
         locator.learn_frames(event.frames)
     compiled = _compiled_graphs(raw, compile_steps, ir_by_hash)
-    shardings = raw.log.shardings
-    events = explain_compiles(
-        compiled,
-        ExplainContext(warmup, locator, shardings=sharding_context(raw.log.start, shardings)),
-    )
+    shardings = sharding_context(raw.log.start, raw.log.shardings)
+    events = explain_compiles(compiled, ExplainContext(warmup, locator, shardings=shardings))
     graphs = attach_spmd(  # SPMD runs only: analysis/spmd_graph.py
         graphs,
         start=raw.log.start,
-        shardings=shardings,
+        context=shardings,
         load_module=hlo.module,
         locate_for=_metadata_locator(locator, compiled),
     )

@@ -18,21 +18,10 @@ import math
 import re
 from dataclasses import dataclass
 
+from xlacli.sharding_report import MeshRecord
+
 _TILED = re.compile(r"devices=\[([\d,]+)\]([^\s}]*)")
 _IOTA = re.compile(r"<=\[([\d,]+)\](?:T\(([\d,]+)\))?")
-
-
-@dataclass(frozen=True)
-class Mesh:
-    """A device mesh: its shape, axis names and device ids (row-major)."""
-
-    shape: tuple[int, ...]
-    axis_names: tuple[str, ...]
-    device_ids: tuple[int, ...]
-
-    def describe(self) -> str:
-        """``2×2 (data, model)``."""
-        return f"{'×'.join(map(str, self.shape))} ({', '.join(self.axis_names)})"
 
 
 @dataclass(frozen=True)
@@ -42,25 +31,6 @@ class TileSharding:
     tiles: tuple[int, ...]  # per tensor dim, plus the replica group when replicated_last
     devices: tuple[int, ...]
     replicated_last: bool
-
-
-def split_tuple_sharding(text: str) -> list[str]:
-    """``{{a}, {b}}`` -> ``["{a}", "{b}"]``; a single sharding -> ``[text]``."""
-    inner = text.strip()
-    if not (inner.startswith("{{") or inner.startswith("{ {")):
-        return [inner]
-    inner = inner[1:-1]
-    parts, depth, start = [], 0, 0
-    for index, char in enumerate(inner):
-        if char == "{":
-            if depth == 0:
-                start = index
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                parts.append(inner[start : index + 1])
-    return parts
 
 
 def parse_tile_sharding(text: str) -> TileSharding | None:
@@ -94,7 +64,7 @@ def _transposed(
     )
 
 
-def axis_notation(sharding: str, mesh: Mesh | None) -> str:
+def axis_notation(sharding: str, mesh: MeshRecord | None) -> str:
     """The partition spec behind a sharding: ``(data, None)``, ``(data×model, None)``,
     ``replicated``; the HLO text itself when no spec on ``mesh`` makes it."""
     text = sharding.strip()
@@ -121,7 +91,7 @@ def _candidate_specs(axes: int, rank: int) -> list[tuple[int, ...]]:
     return sorted(specs, key=lambda spec: sum(dim >= 0 for dim in spec))
 
 
-def _tile_for_spec(mesh: Mesh, spec: tuple[int, ...], rank: int) -> TileSharding:
+def _tile_for_spec(mesh: MeshRecord, spec: tuple[int, ...], rank: int) -> TileSharding:
     """The tile assignment torch_xla builds for ``spec`` (as ShardingSpec does)."""
     used = [axis for dim in range(rank) for axis in range(len(spec)) if spec[axis] == dim]
     unused = [axis for axis in range(len(spec)) if spec[axis] < 0]
@@ -135,7 +105,7 @@ def _tile_for_spec(mesh: Mesh, spec: tuple[int, ...], rank: int) -> TileSharding
     return TileSharding(tuple(tiles), devices, False)
 
 
-def _spec_text(spec: tuple[int, ...], mesh: Mesh, rank: int) -> str:
+def _spec_text(spec: tuple[int, ...], mesh: MeshRecord, rank: int) -> str:
     if all(dim < 0 for dim in spec):
         return "replicated"
     parts = [

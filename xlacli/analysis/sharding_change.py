@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from xlacli.analysis.sharding import Mesh, axis_notation
+from xlacli.analysis.sharding import axis_notation
 from xlacli.hlo.model import HloModule
+from xlacli.sharding_report import MeshRecord
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,7 @@ class ShardingContext:
     line, and the mesh the shardings are read on."""
 
     sites: Mapping[tuple[str, str], str] = field(default_factory=dict)
-    mesh: Mesh | None = None
+    mesh: MeshRecord | None = None
 
     def describe(self, sharding: str | None) -> str:
         """``(data, None) {devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}``."""

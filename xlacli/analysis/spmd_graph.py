@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from xlacli.analysis.collectives import Locate, find_collectives
-from xlacli.analysis.sharding import Mesh, axis_notation
+from xlacli.analysis.sharding import axis_notation
 from xlacli.analysis.sharding_change import ShardingContext
 from xlacli.hlo.model import HloModule, Instruction, Shape, TupleShape
 from xlacli.sharding_report import GraphSpmd, MeshRecord, TensorSharding
@@ -50,11 +50,7 @@ def sharding_context(
     start: Mapping[str, Any] | None, shardings: Sequence[Mapping[str, Any]]
 ) -> ShardingContext:
     """The recompile explainer's view of the child's sharding events."""
-    mesh = mesh_from_events(start, shardings)
-    return ShardingContext(
-        sites=sharding_sites(shardings),
-        mesh=Mesh(mesh.shape, mesh.axis_names, mesh.device_ids) if mesh else None,
-    )
+    return ShardingContext(sites=sharding_sites(shardings), mesh=mesh_from_events(start, shardings))
 
 
 def graph_spmd(
@@ -69,10 +65,9 @@ def graph_spmd(
     """The graph's mesh, input and output shardings and collectives; None without HLO."""
     if before is None:
         return None
-    axes_mesh = Mesh(mesh.shape, mesh.axis_names, mesh.device_ids) if mesh else None
 
     def describe(hlo: str | None) -> str:
-        return axis_notation(hlo, axes_mesh) if hlo else "propagated"
+        return axis_notation(hlo, mesh) if hlo else "propagated"
 
     after_params = _parameters(after) if after is not None else {}
     inputs = tuple(
@@ -154,17 +149,18 @@ def attach_spmd(
     graphs: Sequence[Any],
     *,
     start: Mapping[str, Any] | None,
-    shardings: Sequence[Mapping[str, Any]],
+    context: ShardingContext,
     load_module: Callable[[str | None], HloModule | None],
     locate_for: Callable[[str], Locate],
 ) -> list[Any]:
-    """The graphs (``GraphRecord``) with their ``spmd`` record when the run used SPMD."""
+    """The graphs (``GraphRecord``) with their ``spmd`` record when the run used SPMD.
+
+    ``context``: the mesh and ``mark_sharding`` sites (``sharding_context``).
+    """
     import dataclasses
 
     if not (start or {}).get("spmd"):
         return list(graphs)
-    mesh = mesh_from_events(start, shardings)
-    sites = sharding_sites(shardings)
     devices = int((start or {}).get("global_devices") or 0)
     return [
         dataclasses.replace(
@@ -173,8 +169,8 @@ def attach_spmd(
                 load_module(graph.files.get("hlo_before")),
                 load_module(graph.files.get("hlo_after")),
                 devices=devices,
-                mesh=mesh,
-                sites=sites,
+                mesh=context.mesh,
+                sites=context.sites,
                 locate=locate_for(graph.hash),
             ),
         )

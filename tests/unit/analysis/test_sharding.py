@@ -7,13 +7,13 @@ import pytest
 from xlacli.analysis.baseline import Baseline, collective_counts
 from xlacli.analysis.check import REGRESSION, compare
 from xlacli.analysis.collectives import find_collectives
-from xlacli.analysis.sharding import Mesh, axis_notation, parse_tile_sharding, split_tuple_sharding
+from xlacli.analysis.sharding import axis_notation, parse_tile_sharding
 from xlacli.analysis.sharding_change import ShardingContext, input_sharding_change
 from xlacli.analysis.spmd_graph import graph_spmd, mesh_from_events, sharding_sites
 from xlacli.hlo.parser import parse_hlo
 from xlacli.sharding_report import CollectiveOp, GraphSpmd, MeshRecord, graph_spmd_from_dict
 
-MESH_2X2 = Mesh((2, 2), ("data", "model"), (0, 1, 2, 3))
+MESH_2X2 = MeshRecord((2, 2), ("data", "model"), (0, 1, 2, 3))
 
 
 @pytest.mark.parametrize(
@@ -44,13 +44,6 @@ def test_a_sharding_no_spec_makes_stays_in_hlo_form():
 def test_iota_tile_assignments_are_transposed():
     tile = parse_tile_sharding("{devices=[4,1]<=[2,2]T(1,0)}")
     assert tile is not None and tile.devices == (0, 2, 1, 3) and not tile.replicated_last
-
-
-def test_tuple_shardings_split_into_elements():
-    assert split_tuple_sharding("{{replicated}, {devices=[2,1]0,1}}") == [
-        "{replicated}",
-        "{devices=[2,1]0,1}",
-    ]
 
 
 BEFORE = """HloModule m, entry_computation_layout={(f32[8,16]{1,0}, f32[4,16]{1,0})->(f32[8,4]{1,0})}
