@@ -33,7 +33,8 @@ def with_memory_facts(
     executions: Iterable[tuple[int | None, str | None]],
 ) -> tuple[list[GraphRecord], RunMemory]:
     """The graphs with ``memory``, ``precision`` and ``checkpoint`` set, and the run's memory."""
-    autocast = run_memory((), step_events).autocast
+    sampled = run_memory((), step_events)  # what the child sampled; the step peaks come last
+    autocast = sampled.autocast
     enriched = []
     for graph in graphs:
         before = hlo.module(graph.files.get("hlo_before"))
@@ -47,8 +48,7 @@ def with_memory_facts(
                 checkpoint=checkpoint_facts(before, after),
             )
         )
-    steps = step_memory(enriched, executions)
-    return enriched, run_memory(steps, step_events)
+    return enriched, dataclasses.replace(sampled, steps=step_memory(enriched, executions))
 
 
 def autocast_at(autocast: Mapping[int, str], step: int | None) -> str | None:
