@@ -82,13 +82,17 @@ def build_report(
     *,
     warmup: int = 2,
     roots: CodeRoots | None = None,
+    hlo: HloCache | None = None,
 ) -> RunReport:
-    """Assemble the report, moving each graph's kept files into ``graphs/<hash>/``."""
+    """Assemble the report, moving each graph's kept files into ``graphs/<hash>/``.
+
+    ``hlo``: where the graphs' parsed HLO is kept, for a caller that reads it again.
+    """
     roots = roots or current_code_roots()
     setup = raw.log.setup or {}
     compile_steps = _event_steps(raw.log, "UncachedCompile", len(raw.compiles))
     execute_steps = _event_steps(raw.log, EXECUTION_COUNTERS, len(raw.executions))
-    hlo = HloCache(paths.root)
+    hlo = hlo or HloCache(paths.root)
     ir_by_hash = _first_ir_by_hash(raw.ir_graphs)
     executions_by_hash = _group_by_hash(raw.executions)
     graphs = []

@@ -88,7 +88,7 @@ def compile_command(
     if html:
         from xlacli.render.html.run_page import announce_run_html
 
-        announce_run_html(result.paths.root)
+        announce_run_html(result.paths.root, result.report)
     if result.error is not None:
         raise result.error
     check_budgets(result.report, max_compiles=max_compiles, fail_on_recompile=fail_on_recompile)

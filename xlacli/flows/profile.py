@@ -98,7 +98,7 @@ def run_profile(request: ProfileRequest) -> int:
     if request.html:
         from xlacli.render.html.run_page import announce_run_html
 
-        announce_run_html(result.paths.root)
+        announce_run_html(result.paths.root, result.report)
     if result.error is not None:
         raise result.error
     if summary.trace_files:
@@ -185,7 +185,7 @@ def summarize(result: CaptureResult) -> ProfileSummary:
     completed = {e["step"] for e in raw.log.steps if e.get("traced")}
     steps = [s for s in profiled_steps(events, STEP_TRACE_NAME) if s.step in completed]
     op_times, op_source = _op_times(files, events, result.paths.root, notes)
-    hlo = HloCache(result.paths.root)
+    hlo = result.hlo or HloCache(result.paths.root)
     executions = _window(execution_records(raw), raw.log, "executions")
     executed = {r.graph_hash for r in executions}
     modules = [

@@ -56,9 +56,9 @@ def rebuild_report(run_dir: Path) -> None:
         args=tuple(request.script_args),
     )
     warmup = request.warmup if request.profile_logdir else COMPILE_EXPLAIN_WARMUP
-    raw, report = report_from_run(paths, request, log, target, warmup, error)
+    raw, report, hlo = report_from_run(paths, request, log, target, warmup, error)
     if request.profile_logdir is not None:
-        save_summary(summarize(CaptureResult(report, paths, error, raw)), paths.root)
+        save_summary(summarize(CaptureResult(report, paths, error, raw, hlo)), paths.root)
 
 
 def _rebuilt_error(paths: RunPaths, log: ChildLog) -> XlacliError | None:

@@ -21,6 +21,7 @@ from xlacli.config import ProjectConfig, model_argument
 from xlacli.discover import ModelTarget, check_model_file, find_module_file, parse_target
 from xlacli.errors import UsageError, XlacliError
 from xlacli.flows.modes import check_mode
+from xlacli.graph_files import HloCache
 from xlacli.paths import display_path
 from xlacli.render.console import print_message, stderr_console
 from xlacli.report import RunReport, save_report
@@ -55,6 +56,7 @@ class CaptureResult:
     paths: RunPaths
     error: XlacliError | None
     raw: RawRun
+    hlo: HloCache | None = None  # the graphs' parsed HLO, for the profile summary
 
 
 def resolve_target(
@@ -144,12 +146,14 @@ def capture(
                 on_stopping=lambda name: progress.stopping(name, tracing=profile),
             )
         error = outcome_error(outcome, paths, stop.name)
-        raw, report = report_from_run(paths, request, outcome.log, target, explain_warmup, error)
+        raw, report, hlo = report_from_run(
+            paths, request, outcome.log, target, explain_warmup, error
+        )
     if error is None and stop.received is not None:  # came while the report was built
         error = Interrupted(f"interrupted after the run ({stop.name}); the report was kept")
     for warning in outcome.log.warnings:
         stderr_console().print(f"[yellow]warning:[/] {warning}")
-    return CaptureResult(report, paths, error, raw)
+    return CaptureResult(report, paths, error, raw, hlo)
 
 
 def report_from_run(
@@ -159,17 +163,23 @@ def report_from_run(
     target: ModelTarget,
     explain_warmup: int,
     error: XlacliError | None,
-) -> tuple[RawRun, RunReport]:
-    """Parse a run folder's raw files into its report, and save it."""
+) -> tuple[RawRun, RunReport, HloCache]:
+    """Parse a run folder's raw files into its report, and save it.
+
+    Returns:
+        The raw run, the report, and the graphs' parsed HLO (parsed once, read again
+        by the profile summary).
+    """
     raw = read_raw_run(paths, log)
     model_label = str(target)  # model.py:make, train.py, -m pkg.train
+    hlo = HloCache(paths.root)
     report = build_report(
-        raw, paths, request, model_label, error_record(error), warmup=explain_warmup
+        raw, paths, request, model_label, error_record(error), warmup=explain_warmup, hlo=hlo
     )
     report = dataclasses.replace(report, options=run_options(request))
     save_report(report, paths.root)
     save_snippets(report, paths.root)  # the HTML page's source excerpts
-    return raw, report
+    return raw, report, hlo
 
 
 def run_options(request: CaptureRequest) -> tuple[str, ...]:

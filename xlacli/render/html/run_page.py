@@ -27,7 +27,7 @@ from xlacli.render.html import (
 )
 from xlacli.render.html.context import RunContext
 from xlacli.render.html.page import render_page
-from xlacli.report import RunReport
+from xlacli.report import RunReport, load_report
 from xlacli.source_snippets import load_snippets
 
 HTML_FILE = "report.html"
@@ -94,11 +94,15 @@ def run_page_html(
     )
 
 
-def write_run_html(run_dir: Path, output: Path | None = None) -> Path:
-    """Render the run saved in ``run_dir`` to ``output`` (default ``RUN/report.html``)."""
-    from xlacli.report import load_report
+def write_run_html(
+    run_dir: Path, output: Path | None = None, report: RunReport | None = None
+) -> Path:
+    """Render the run saved in ``run_dir`` to ``output`` (default ``RUN/report.html``).
 
-    report = load_report(run_dir)
+    ``report``: the run's report when the caller holds it (else read from ``run_dir``).
+    """
+    if report is None:
+        report = load_report(run_dir)
     root = Path(report.run_dir)
     path = output or root / HTML_FILE
     page = run_page_html(report, page_path=path, profile=load_summary(root), check=load_check(root))
@@ -107,13 +111,13 @@ def write_run_html(run_dir: Path, output: Path | None = None) -> Path:
     return path
 
 
-def announce_run_html(run_dir: Path) -> Path:
+def announce_run_html(run_dir: Path, report: RunReport | None = None) -> Path:
     """Write ``RUN/report.html`` and say where it is (on stderr: stdout holds the report)."""
     from rich.markup import escape
 
     from xlacli.paths import display_path
     from xlacli.render.console import print_message
 
-    path = write_run_html(run_dir)
+    path = write_run_html(run_dir, report=report)
     print_message(f"HTML report: [bold]{escape(display_path(path))}[/]")
     return path
