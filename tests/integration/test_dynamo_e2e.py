@@ -218,9 +218,15 @@ def test_mode_both_on_the_transformer(tmp_path):
         "2",
         "--out",
         run,
+        "--html",
+        "--max-compiles",
+        "0",
         cwd=REPO,
     )
-    assert result.code == 0, result.stderr
+    # The budget is checked on each mode's run, after both tables and pages are written.
+    assert result.code == 1, result.stderr
+    assert "over the budget of 0" in result.stderr
+    assert (run / "lazy" / "report.html").is_file() and (run / "dynamo" / "report.html").is_file()
     for row in (
         "graphs",
         "XLA compiles",
@@ -294,3 +300,29 @@ def test_check_baseline_records_the_mode_and_catches_a_new_graph_break(tmp_path)
     regressed = check()  # the baseline's mode
     assert regressed.code == 1, regressed.stderr
     assert "graph breaks" in regressed.stdout and "Dynamo recompiles" in regressed.stdout
+
+
+def test_profile_mode_both_writes_a_table_and_a_page_per_mode(tmp_path):
+    run = tmp_path / "both"
+    result = run_cli(
+        "profile",
+        "examples/mlp.py",
+        "--mode",
+        "both",
+        "--steps",
+        "2",
+        "--warmup",
+        "1",
+        "--html",
+        "--format",
+        "json",
+        "--out",
+        run,
+        cwd=REPO,
+    )
+    assert result.code == 0, result.stderr
+    compared = json.loads(result.stdout)
+    assert set(compared["profiles"]) == {"lazy", "dynamo"}
+    for mode in ("lazy", "dynamo"):
+        assert compared["profiles"][mode]["mode"] == mode
+        assert (run / mode / "report.html").is_file()

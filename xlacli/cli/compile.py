@@ -61,7 +61,7 @@ def compile_command(
         from xlacli.flows.modes import check_mode
 
         check_mode(target, "dynamo")  # before the lazy run, not after it
-        return compare_compile(
+        results = compare_compile(
             target,
             out=Path(out) if out else None,
             force=force,
@@ -72,24 +72,29 @@ def compile_command(
             explain_warmup=warmup,
             devices=devices,
         )
-    result = capture(
-        target,
-        steps=steps,
-        train=train,
-        optimizer=optimizer.value,
-        out=Path(out) if out else None,
-        force=force,
-        label=f"Compiling {target.module or target.path.name}",
-        explain_warmup=warmup,
-        devices=devices,
-        mode=mode.value,
-    )
-    render_compile_report(result.report, output_format.value)
+    else:
+        result = capture(
+            target,
+            steps=steps,
+            train=train,
+            optimizer=optimizer.value,
+            out=Path(out) if out else None,
+            force=force,
+            label=f"Compiling {target.module or target.path.name}",
+            explain_warmup=warmup,
+            devices=devices,
+            mode=mode.value,
+        )
+        render_compile_report(result.report, output_format.value)
+        results = [result]
     if html:
         from xlacli.render.html.run_page import announce_run_html
 
-        announce_run_html(result.paths.root, result.report)
-    if result.error is not None:
-        raise result.error
-    check_budgets(result.report, max_compiles=max_compiles, fail_on_recompile=fail_on_recompile)
+        for result in results:
+            announce_run_html(result.paths.root, result.report)
+    for result in results:  # each mode's own error first, then the budgets of each
+        if result.error is not None:
+            raise result.error
+    for result in results:
+        check_budgets(result.report, max_compiles=max_compiles, fail_on_recompile=fail_on_recompile)
     return 0

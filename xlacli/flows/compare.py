@@ -96,11 +96,12 @@ def _device_bytes(*sizes: int | None) -> int | None:
 
 def compare_compile(
     target: Any, *, out: Path | None, force: bool, output_format: str, **options: Any
-) -> int:
+) -> list[Any]:
     """``xlacli compile MODEL --mode both``: capture each mode, print the table.
 
-    Raises:
-        XlacliError: the first mode's error, after the table is printed.
+    Returns:
+        Each mode's ``CaptureResult``, lazy first: its error (if any) is the
+        caller's to raise, after what it writes for every run (``--html``).
     """
     from xlacli.flows.session import capture
     from xlacli.render.compare import render_comparison
@@ -117,8 +118,7 @@ def compare_compile(
     )
     reports = {mode: result.report for mode, result in results.items()}
     render_comparison(reports, {m: figures(r) for m, r in reports.items()}, output_format)
-    _raise_first_error(results.values())
-    return 0
+    return list(results.values())
 
 
 def _raise_first_error(results: Any) -> None:
@@ -156,5 +156,10 @@ def compare_profile(target: Any, request: Any) -> int:
     render_comparison(
         reports, compared, request.output_format, command="profile", extra={"profiles": profiles}
     )
+    if request.html:
+        from xlacli.render.html.run_page import announce_run_html
+
+        for result, _ in runs.values():
+            announce_run_html(result.paths.root, result.report)
     _raise_first_error(result for result, _ in runs.values())
     return 0
