@@ -212,20 +212,9 @@ class InstructionReader:
                 state.root_line = lineno
             defined[name] = name
             instructions.append(
-                make_instruction(
-                    name,
-                    opcode,
-                    shape,
-                    operands,
-                    tail.attributes,
-                    tail.metadata,
-                    is_root,
-                    parameter_number,
-                    literal,
-                    tail.called_computations,
-                    lineno,
-                )
-            )
+                _instruction(name, opcode, shape, operands, tail, is_root, parameter_number,
+                             literal, lineno)
+            )  # fmt: skip
             index += 1
             head = following
         return index
@@ -254,19 +243,10 @@ class InstructionReader:
         elif start != close:
             operands = self._operands(state, statement, start, close, name)
         tail = self.tails.get(line[close + 1 :]) or self._read_tail(statement, close + 1, name)
-        return Instruction(
-            name,
-            opcode,
-            shape,
-            operands,
-            tail.attributes,
-            tail.metadata,
-            is_root,
-            parameter_number,
-            literal,
-            tail.called_computations,
+        return _instruction(
+            name, opcode, shape, operands, tail, is_root, parameter_number, literal,
             statement.lineno,
-        )
+        )  # fmt: skip
 
     def _general_head(self, line: str) -> tuple[re.Match[str], Shape, str, int]:
         """Read ``[ROOT] %name = [shape] opcode(`` when the one-regex path did not match."""
@@ -419,6 +399,23 @@ class InstructionReader:
         if not attributes.inline:
             self.tails[tail] = attributes
         return attributes
+
+
+def _instruction(
+    name: str,
+    opcode: str,
+    shape: Shape,
+    operands: tuple[str, ...],
+    tail: AttributeList,
+    is_root: bool,
+    parameter_number: int | None,
+    literal: str | None,
+    line: int,
+) -> Instruction:
+    return make_instruction(
+        name, opcode, shape, operands, tail.attributes, tail.metadata, is_root,
+        parameter_number, literal, tail.called_computations, line,
+    )  # fmt: skip
 
 
 def _parameter_number(line: str, start: int, close: int) -> int:
