@@ -1,0 +1,353 @@
+"""Protobuf text format, read into a generic tree (no schema, no protobuf package).
+
+What ``hlo-translate`` and ``protoc --decode`` read: ``field: value`` and
+``field { ... }`` (also ``field: { ... }`` and ``<...>``), ``[a, b]`` lists,
+optional ``;`` or ``,`` after a field, ``#`` comments, strings with C escapes
+(adjacent strings joined), numbers (decimal, hex, octal, floats with an
+optional ``f``), and identifiers for enums, booleans, ``inf`` and ``nan``.
+A message is a ``ProtoMessage``: each field name with the tuple of its
+values, in text order. Every defect raises ``HloParseError`` with the line
+and column where it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import NoReturn, Union
+
+from xlacli.errors import HloParseError
+from xlacli.hlo.lexer import found_at, quote
+
+
+class Identifier(str):
+    """An unquoted word (an enum value, ``true``, ``inf``), apart from a quoted string."""
+
+    __slots__ = ()
+
+
+_NO_OFFSETS: Mapping[str, int] = MappingProxyType({})
+Value = Union[str, int, float, Identifier, "ProtoMessage"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProtoMessage:
+    """One message: its fields in text order, and where it and each field start.
+
+    Attributes:
+        fields: Each field name with its values (a repeated field has several).
+        offset: Where the message starts in the text (its ``{``, or 0 at the top).
+        field_offsets: Where each field name first appears.
+    """
+
+    fields: Mapping[str, tuple[Value, ...]]
+    offset: int = 0
+    field_offsets: Mapping[str, int] = field(default_factory=lambda: _NO_OFFSETS)
+
+    def get(self, name: str, default: Value | None = None) -> Value | None:
+        """The field's last value (proto text keeps the last of a singular field)."""
+        values = self.fields.get(name)
+        return values[-1] if values else default
+
+    def all(self, name: str) -> tuple[Value, ...]:
+        """Every value of a repeated field, in order (empty when absent)."""
+        return self.fields.get(name, ())
+
+    def message(self, name: str) -> ProtoMessage | None:
+        """The field's message value, or None when absent (or not a message)."""
+        value = self.get(name)
+        return value if isinstance(value, ProtoMessage) else None
+
+    def messages(self, name: str) -> tuple[ProtoMessage, ...]:
+        """The message values of a repeated field."""
+        return tuple(value for value in self.all(name) if isinstance(value, ProtoMessage))
+
+    def number(self, name: str, default: int = 0) -> int:
+        """The field as a whole number (``default`` when absent or not a number)."""
+        value = self.get(name)
+        return value if isinstance(value, int) else default
+
+    def numbers(self, name: str) -> tuple[int, ...]:
+        """A repeated whole-number field."""
+        return tuple(value for value in self.all(name) if isinstance(value, int))
+
+    def flag(self, name: str) -> bool:
+        """A bool field: ``true``, ``True``, ``t`` or 1."""
+        return self.get(name) in ("true", "True", "t", 1)
+
+    def text(self, name: str) -> str:
+        """A string field ("" when absent); an enum is given by its name."""
+        value = self.get(name)
+        return value if isinstance(value, str) else ""
+
+
+_TOKEN = re.compile(
+    r"""(?P<skip>(?:\s+|\#[^\n]*)+)
+    |(?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
+    |(?P<number>-?\s*(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fF]?)(?![\w.]))
+    |(?P<word>-?\s*[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)
+    |(?P<open_string>["'])
+    |(?P<punct>[{}<>\[\]:;,/])
+    """,
+    re.VERBOSE,
+)
+_INTEGER = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|0[0-7]*|[1-9]\d*)")
+_ESCAPE = re.compile(
+    r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))", re.S
+)
+_SIMPLE_ESCAPES = {
+    "n": 10, "t": 9, "r": 13, "a": 7, "b": 8, "f": 12, "v": 11,
+    "\\": 92, "'": 39, '"': 34, "?": 63,
+}  # fmt: skip
+_CLOSER = {"{": "}", "<": ">"}
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+class _Defect(Exception):
+    def __init__(self, offset: int, expected: str, found: str):
+        super().__init__(expected)
+        self.offset, self.expected, self.found = offset, expected, found
+
+
+def parse_proto_text(text: str, filename: str = "<string>") -> ProtoMessage:
+    """Parse protobuf text format into a message tree.
+
+    Raises:
+        HloParseError: The text is not valid protobuf text; the error names
+            the line and column of the defect.
+    """
+    try:
+        return _Reader(text).message_body(0, None)
+    except _Defect as defect:
+        raise defect_error(text, filename, defect.offset, defect.expected, defect.found) from None
+
+
+def defect_error(text: str, filename: str, offset: int, expected: str, found: str = "") -> NoReturn:
+    """Raise ``HloParseError`` at ``offset`` of ``text`` (for readers of the tree, too)."""
+    raise HloParseError(filename, *position(text, offset), expected, found)
+
+
+@dataclass(frozen=True, slots=True)
+class ProtoSource:
+    """The text a tree was read from: errors found while converting the tree point into it."""
+
+    text: str
+    filename: str
+
+    def fail(
+        self, message: ProtoMessage, field: str | None, expected: str, found: str = ""
+    ) -> NoReturn:
+        """Raise ``HloParseError`` at ``field`` of ``message`` (or at the message itself)."""
+        offset = message.field_offsets.get(field, message.offset) if field else message.offset
+        defect_error(self.text, self.filename, offset, expected, found)
+
+
+def position(text: str, offset: int) -> tuple[int, int]:
+    """The 1-based line and column of an offset."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    return text.count("\n", 0, offset) + 1, offset - line_start + 1
+
+
+class _Reader:
+    """Tokens of the text, read by recursive descent."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.tokens: list[tuple[str, str, int]] = []  # (kind, text, offset)
+        end = 0
+        for match in _TOKEN.finditer(text):
+            if match.start() != end:  # a character no token starts with
+                break
+            end = match.end()
+            kind = match.lastgroup or ""
+            if kind == "open_string":
+                raise _Defect(_line_end(text, end), "a closing quote", "end of line")
+            if kind != "skip":
+                self.tokens.append((kind, match.group(0), match.start()))
+        if end < len(text):
+            raise _Defect(end, "a field, a value or a bracket", found_at(text, end))
+        self.index = 0
+
+    def peek(self) -> tuple[str, str, int]:
+        if self.index < len(self.tokens):
+            return self.tokens[self.index]
+        return ("end", "", len(self.text))
+
+    def take(self) -> tuple[str, str, int]:
+        token = self.peek()
+        self.index += 1
+        return token
+
+    def message_body(self, offset: int, closer: str | None) -> ProtoMessage:
+        fields: dict[str, list[Value]] = {}
+        offsets: dict[str, int] = {}
+        while True:
+            kind, token, at = self.peek()
+            if closer is not None and token == closer and kind == "punct":
+                self.index += 1
+                break
+            if kind == "end":
+                if closer is not None:
+                    line, column = position(self.text, offset)
+                    opened = f"the {self.text[offset]!r} of line {line} column {column}"
+                    raise _Defect(at, f"{closer!r} to close {opened}", "end of file")
+                break
+            name = self._field_name()
+            offsets.setdefault(name, at)
+            fields.setdefault(name, []).extend(self._field_values(name))
+            if self.peek()[1] in (";", ","):
+                self.index += 1
+        return ProtoMessage(
+            MappingProxyType({name: tuple(values) for name, values in fields.items()}),
+            offset,
+            MappingProxyType(offsets),
+        )
+
+    def _field_name(self) -> str:
+        kind, token, at = self.take()
+        if kind == "word" and not token.startswith("-"):
+            return token
+        if token == "[":  # an extension or Any type URL: [type.googleapis.com/x.Y]
+            parts: list[str] = []
+            while True:
+                kind, token, end_at = self.take()
+                if token == "]":
+                    return "[" + "".join(parts) + "]"
+                if kind == "end":
+                    raise _Defect(end_at, "']' to close the extension name", "end of file")
+                parts.append(token)
+        raise _Defect(at, "a field name", repr(token) if token else "end of file")
+
+    def _field_values(self, name: str) -> list[Value]:
+        kind, token, at = self.peek()
+        has_colon = token == ":" and kind == "punct"
+        if has_colon:
+            self.index += 1
+            kind, token, at = self.peek()
+        if token in _CLOSER and kind == "punct":
+            self.index += 1
+            return [self.message_body(at, _CLOSER[token])]
+        if not has_colon:
+            raise _Defect(at, f"':' or '{{' after {name}", _describe(kind, token))
+        if token == "[" and kind == "punct":
+            return self._list(name)
+        return [self._scalar(name)]
+
+    def _list(self, name: str) -> list[Value]:
+        self.index += 1
+        values: list[Value] = []
+        if self.peek()[1] == "]":
+            self.index += 1
+            return values
+        while True:
+            kind, token, at = self.peek()
+            if token in _CLOSER and kind == "punct":
+                self.index += 1
+                values.append(self.message_body(at, _CLOSER[token]))
+            else:
+                values.append(self._scalar(name))
+            kind, token, at = self.take()
+            if token == "]":
+                return values
+            if token != ",":
+                raise _Defect(at, f"',' or ']' in the list of {name}", _describe(kind, token))
+
+    def _scalar(self, name: str) -> Value:
+        kind, token, at = self.take()
+        if kind == "string":
+            pieces = [_unescape(token[1:-1], at + 1)]
+            while self.peek()[0] == "string":  # "a" "b" is "ab"
+                _, more, more_at = self.take()
+                pieces.append(_unescape(more[1:-1], more_at + 1))
+            return "".join(pieces)
+        if kind == "number":
+            return _number(token.replace(" ", ""), at)
+        if kind == "word":
+            return Identifier("".join(token.split()))
+        raise _Defect(at, f"a value for {name}", _describe(kind, token))
+
+
+def _number(token: str, at: int) -> int | float:
+    if _INTEGER.fullmatch(token):
+        negative = token.startswith("-")
+        digits = token.lstrip("-")
+        if digits[:2] in ("0x", "0X"):
+            value = int(digits, 16)
+        elif len(digits) > 1 and digits.startswith("0"):
+            value = int(digits, 8)
+        else:
+            value = int(digits)
+        return -value if negative else value
+    try:
+        return float(token.rstrip("fF"))
+    except ValueError:
+        raise _Defect(at, "a number", repr(token)) from None
+
+
+def _unescape(raw: str, at: int) -> str:
+    if "\\" not in raw:
+        return raw
+    out = bytearray()
+    done = 0
+    for match in _ESCAPE.finditer(raw):
+        out += raw[done : match.start()].encode()
+        octal, hex_byte, short, long, char = match.groups()
+        if octal or hex_byte:
+            out.append(int(octal, 8) & 0xFF if octal else int(hex_byte, 16))
+        elif short or long:
+            out += chr(int(short or long, 16)).encode("utf-8", "surrogatepass")
+        elif char in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[char])
+        else:
+            raise _Defect(at + match.start(), "a C escape such as \\n or \\303", repr("\\" + char))
+        done = match.end()
+    out += raw[done:].encode()
+    # Bytes fields may hold any bytes: kept exactly (surrogateescape), escaped again on output.
+    return out.decode("utf-8", "surrogateescape")
+
+
+def _line_end(text: str, offset: int) -> int:
+    end = text.find("\n", offset)
+    return len(text) if end < 0 else end
+
+
+def _describe(kind: str, token: str) -> str:
+    return "end of file" if kind == "end" else repr(token[:30])
+
+
+def format_value(value: Value) -> str:
+    """A value as protobuf text (strings quoted, messages in braces, on one line)."""
+    if isinstance(value, ProtoMessage):
+        return format_message(value)
+    if isinstance(value, Identifier):
+        return str(value)
+    if isinstance(value, str):
+        return quote_text(value)
+    return repr(value)
+
+
+def quote_text(value: str) -> str:
+    """Quote a string or bytes value; bytes that are not UTF-8 print as octal escapes."""
+    quoted = quote(value)
+    if not _SURROGATE.search(quoted):
+        return quoted
+    return _SURROGATE.sub(lambda m: f"\\{ord(m.group(0)) - 0xDC00:03o}", quoted)
+
+
+def format_message(message: ProtoMessage) -> str:
+    """A message as ``{name: value name { ... }}`` on one line."""
+    parts = []
+    for name, values in message.fields.items():
+        for value in values:
+            separator = " " if isinstance(value, ProtoMessage) else ": "
+            parts.append(f"{name}{separator}{format_value(value)}")
+    return "{" + " ".join(parts) + "}"
+
+
+def format_values(values: tuple[Value, ...]) -> str:
+    """A field's values: the value itself, or ``[a, b]`` when repeated."""
+    if len(values) == 1:
+        return format_value(values[0])
+    return "[" + ", ".join(map(format_value, values)) + "]"
