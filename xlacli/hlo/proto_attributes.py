@@ -78,10 +78,12 @@ def _number(field: str, key: str = "", above: int | None = None) -> Reader:
     return read
 
 
-def _string(field: str, key: str, skip: str = "") -> Reader:
+def _string(field: str, key: str, skip: str = "", quoted: bool = True) -> Reader:
     def read(m: ProtoMessage, _: str) -> Pairs:
         value = m.text(field)
-        return [(key, quote_text(value))] if value and value != skip else []
+        if not value or value == skip:
+            return []
+        return [(key, quote_text(value) if quoted else value)]
 
     return read
 
@@ -172,7 +174,7 @@ def _message_form(field: str, key: str, form: Callable[[ProtoMessage], str | Non
 
 
 _READERS: dict[str, Reader] = {
-    "fusion_kind": _string("fusion_kind", "kind"),
+    "fusion_kind": _string("fusion_kind", "kind", quoted=False),
     "tuple_index": _number("tuple_index", "index"),
     "dimensions": _dimensions,
     "slice_dimensions": lambda m, _: [("slice", forms.slice_text(m.messages("slice_dimensions")))],
@@ -189,8 +191,8 @@ _READERS: dict[str, Reader] = {
     "gather_dimension_numbers": _listed("gather_dimension_numbers", _GATHER),
     "gather_slice_sizes": _numbers("gather_slice_sizes", "slice_sizes"),
     "scatter_dimension_numbers": _listed("scatter_dimension_numbers", _SCATTER),
-    "comparison_direction": _string("comparison_direction", "direction"),
-    "comparison_type": _string("comparison_type", "type"),
+    "comparison_direction": _string("comparison_direction", "direction", quoted=False),
+    "comparison_type": _string("comparison_type", "type", quoted=False),
     "exponent_bits": _number("exponent_bits"),
     "mantissa_bits": _number("mantissa_bits"),
     "distribution": _enum("distribution", "distribution", "RNG_INVALID", lower=True),

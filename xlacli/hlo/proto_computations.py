@@ -57,7 +57,7 @@ def typed(source: ProtoSource, read: Callable[[], T]) -> T:
     try:
         return read()
     except ShapeDefect as defect:
-        source.fail(defect.message, None, defect.expected, defect.found)
+        source.fail(defect.message, defect.field, defect.expected, defect.found)
 
 
 class ComputationReader:
@@ -107,8 +107,9 @@ class ComputationReader:
             name=self.computation_names[proto.number("id")],
             instructions=instructions,
             is_entry=is_entry,
-            parameters=tuple((name, shape) for _, name, shape in parameters),
-            result_shape=shapes[root_id],
+            # XLA prints a computation's signature without layouts.
+            parameters=tuple((name, shape.without_layout()) for _, name, shape in parameters),
+            result_shape=shapes[root_id].without_layout(),
             attributes=MappingProxyType({"execution_thread": quote(thread)})
             if thread and thread != "main"
             else EMPTY_ATTRIBUTES,
@@ -130,9 +131,8 @@ class ComputationReader:
         shape = shapes[proto.number("id")]
         operand_ids = proto.numbers("operand_ids")
         operands = tuple(self._named(names, i, proto, "operand_ids") for i in operand_ids)
-        pairs = self._called(proto, opcode, shapes.get(operand_ids[0]) if operand_ids else None)
-        called = _called_names(pairs)
-        pairs.extend(instruction_attributes(proto, opcode, _HANDLED))
+        calls = self._called(proto, opcode, shapes.get(operand_ids[0]) if operand_ids else None)
+        pairs = instruction_attributes(proto, opcode, _HANDLED) + calls
         literal = self._literal(proto, shape, pairs) if opcode == "constant" else None
         predecessors = [
             f"%{self._named(names, i, proto, 'control_predecessor_ids')}"
@@ -151,7 +151,7 @@ class ComputationReader:
             is_root=is_root,
             parameter_number=proto.number("parameter_number") if opcode == "parameter" else None,
             literal=literal,
-            called_computations=called,
+            called_computations=_called_names(calls),
         )
 
     def _named(self, names: dict[int, str], wanted: int, proto: ProtoMessage, field: str) -> str:

@@ -29,19 +29,19 @@ _RENAMED_TYPES = {"OPAQUE_TYPE": "opaque"}
 class ShapeDefect(Exception):
     """A shape or literal the model cannot hold; ``message`` is where it is."""
 
-    def __init__(self, message: ProtoMessage, expected: str, found: str):
+    def __init__(self, message: ProtoMessage, expected: str, found: str, field: str | None = None):
         super().__init__(expected)
-        self.message, self.expected, self.found = message, expected, found
+        self.message, self.expected, self.found, self.field = message, expected, found, field
 
 
 def element_type_name(message: ProtoMessage, field: str = "element_type") -> str:
     """``F32`` -> ``f32``; raises ShapeDefect for a name XLA does not know."""
     raw = message.get(field)
     if isinstance(raw, int):  # a number instead of the enum name: not worth a table
-        raise ShapeDefect(message, "an element type name such as F32", repr(raw))
+        raise ShapeDefect(message, "an element type name such as F32", repr(raw), field)
     name = _RENAMED_TYPES.get(str(raw), str(raw).lower())
     if name not in ELEMENT_TYPES and name not in ("tuple", "buffer"):
-        raise ShapeDefect(message, "an element type (F32, BF16, PRED, TOKEN...)", repr(raw))
+        raise ShapeDefect(message, "an element type (F32, BF16, PRED, TOKEN...)", repr(raw), field)
     return name
 
 

@@ -1,0 +1,183 @@
+"""HloModuleProto in protobuf text format: read as the same typed module as its HLO text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import ASSETS
+from hlo_transforms import renumber, reorder
+
+from xlacli.errors import HloParseError
+from xlacli.hlo import (
+    parse_hlo,
+    parse_hlo_file,
+    parse_hlo_file_modules,
+    parse_hlo_modules,
+    print_module,
+)
+from xlacli.hlo.diff import diff_modules
+from xlacli.hlo.from_proto import is_proto_text
+from xlacli.hlo.proto_text import Identifier, parse_proto_text
+
+PBTXT = ASSETS / "proto_module.pbtxt"
+HLO = ASSETS / "proto_module.hlo"
+
+
+def test_the_textproto_golden_is_the_same_module_as_its_hlo_text() -> None:
+    from_proto, from_text = parse_hlo_file(PBTXT), parse_hlo_file(HLO)
+    assert from_proto == from_text  # every field: shapes, attributes, roots, signatures
+    assert diff_modules(from_proto, from_text).identical
+    add = from_proto.computation("fused_add").root
+    assert (add.metadata.source_file, add.metadata.source_line) == ("model.py", 12)
+    assert add.metadata.resolved and add.metadata.stack_frame_id == 1
+
+
+def test_every_entry_point_reads_a_textproto() -> None:
+    text = PBTXT.read_text()
+    expected = parse_hlo_file(HLO)
+    assert parse_hlo(text) == expected
+    assert parse_hlo_modules(text) == (expected,)
+    assert parse_hlo_file_modules(PBTXT) == (expected,)
+
+
+def test_the_converted_module_prints_as_hlo_that_parses_back_equal() -> None:
+    module = parse_hlo_file(PBTXT)
+    again = parse_hlo(print_module(module))
+    assert again == module
+    assert diff_modules(module, reorder(renumber(module, seed=3), seed=4)).identical
+
+
+def test_an_hlo_proto_wrapping_the_module_reads_the_same() -> None:
+    body = "".join(line for line in PBTXT.read_text().splitlines(True) if not line.startswith("#"))
+    wrapped = f"hlo_module {{\n{body}}}\nbuffer_assignment {{ }}\n"
+    assert parse_hlo(wrapped) == parse_hlo_file(HLO)
+
+
+def _edited(old: str, new: str) -> str:
+    text = PBTXT.read_text()
+    assert old in text
+    return text.replace(old, new, 1)
+
+
+def test_a_field_not_mapped_is_kept_and_seen_by_the_diff() -> None:
+    base = _edited(
+        '    fusion_kind: "kLoop"\n',
+        '    fusion_kind: "kLoop"\n    result_accuracy { mode: DEFAULT }\n',
+    )
+    changed = base.replace("mode: DEFAULT", "mode: HIGHEST")
+    left, right = parse_hlo(base), parse_hlo(changed)
+    fusion = left.entry.instructions[4]
+    assert fusion.attributes["result_accuracy"] == "{mode: DEFAULT}"
+    assert parse_hlo(print_module(left)) == left  # it prints and reads back
+    assert diff_modules(left, left).identical
+    assert not diff_modules(left, right).identical
+
+
+def test_a_module_field_not_mapped_is_a_header_attribute() -> None:
+    left = parse_hlo(PBTXT.read_text() + "is_dynamic: true\n")
+    right = parse_hlo(PBTXT.read_text() + "is_dynamic: false\n")
+    assert left.attributes["is_dynamic"] == "true"
+    assert diff_modules(left, right).header_changes == ("is_dynamic",)
+
+
+def test_called_computations_take_the_key_xla_prints_for_the_opcode() -> None:
+    text = _WHILE_MODULE
+    module = parse_hlo(text)
+    loop = module.entry.instructions[-1]
+    # The proto lists the body first; XLA prints condition=, body=.
+    assert (loop.attributes["condition"], loop.attributes["body"]) == ("%cond", "%body")
+    assert loop.called_computations == ("cond", "body")
+    assert parse_hlo(print_module(module)) == module
+
+
+_WHILE_MODULE = """
+name: "loop"
+computations {
+  name: "cond" id: 1 root_id: 2
+  instructions { name: "c.p" opcode: "parameter" shape { element_type: S32 } id: 1 }
+  instructions { name: "c.k" opcode: "constant" shape { element_type: PRED }
+                 literal { shape { element_type: PRED } preds: true } id: 2 }
+}
+computations {
+  name: "body" id: 2 root_id: 3
+  instructions { name: "b.p" opcode: "parameter" shape { element_type: S32 } id: 3 }
+}
+computations {
+  name: "main" id: 3 root_id: 5
+  instructions { name: "init" opcode: "constant" shape { element_type: S32 }
+                 literal { shape { element_type: S32 } s32s: -7 } id: 4 }
+  instructions { name: "w" opcode: "while" shape { element_type: S32 } id: 5
+                 operand_ids: 4 called_computation_ids: [2, 1] }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "expected"),
+    [
+        ('name: "m"\ncomputations {\n  name "x"\n}\n', 3, 8, "':' or '{' after name"),
+        ('name: "m"\ncomputations {\n  id: 1\n', 4, 1, "'}' to close the '{' of line 2"),
+        ('name: "m"\ncomputations { id: 12abc }\n', 2, 20, "a field, a value or a bracket"),
+        ('name: "unterminated\n', 1, 20, "a closing quote"),
+        ('name: "m"\ncomputations { name: "c" }\n', 2, 16, "an instruction in c"),
+        (
+            _WHILE_MODULE.replace(
+                "called_computation_ids: [2, 1]", "called_computation_ids: [2, 9]"
+            ),
+            18,
+            33,
+            "the id of a computation of the module",
+        ),
+        (
+            _WHILE_MODULE.replace(
+                "element_type: S32 }\n                 literal",
+                "element_type: Q7 }\n                 literal",
+            ),
+            15,
+            58,
+            "an element type",
+        ),
+    ],
+)
+def test_a_malformed_textproto_names_the_line_and_column_of_the_defect(
+    text: str, line: int, column: int, expected: str
+) -> None:
+    with pytest.raises(HloParseError) as raised:
+        parse_hlo(text, "bad.pbtxt")
+    error = raised.value
+    assert (error.filename, error.line, error.column) == ("bad.pbtxt", line, column), str(error)
+    assert expected in error.expected
+
+
+def test_detection_reads_the_first_significant_line_only() -> None:
+    assert is_proto_text(["# RUN: hlo-translate\n", "\n", 'name: "main"\n'])
+    assert is_proto_text(["hlo_module {\n"])
+    assert is_proto_text(["computations <\n"])
+    assert not is_proto_text(["HloModule m\n"])
+    assert not is_proto_text(["HloModule m:\n"])  # the older header
+    assert not is_proto_text(["ENTRY %main {\n"])
+    assert not is_proto_text(["name {\n"])  # a computation called name, headerless
+    assert not is_proto_text(["// name: x\n"])
+    assert not is_proto_text(["\n", "# only comments\n"])
+
+
+def test_the_textproto_reader_takes_every_syntax_of_the_format() -> None:
+    message = parse_proto_text(
+        'a: 1; b: -2.5f, c: [1, 0x10, 010] d < e: \'x\\\'y\' > d: { e: "\\303\\251" "z" }\n'
+        "f: ENUM_VALUE g: -inf h: true # a comment\n[ext.name] { }\n"
+    )
+    assert message.all("a") == (1,) and message.get("b") == -2.5
+    assert message.numbers("c") == (1, 16, 8)
+    assert [d.text("e") for d in message.messages("d")] == ["x'y", "éz"]
+    assert isinstance(message.get("f"), Identifier) and message.text("f") == "ENUM_VALUE"
+    assert message.get("g") == "-inf" and message.flag("h")
+    assert "[ext.name]" in message.fields
+
+
+def test_a_file_of_any_name_with_lit_comments_first_is_read_as_a_proto(tmp_path: Path) -> None:
+    path = tmp_path / "module.hlo"
+    path.write_text("# RUN: hlo-translate %s\n\n" + PBTXT.read_text())
+    module = parse_hlo_file(path)
+    assert module.stack_frames is not None
+    assert module.stack_frames.location(1) == ("model.py", 12, "forward")
