@@ -44,6 +44,7 @@ from xlacli.hlo.model import (
     ProgramShape,
     StackFrame,
     StackFrameIndex,
+    TupleShape,
 )
 from xlacli.hlo.proto_computations import ComputationReader, typed, valid_name
 from xlacli.hlo.proto_forms import frontend_attributes_text
@@ -163,16 +164,22 @@ def _header(
     program_shape = proto.message("host_program_shape")
     if program_shape is not None:
         layout = typed(source, lambda: read_program_shape(program_shape))
-        attributes["entry_computation_layout"] = "{" + str(layout) + "}"
+        # Printed as XLA does, every fifth parameter marked: (a, b, c, d, e, /*index=5*/f).
+        parameters = TupleShape(layout.parameters)
+        attributes["entry_computation_layout"] = f"{{{parameters}->{layout.result}}}"
     aliases = _aliases(proto.message("input_output_alias"))
     if aliases:
         attributes["input_output_alias"] = "{ " + ", ".join(map(_alias_text, aliases)) + " }"
+    donors = _buffer_donors(proto.message("buffer_donor"))
+    if donors:
+        attributes["buffer_donor"] = donors
     frontend = proto.message("frontend_attributes")
     text = frontend_attributes_text(frontend) if frontend is not None else None
-    if text is not None:
+    if text:
         attributes["frontend_attributes"] = text
     for field, values in proto.fields.items():
-        if field not in _MODULE_HANDLED and not (field == "frontend_attributes" and text):
+        mapped = {"frontend_attributes": text is not None, "buffer_donor": donors is not None}
+        if field not in _MODULE_HANDLED and not mapped.get(field):
             attributes[field] = format_values(values)
     return attributes, layout, aliases
 
@@ -226,6 +233,18 @@ def _aliases(config: ProtoMessage | None) -> tuple[Alias, ...]:
         )
         for entry in config.messages("entries")
     )
+
+
+def _buffer_donors(config: ProtoMessage | None) -> str | None:
+    """``{ (0, {}), (1, {}) }``, as XLA prints ``buffer_donor``; None when there is none."""
+    if config is None or set(config.fields) - {"entries"}:
+        return None
+    entries = [
+        f"({entry.number('parameter_number')}, "
+        f"{{{','.join(map(str, entry.numbers('parameter_shape_index')))}}})"
+        for entry in config.messages("entries")
+    ]
+    return "{ " + ", ".join(entries) + " }" if entries else ""
 
 
 def _alias_text(alias: Alias) -> str:

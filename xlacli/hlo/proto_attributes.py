@@ -168,7 +168,9 @@ def _backend_config(m: ProtoMessage, _: str) -> Pairs:
 def _message_form(field: str, key: str, form: Callable[[ProtoMessage], str | None]) -> Reader:
     def read(m: ProtoMessage, _: str) -> Pairs | None:
         text = form(m.message(field) or EMPTY)
-        return None if text is None else [(key, text)]
+        if text is None:
+            return None
+        return [(key, text)] if text else []
 
     return read
 

@@ -133,6 +133,8 @@ class ComputationReader:
         operands = tuple(self._named(names, i, proto, "operand_ids") for i in operand_ids)
         calls = self._called(proto, opcode, shapes.get(operand_ids[0]) if operand_ids else None)
         pairs = instruction_attributes(proto, opcode, _HANDLED) + calls
+        if opcode == "compare" and operand_ids:
+            pairs = _without_default_comparison_type(pairs, shapes.get(operand_ids[0]))
         literal = self._literal(proto, shape, pairs) if opcode == "constant" else None
         predecessors = [
             f"%{self._named(names, i, proto, 'control_predecessor_ids')}"
@@ -213,6 +215,20 @@ class ComputationReader:
             return build_metadata(fields, 0, self.locate)
         except Malformed as problem:
             self.source.fail(proto, None, problem.expected, problem.found or "")
+
+
+def _without_default_comparison_type(
+    pairs: list[tuple[str, str]], operand: Shape | None
+) -> list[tuple[str, str]]:
+    # XLA prints type= only when it is not the default for the operands' element type.
+    element_type = getattr(operand, "element_type", "")
+    if element_type.startswith(("f", "bf", "c")):
+        default = "FLOAT"
+    elif element_type.startswith("s"):
+        default = "SIGNED"
+    else:
+        default = "UNSIGNED"  # unsigned integers and pred
+    return [(key, value) for key, value in pairs if (key, value) != ("type", default)]
 
 
 def _called_names(pairs: list[tuple[str, str]]) -> tuple[str, ...]:

@@ -159,4 +159,6 @@ def frontend_attributes_text(attributes: ProtoMessage) -> str | None:
     if len(entries) != len(attributes.all("map")) or set(attributes.fields) - {"map"}:
         return None
     items = sorted((e.text("key"), e.text("value")) for e in entries)
+    if not items:
+        return ""  # XLA prints no frontend_attributes when there are none
     return "{" + ",".join(f"{key}={quote_text(value)}" for key, value in items) + "}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from hlo_transforms import renumber, reorder
 
 from xlacli.errors import HloParseError
 from xlacli.hlo import (
+    HloModule,
     parse_hlo,
     parse_hlo_file,
     parse_hlo_file_modules,
@@ -181,3 +183,39 @@ def test_a_file_of_any_name_with_lit_comments_first_is_read_as_a_proto(tmp_path:
     module = parse_hlo_file(path)
     assert module.stack_frames is not None
     assert module.stack_frames.location(1) == ("model.py", 12, "forward")
+
+
+# Real dumps: XLA wrote each module as HLO text and as a binary HloProto, which
+# protobuf's own printer turned into text (tests/assets/hlo/make_proto_goldens.py).
+REAL_DUMPS = sorted(ASSETS.glob("proto_*_optimizations.pbtxt"))
+
+
+def _as_this_xla_prints(module: HloModule) -> HloModule:
+    """What the text dump of torch_xla's XLA leaves out: stack frame ids (the
+    preamble came later), and the proto's computation order (by id)."""
+    computations = sorted(module.computations, key=lambda computation: computation.name)
+    return replace(
+        module,
+        computations=tuple(
+            replace(
+                computation,
+                instructions=tuple(
+                    replace(i, metadata=replace(i.metadata, stack_frame_id=0))
+                    for i in computation.instructions
+                ),
+            )
+            for computation in computations
+        ),
+        stack_frames=None,
+    )
+
+
+@pytest.mark.parametrize("pbtxt", REAL_DUMPS, ids=lambda path: path.stem)
+def test_a_real_xla_dump_read_as_textproto_is_the_module_xla_printed(pbtxt: Path) -> None:
+    assert len(REAL_DUMPS) == 4
+    from_proto = parse_hlo_file(pbtxt)
+    from_text = parse_hlo_file(pbtxt.with_suffix(".hlo"))
+    assert diff_modules(from_proto, from_text).identical
+    assert _as_this_xla_prints(from_proto) == _as_this_xla_prints(from_text)
+    assert from_proto.stack_frames is not None  # XLA_HLO_DEBUG=1: every frame is in the proto
+    assert parse_hlo(print_module(from_proto)) == from_proto
