@@ -109,6 +109,7 @@ def read_program_shape(message: ProtoMessage) -> ProgramShape:
 
 
 _FLOAT_FIELDS = {"f32": "f32s", "f64": "f64s"}
+_SINGLE_DIGITS, _DOUBLE_DIGITS = (6, 9), (15, 17)
 _INT_FIELDS = {"s32": "s32s", "s64": "s64s", "u32": "u32s", "u64": "u64s"}
 # Element types stored as little-endian bytes: the struct format of one element.
 _BYTE_FIELDS = {
@@ -133,18 +134,23 @@ def literal_text(message: ProtoMessage, shape: Shape) -> str | None:
         raise ShapeDefect(message, f"{count} values for {shape}", str(len(values)))
     if not shape.dimensions:
         return values[0]
+    if shape.element_type == "pred":
+        values = ["1" if value == "true" else "0" for value in values]
     return _nest(values, shape.dimensions)
 
 
 def _literal_values(message: ProtoMessage, element_type: str) -> list[str] | None:
-    if element_type == "pred":
+    if element_type == "pred":  # XLA prints true/false for a scalar, 1/0 in an array
         return ["true" if value in _TRUE else "false" for value in message.all("preds")]
     if element_type in _INT_FIELDS:
         return [str(value) for value in message.all(_INT_FIELDS[element_type])]
     if element_type in _FLOAT_FIELDS:
-        return [_float_text(value) for value in message.all(_FLOAT_FIELDS[element_type])]
+        digits = _DOUBLE_DIGITS if element_type == "f64" else _SINGLE_DIGITS
+        return [_float_text(value, digits) for value in message.all(_FLOAT_FIELDS[element_type])]
     if element_type in ("c64", "c128"):
-        parts = [_float_text(v) for v in message.all("c64s" if element_type == "c64" else "c128s")]
+        digits = _DOUBLE_DIGITS if element_type == "c128" else _SINGLE_DIGITS
+        field = "c64s" if element_type == "c64" else "c128s"
+        parts = [_float_text(value, digits) for value in message.all(field)]
         return [f"({real}, {imag})" for real, imag in zip(parts[::2], parts[1::2], strict=True)]
     if element_type in _BYTE_FIELDS:
         field, code = _BYTE_FIELDS[element_type]
@@ -161,7 +167,9 @@ def _literal_values(message: ProtoMessage, element_type: str) -> list[str] | Non
     return None
 
 
-def _float_text(value: object) -> str:
+def _float_text(value: object, digits: tuple[int, int] = (6, 9)) -> str:
+    """A float as XLA prints it (tsl's FloatToBuffer): 6 significant digits if they
+    read back as the same float32, else 9 (15 and 17 for a double)."""
     if isinstance(value, str):  # inf, -inf, nan as identifiers
         return value.lower().replace("infinity", "inf")
     number = float(value)  # type: ignore[arg-type]
@@ -169,13 +177,39 @@ def _float_text(value: object) -> str:
         return "nan"
     if math.isinf(number):
         return "inf" if number > 0 else "-inf"
-    return str(int(number)) if number.is_integer() and abs(number) < 1e16 else repr(number)
+    if digits == _DOUBLE_DIGITS:
+        short = f"{number:.{digits[0]}g}"
+        return short if float(short) == number else f"{number:.{digits[1]}g}"
+    single = _as_float32(number)
+    short = f"{single:.{digits[0]}g}"
+    return short if _as_float32(float(short)) == single else f"{single:.{digits[1]}g}"
+
+
+def _as_float32(number: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", number))[0]
 
 
 def _nest(values: Sequence[str], dimensions: tuple[int, ...]) -> str:
+    """Nested braces as XLA prints an array: ``{1, 2}``, ``{ { 1, 2 }, { 3, 4 } }``, and
+    from rank 4 on ``{ { {1}, {2} }, ... }`` (its ``/*i0=0*/`` comments are not kept)."""
     if len(dimensions) == 1:
-        inner = ", ".join(values)
-        return "{" + inner + "}"
-    step = math.prod(dimensions[1:])
-    rows = [_nest(values[i * step : (i + 1) * step], dimensions[1:]) for i in range(dimensions[0])]
-    return "{ " + ", ".join(rows) + " }"
+        return "{" + ", ".join(values) + "}"
+    if len(dimensions) == 2:
+        rows = _chunks(values, dimensions[0])
+        return "{ " + ", ".join("{ " + ", ".join(row) + " }" for row in rows) + " }"
+    if len(dimensions) == 3:
+        blocks = _chunks(values, dimensions[0])
+        return "{ " + ", ".join(_nest(block, dimensions[1:]) for block in blocks) + " }"
+    return "{ " + _commented(values, dimensions) + " }"
+
+
+def _commented(values: Sequence[str], dimensions: tuple[int, ...]) -> str:
+    if len(dimensions) == 2:
+        return ", ".join("{" + ", ".join(row) + "}" for row in _chunks(values, dimensions[0]))
+    chunks = _chunks(values, dimensions[0])
+    return ", ".join("{ " + _commented(chunk, dimensions[1:]) + " }" for chunk in chunks)
+
+
+def _chunks(values: Sequence[str], count: int) -> list[Sequence[str]]:
+    step = len(values) // count if count else 0
+    return [values[i * step : (i + 1) * step] for i in range(count)]

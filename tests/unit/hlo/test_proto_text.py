@@ -219,3 +219,36 @@ def test_a_real_xla_dump_read_as_textproto_is_the_module_xla_printed(pbtxt: Path
     assert _as_this_xla_prints(from_proto) == _as_this_xla_prints(from_text)
     assert from_proto.stack_frames is not None  # XLA_HLO_DEBUG=1: every frame is in the proto
     assert parse_hlo(print_module(from_proto)) == from_proto
+
+
+def _constant(name: str, shape: str, literal: str) -> str:
+    return (
+        f'instructions {{ name: "{name}" opcode: "constant" shape {{ {shape} }} '
+        f"literal {{ shape {{ {shape} }} {literal} }} id: {len(name)} }}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("shape", "literal", "printed"),
+    [
+        ("element_type: F32", "f32s: 6.2831855", "6.28318548"),  # 2*pi as XLA printed it
+        ("element_type: F32", "f32s: 1.1920929e-07", "1.1920929e-07"),
+        ("element_type: F64", "f64s: 0.1", "0.1"),
+        ("element_type: F32", "f32s: -inf", "-inf"),
+        ("element_type: S32 dimensions: [2, 2]", "s32s: [1, 2, 3, 4]", "{ { 1, 2 }, { 3, 4 } }"),
+        ("element_type: PRED", "preds: true", "true"),
+        ("element_type: PRED dimensions: 3", "preds: [true, false, true]", "{1, 0, 1}"),
+        ("element_type: BF16", 'bf16s: "\\300?"', "1.5"),
+        ("element_type: U8 dimensions: 2", 'u8s: "\\001\\377"', "{1, 255}"),
+        ("element_type: F32 dimensions: [1, 1, 1, 2]", "f32s: [1, 2]", "{ { { {1, 2} } } }"),
+        ("element_type: F8E4M3FN", 'f8e4m3fns: "8"', "{...}"),  # kept as textproto
+    ],
+)
+def test_constants_print_their_literal_as_xla_does(shape: str, literal: str, printed: str) -> None:
+    text = f'name: "m"\ncomputations {{ name: "e" {_constant("c", shape, literal)} }}\n'
+    module = parse_hlo(text)
+    constant = module.entry.root
+    assert constant.literal == printed
+    if printed == "{...}":
+        assert constant.attributes["literal"].startswith("{shape {element_type: F8E4M3FN}")
+    assert parse_hlo(print_module(module)) == module
