@@ -26,7 +26,12 @@ from types import MappingProxyType
 from typing import NoReturn, TypeVar
 
 from xlacli.errors import HloParseError, UsageError
-from xlacli.hlo.attributes import build_metadata, read_attributes, read_brace_fields
+from xlacli.hlo.attributes import (
+    build_metadata,
+    frame_locator,
+    read_attributes,
+    read_brace_fields,
+)
 from xlacli.hlo.from_proto import is_proto_text, parse_proto_module
 from xlacli.hlo.gc_pause import gc_paused
 from xlacli.hlo.heads import Signature, read_head
@@ -370,13 +375,6 @@ class _ModuleParser:
         metadata = self.metadata.get(text)
         if metadata is None:
             fields = read_brace_fields(text, offset)
-            index = self.stack_frames
-            locate_frame = (lambda frame: _source_of(index, frame)) if index else (lambda _: None)
-            metadata = build_metadata(fields, offset, locate_frame)
+            metadata = build_metadata(fields, offset, frame_locator(self.stack_frames))
             self.metadata[text] = metadata
         return metadata
-
-
-def _source_of(index: StackFrameIndex, frame_id: int) -> tuple[str, int] | None:
-    location = index.location(frame_id)
-    return (location[0], location[1]) if location else None

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from types import MappingProxyType
 from typing import TypeVar
 
-from xlacli.hlo.attributes import CALLED_COMPUTATION_KEYS, build_metadata
+from xlacli.hlo.attributes import CALLED_COMPUTATION_KEYS, build_metadata, frame_locator
 from xlacli.hlo.lexer import Malformed, quote
 from xlacli.hlo.model import (
     EMPTY_ATTRIBUTES,
@@ -71,10 +71,7 @@ class ComputationReader:
     ):
         self.source = source
         self.computation_names = computation_names
-        index = stack_frames
-        self.locate: Callable[[int], tuple[str, int] | None] = (
-            (lambda frame: _source_of(index, frame)) if index else (lambda _: None)
-        )
+        self.locate = frame_locator(stack_frames)
 
     def computation(
         self, proto: ProtoMessage, is_entry: bool, sequence: tuple[int, ...] | None
@@ -240,8 +237,3 @@ def _called_names(pairs: list[tuple[str, str]]) -> tuple[str, ...]:
             pieces = values[key].strip("{}").split(",")
             names.extend(piece.strip().lstrip("%") for piece in pieces if piece.strip())
     return tuple(names)
-
-
-def _source_of(index: StackFrameIndex, frame_id: int) -> tuple[str, int] | None:
-    location = index.location(frame_id)
-    return (location[0], location[1]) if location else None

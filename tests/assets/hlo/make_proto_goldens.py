@@ -18,9 +18,7 @@ tests never run this script.
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -251,15 +249,10 @@ def textproto(binary: bytes) -> str:
 
 def capture(variant: str) -> None:
     """Dump a variant as text and binary proto; write the pairs here."""
+    from make_goldens import dump_variant  # beside this script
+
     with tempfile.TemporaryDirectory() as dump:
-        env = dict(
-            os.environ,
-            PJRT_DEVICE="CPU",
-            XLA_HLO_DEBUG="1",
-            XLA_FLAGS=f"--xla_dump_to={dump} --xla_dump_hlo_as_text --xla_dump_hlo_as_proto",
-        )
-        script = HERE / "make_goldens.py"
-        subprocess.run([sys.executable, script, "--child", variant], env=env, check=True)
+        dump_variant(variant, dump, "--xla_dump_hlo_as_text --xla_dump_hlo_as_proto")
         for stage in ("before_optimizations", "after_optimizations"):
             found = sorted(Path(dump).glob(f"module_*.{stage}.hlo.pb")) or sorted(
                 Path(dump).glob(f"module_*.cpu_{stage}.hlo.pb")
