@@ -48,7 +48,8 @@ from xlacli.hlo.model import (
 )
 from xlacli.hlo.proto_computations import ComputationReader, typed, valid_name
 from xlacli.hlo.proto_forms import frontend_attributes_text
-from xlacli.hlo.proto_text import ProtoMessage, ProtoSource, format_values, parse_proto_text
+from xlacli.hlo.proto_text import ProtoSource, parse_proto_text
+from xlacli.hlo.proto_tree import ProtoMessage, format_values
 from xlacli.hlo.proto_values import read_program_shape
 
 # Fields of HloModuleProto and HloProto: a text starting with one is a proto.

@@ -35,7 +35,7 @@ from collections.abc import Callable
 
 from xlacli.hlo import proto_forms as forms
 from xlacli.hlo.proto_forms import EMPTY, braced
-from xlacli.hlo.proto_text import ProtoMessage, format_values, quote_text
+from xlacli.hlo.proto_tree import ProtoMessage, format_values, quote_text
 from xlacli.hlo.statements import closes_in_order
 
 Pairs = list[tuple[str, str]]

@@ -24,7 +24,8 @@ from xlacli.hlo.model import (
     StackFrameIndex,
 )
 from xlacli.hlo.proto_attributes import instruction_attributes
-from xlacli.hlo.proto_text import ProtoMessage, ProtoSource, format_value
+from xlacli.hlo.proto_text import ProtoSource
+from xlacli.hlo.proto_tree import ProtoMessage, format_value
 from xlacli.hlo.proto_values import ShapeDefect, literal_text, read_shape
 
 T = TypeVar("T")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from xlacli.hlo.proto_text import ProtoMessage, quote_text
+from xlacli.hlo.proto_tree import ProtoMessage, quote_text
 
 EMPTY = ProtoMessage({})
 

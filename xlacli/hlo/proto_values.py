@@ -18,7 +18,7 @@ import struct
 from collections.abc import Callable, Sequence
 
 from xlacli.hlo.model import ArrayShape, BufferShape, Layout, ProgramShape, Shape, TupleShape
-from xlacli.hlo.proto_text import ProtoMessage
+from xlacli.hlo.proto_tree import ProtoMessage
 from xlacli.hlo.shapes import ELEMENT_TYPES
 
 _TRUE = ("true", "True", "t", 1)

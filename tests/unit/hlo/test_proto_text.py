@@ -20,7 +20,8 @@ from xlacli.hlo import (
 )
 from xlacli.hlo.diff import diff_modules
 from xlacli.hlo.from_proto import is_proto_text
-from xlacli.hlo.proto_text import Identifier, parse_proto_text
+from xlacli.hlo.proto_text import parse_proto_text
+from xlacli.hlo.proto_tree import Identifier
 
 PBTXT = ASSETS / "proto_module.pbtxt"
 HLO = ASSETS / "proto_module.hlo"
