@@ -77,12 +77,14 @@ def run_child(variant: str) -> None:
     output.cpu()
 
 
-def dump_variant(variant: str, dump: str, flags: str = "--xla_dump_hlo_as_text") -> None:
-    """Run a variant in a child process that dumps its graphs into ``dump``."""
+def dump_variant(
+    variant: str, dump: str, flags: str = "--xla_dump_hlo_as_text", script: str = __file__
+) -> None:
+    """Run a variant in a child process (``script --child variant``) that dumps into ``dump``."""
     env = dict(
         os.environ, PJRT_DEVICE="CPU", XLA_HLO_DEBUG="1", XLA_FLAGS=f"--xla_dump_to={dump} {flags}"
     )
-    subprocess.run([sys.executable, __file__, "--child", variant], env=env, check=True)
+    subprocess.run([sys.executable, script, "--child", variant], env=env, check=True)
 
 
 def capture(variant: str) -> None:

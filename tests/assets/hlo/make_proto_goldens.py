@@ -2,7 +2,8 @@
 
     PJRT_DEVICE=CPU python tests/assets/hlo/make_proto_goldens.py
 
-Runs ``make_goldens.py``'s ``conv`` and ``mlp_train`` models in a child with
+Runs ``make_goldens.py``'s ``conv`` and ``mlp_train`` models, and a graph of
+many opcodes (``ops``: gather, scatter, sort, topk, cumsum, argmax, pad...), in a child with
 ``--xla_dump_hlo_as_text --xla_dump_hlo_as_proto`` and ``XLA_HLO_DEBUG=1``,
 so XLA writes each compiled module twice: as HLO text (``.txt``) and as a
 binary ``HloProto`` (``.hlo.pb``). The binary is turned into protobuf text by
@@ -24,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-VARIANTS = ("conv", "mlp_train")
+VARIANTS = ("conv", "mlp_train", "ops")
 
 _I64, _I32, _U32, _U64 = "int64", "int32", "uint32", "uint64"
 _STR, _BYTES, _BOOL, _FLOAT, _DOUBLE = "string", "bytes", "bool", "float", "double"
@@ -252,7 +253,7 @@ def capture(variant: str) -> None:
     from make_goldens import dump_variant  # beside this script
 
     with tempfile.TemporaryDirectory() as dump:
-        dump_variant(variant, dump, "--xla_dump_hlo_as_text --xla_dump_hlo_as_proto")
+        dump_variant(variant, dump, "--xla_dump_hlo_as_text --xla_dump_hlo_as_proto", __file__)
         for stage in ("before_optimizations", "after_optimizations"):
             found = sorted(Path(dump).glob(f"module_*.{stage}.hlo.pb")) or sorted(
                 Path(dump).glob(f"module_*.cpu_{stage}.hlo.pb")
@@ -267,6 +268,39 @@ def capture(variant: str) -> None:
             print(f"{target.name}.pbtxt and .hlo written")
 
 
+def run_ops_child() -> None:
+    """One graph of many opcodes (gather, scatter, sort, topk, cumsum, argmax, pad, iota,
+    integer compares, strided slices...): each prints attributes the models above do not."""
+    import torch
+    import torch.nn.functional as F
+    import torch_xla
+
+    device = torch_xla.device()
+    torch.manual_seed(0)
+    x = torch.randn(4, 6).to(device)
+    index = torch.tensor([2, 0, 3]).to(device)
+    rows = x.index_select(0, index)  # gather
+    added = torch.zeros(5, 6, device=device).index_add(0, index, rows)  # scatter
+    ordered, order = torch.sort(x, dim=1, stable=True)
+    top = torch.topk(x, 2, dim=1).values
+    running = torch.cumsum(x, dim=0)  # reduce-window
+    best = torch.argmax(x, dim=1)  # a reduce of two operands
+    padded = F.pad(x, (1, 2))
+    counts = torch.arange(6, device=device).to(torch.int32)
+    masked = torch.where(counts > 2, ordered, top.sum())
+    outputs = [added, order, running, best, padded, masked, x[1:3, ::2], x.T.clamp(-1, 1)]
+    torch_xla.sync()
+    for output in outputs:
+        output.cpu()
+
+
 if __name__ == "__main__":
-    for name in sys.argv[1:] or VARIANTS:
-        capture(name)
+    if sys.argv[1:] == ["--child", "ops"]:
+        run_ops_child()
+    elif sys.argv[1:2] == ["--child"]:
+        from make_goldens import run_child  # beside this script
+
+        run_child(sys.argv[2])
+    else:
+        for name in sys.argv[1:] or VARIANTS:
+            capture(name)
