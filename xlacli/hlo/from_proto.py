@@ -21,13 +21,15 @@ What ``hlo-translate`` and ``--xla_dump_hlo_as_proto`` (after ``protoc
   text; ``parameter_number``; the other fields as attributes
   (``xlacli.hlo.proto_attributes``);
 - the module: ``name``, ``host_program_shape`` (``entry_computation_layout``),
-  ``input_output_alias``, ``frontend_attributes``, ``stack_frame_index``.
+  ``input_output_alias``, ``buffer_donor``, ``frontend_attributes``,
+  ``stack_frame_index``.
 
-Other module fields (``buffer_donor``, ``spmd_output_sharding``,
-``device_assignment``...) are kept as header attributes under their field
-name with their textproto as the value, so a diff still sees them; only the
-ids (instruction, computation, module) are dropped: names stand for them.
-An ``HloProto``'s ``buffer_assignment`` is not part of the module.
+Other module fields (``spmd_output_sharding``, ``device_assignment``...) are
+kept as header attributes under their field name with their textproto as the
+value, so a diff still sees them; only the ids (instruction, computation,
+module) are dropped: names stand for them. An ``HloProto``'s
+``buffer_assignment`` is not part of the module. Real torch_xla dumps read
+this way give the module XLA printed as text (``tests/assets/hlo/proto_*``).
 """
 
 from __future__ import annotations
