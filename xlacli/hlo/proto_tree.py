@@ -15,7 +15,8 @@ from typing import Union
 
 from xlacli.hlo.lexer import quote
 
-_SURROGATE = re.compile("[\udc80-\udcff]")
+# Bytes kept through surrogateescape, and control characters: printed as octal escapes.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\udc80-\udcff]")
 
 
 class Identifier(str):
@@ -91,11 +92,12 @@ def format_value(value: Value) -> str:
 
 
 def quote_text(value: str) -> str:
-    """Quote a string or bytes value; bytes that are not UTF-8 print as octal escapes."""
+    """Quote a string or bytes value; control characters and bytes that are not UTF-8
+    print as octal escapes (``\\001``), as protobuf and XLA's CEscape print them."""
     quoted = quote(value)
-    if not _SURROGATE.search(quoted):
+    if not _UNPRINTABLE.search(quoted):
         return quoted
-    return _SURROGATE.sub(lambda m: f"\\{ord(m.group(0)) - 0xDC00:03o}", quoted)
+    return _UNPRINTABLE.sub(lambda m: f"\\{ord(m.group(0)) & 0xFF:03o}", quoted)
 
 
 def format_message(message: ProtoMessage) -> str:

@@ -253,3 +253,125 @@ def test_constants_print_their_literal_as_xla_does(shape: str, literal: str, pri
     if printed == "{...}":
         assert constant.attributes["literal"].startswith("{shape {element_type: F8E4M3FN}")
     assert parse_hlo(print_module(module)) == module
+
+
+def _one_instruction(opcode: str, fields: str, operands: str = "") -> str:
+    return (
+        'name: "m"\ncomputations { name: "e" id: 1\n'
+        '  instructions { name: "a" opcode: "parameter" shape { element_type: F32 } id: 1 }\n'
+        '  instructions { name: "b" opcode: "parameter" shape { element_type: S32 }'
+        " parameter_number: 1 id: 2 }\n"
+        f'  instructions {{ name: "x" opcode: "{opcode}" shape {{ element_type: F32 }} id: 3'
+        f" {operands} {fields} }}\n}}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("opcode", "fields", "key", "value"),
+    [
+        (
+            "copy",
+            "sharding { type: MAXIMAL tile_assignment_devices: 1 }",
+            "sharding",
+            "{maximal device=1}",
+        ),
+        (
+            "copy",
+            "sharding { type: OTHER tile_assignment_dimensions: [2, 1]"
+            " tile_assignment_devices: [0, 1] }",
+            "sharding",
+            "{devices=[2,1]0,1}",
+        ),
+        (
+            "copy",
+            "sharding { type: OTHER tile_assignment_dimensions: [2, 2] iota_reshape_dims: [2, 2]"
+            " iota_transpose_perm: [1, 0] replicate_on_last_tile_dim: true }",
+            "sharding",
+            "{devices=[2,2]<=[2,2]T(1,0) last_tile_dim_replicate}",
+        ),
+        (
+            "tuple",
+            "sharding { type: TUPLE tuple_shardings { type: REPLICATED }"
+            " tuple_shardings { type: MANUAL } }",
+            "sharding",
+            "{{replicated}, {manual}}",
+        ),
+        # A form not printed here is kept whole as textproto.
+        (
+            "copy",
+            'sharding { type: REPLICATED metadata { op_name: "s" } }',
+            "sharding",
+            '{type: REPLICATED metadata {op_name: "s"}}',
+        ),
+        (
+            "all-reduce",
+            "replica_groups { replica_ids: [0, 1] } replica_groups { replica_ids: [2, 3] }"
+            " channel_id: 5",
+            "replica_groups",
+            "{{0,1},{2,3}}",
+        ),
+        ("all-gather", "dimensions: 0", "replica_groups", "{}"),
+        (
+            "all-reduce",
+            "collective_device_list { iota_replica_group_list { num_replica_groups: 2"
+            " num_devices_per_group: 4 iota_reshape_dims: [4, 2] iota_transpose_perm: [1, 0] } }",
+            "replica_groups",
+            "[2,4]<=[4,2]T(1,0)",
+        ),
+        ("all-reduce", "channel_id: 5", "channel_id", "5"),
+        ("custom-call", 'custom_call_target: "Sharding"', "custom_call_target", '"Sharding"'),
+        ("custom-call", 'backend_config: "{\\"a\\":1}"', "backend_config", '{"a":1}'),
+        ("custom-call", 'backend_config: "opaque \\001"', "backend_config", '"opaque \\001"'),
+        (
+            "copy",
+            'frontend_attributes { map { key: "z" value: "1" } map { key: "a" value: "b" } }',
+            "frontend_attributes",
+            '{a="b",z="1"}',
+        ),
+        ("rng", "distribution: RNG_NORMAL", "distribution", "rng_normal"),
+        ("rng-bit-generator", "", "algorithm", "rng_default"),
+        ("get-tuple-element", "", "index", "0"),
+        ("iota", "", "iota_dimension", "0"),
+        ("reduce-precision", "exponent_bits: 5 mantissa_bits: 10", "mantissa_bits", "10"),
+        ("batch-norm-training", "epsilon: 0.001 feature_index: 1", "epsilon", "0.001"),
+        ("compare", 'comparison_direction: "LT"', "direction", "LT"),
+        (
+            "pad",
+            "padding_config { dimensions { edge_padding_low: 1 interior_padding: 2 } }",
+            "padding",
+            "1_0_2",
+        ),
+        ("dynamic-slice", "dynamic_slice_sizes: [1, 2]", "dynamic_slice_sizes", "{1,2}"),
+        ("convolution", "feature_group_count: 2", "feature_group_count", "2"),
+        (
+            "dot",
+            "precision_config { operand_precision: [HIGH, DEFAULT] }",
+            "operand_precision",
+            "{high,default}",
+        ),
+        ("sort", "is_stable: true dimensions: 0", "is_stable", "true"),
+        ("topk", "k: 2", "largest", "false"),
+        ("fft", "fft_type: IRFFT fft_length: 8", "fft_type", "IRFFT"),
+        (
+            "collective-permute",
+            "source_target_pairs { source: 0 target: 1 }",
+            "source_target_pairs",
+            "{{0,1}}",
+        ),
+    ],
+)
+def test_instruction_fields_print_as_xla_prints_them(
+    opcode: str, fields: str, key: str, value: str
+) -> None:
+    module = parse_hlo(_one_instruction(opcode, fields))
+    instruction = module.entry.root
+    assert instruction.attributes[key] == value
+    assert parse_hlo(print_module(module)) == module
+
+
+def test_ids_become_names_and_predecessors_are_kept() -> None:
+    module = parse_hlo(_one_instruction("add", "control_predecessor_ids: 2", "operand_ids: [1, 1]"))
+    add = module.entry.root
+    assert add.operands == ("a", "a")
+    assert add.attributes["control-predecessors"] == "{%b}"
+    assert module.entry.parameters is not None and len(module.entry.parameters) == 2
