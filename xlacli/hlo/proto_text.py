@@ -21,16 +21,19 @@ from xlacli.errors import HloParseError
 from xlacli.hlo.lexer import found_at
 from xlacli.hlo.proto_tree import Identifier, ProtoMessage, Value
 
+# One match per token, the spaces and comments before it included (one match
+# per token, not two: tokenizing is most of the reading time).
 _TOKEN = re.compile(
-    r"""(?P<skip>(?:\s+|\#[^\n]*)+)
-    |(?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
+    r"""(?:\s+|\#[^\n]*)*
+    (?:(?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
     |(?P<number>-?\s*(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fF]?)(?![\w.]))
     |(?P<word>-?\s*[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)
     |(?P<open_string>["'])
-    |(?P<punct>[{}<>\[\]:;,/])
+    |(?P<punct>[{}<>\[\]:;,/]))
     """,
     re.VERBOSE,
 )
+_BLANK = re.compile(r"(?:\s+|\#[^\n]*)*")
 _INTEGER = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|0[0-7]*|[1-9]\d*)")
 _ESCAPE = re.compile(
     r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))", re.S
@@ -93,36 +96,40 @@ class _Reader:
     def __init__(self, text: str):
         self.text = text
         self.tokens: list[tuple[str, str, int]] = []  # (kind, text, offset)
+        append = self.tokens.append
         end = 0
         for match in _TOKEN.finditer(text):
             if match.start() != end:  # a character no token starts with
                 break
             end = match.end()
-            kind = match.lastgroup or ""
+            kind = match.lastgroup
             if kind == "open_string":
                 raise _Defect(_line_end(text, end), "a closing quote", "end of line")
-            if kind != "skip":
-                self.tokens.append((kind, match.group(0), match.start()))
+            append((kind, match.group(kind), match.start(kind)))  # type: ignore[arg-type]
+        end = _BLANK.match(text, end).end()  # type: ignore[union-attr]
         if end < len(text):
             raise _Defect(end, "a field, a value or a bracket", found_at(text, end))
+        # The end as a token: reading never runs past it (every reader of it stops or raises).
+        append(("end", "", len(text)))
         self.index = 0
 
     def peek(self) -> tuple[str, str, int]:
-        if self.index < len(self.tokens):
-            return self.tokens[self.index]
-        return ("end", "", len(self.text))
+        return self.tokens[self.index]
 
     def take(self) -> tuple[str, str, int]:
-        token = self.peek()
+        token = self.tokens[self.index]
         self.index += 1
         return token
 
     def message_body(self, offset: int, closer: str | None) -> ProtoMessage:
+        # A string token keeps its quotes and a number or word is no bracket: the text of a
+        # token alone tells punctuation apart.
         fields: dict[str, list[Value]] = {}
         offsets: dict[str, int] = {}
+        tokens = self.tokens
         while True:
-            kind, token, at = self.peek()
-            if closer is not None and token == closer and kind == "punct":
+            kind, token, at = tokens[self.index]
+            if token == closer:
                 self.index += 1
                 break
             if kind == "end":
@@ -132,9 +139,12 @@ class _Reader:
                     raise _Defect(at, f"{closer!r} to close {opened}", "end of file")
                 break
             name = self._field_name()
-            offsets.setdefault(name, at)
-            fields.setdefault(name, []).extend(self._field_values(name))
-            if self.peek()[1] in (";", ","):
+            values = fields.get(name)
+            if values is None:
+                fields[name] = values = []
+                offsets[name] = at
+            values.extend(self._field_values(name))
+            if tokens[self.index][1] in (";", ","):
                 self.index += 1
         return ProtoMessage(
             MappingProxyType({name: tuple(values) for name, values in fields.items()}),
@@ -158,17 +168,17 @@ class _Reader:
         raise _Defect(at, "a field name", repr(token) if token else "end of file")
 
     def _field_values(self, name: str) -> list[Value]:
-        kind, token, at = self.peek()
-        has_colon = token == ":" and kind == "punct"
+        kind, token, at = self.tokens[self.index]
+        has_colon = token == ":"
         if has_colon:
             self.index += 1
-            kind, token, at = self.peek()
-        if token in _CLOSER and kind == "punct":
+            kind, token, at = self.tokens[self.index]
+        if token in _CLOSER:
             self.index += 1
             return [self.message_body(at, _CLOSER[token])]
         if not has_colon:
             raise _Defect(at, f"':' or '{{' after {name}", _describe(kind, token))
-        if token == "[" and kind == "punct":
+        if token == "[":
             return self._list(name)
         return [self._scalar(name)]
 
@@ -180,7 +190,7 @@ class _Reader:
             return values
         while True:
             kind, token, at = self.peek()
-            if token in _CLOSER and kind == "punct":
+            if token in _CLOSER:
                 self.index += 1
                 values.append(self.message_body(at, _CLOSER[token]))
             else:
@@ -207,6 +217,8 @@ class _Reader:
 
 
 def _number(token: str, at: int) -> int | float:
+    if token.isdigit() and (token[0] != "0" or len(token) == 1):  # the common case
+        return int(token)
     if _INTEGER.fullmatch(token):
         negative = token.startswith("-")
         digits = token.lstrip("-")
