@@ -66,6 +66,7 @@ _MESSAGE_FIELDS = frozenset(
      "hlo_module", "buffer_assignment"}
 )  # fmt: skip
 _FIRST_FIELD = re.compile(r"([A-Za-z_]\w*)\s*([:{<])")
+_INSTRUCTION = re.compile(r"\s*(?:ROOT\s+)?%?[A-Za-z_][\w.\-]*\s*=")
 # Read into the model; any other field is kept as a header attribute.
 _MODULE_HANDLED = frozenset(
     {"name", "entry_computation_name", "entry_computation_id", "computations", "id",
@@ -76,20 +77,21 @@ _MODULE_HANDLED = frozenset(
 def is_proto_text(lines: Iterable[str]) -> bool:
     """Whether text starts like an ``HloModuleProto``/``HloProto`` in text format.
 
-    Only the first line that is neither blank nor a ``#`` comment is read: it
-    must open a field of those messages (``name: "m"``, ``computations {``),
-    which no HLO text line does (``HloModule m``, ``ENTRY %e {``).
+    Only the first lines that are neither blank nor ``#`` comments are read:
+    the first must open a field of those messages (``name: "m"``,
+    ``computations {``), which no HLO text line does (``HloModule m``,
+    ``ENTRY %e {``); after ``field {`` the next must not be an instruction
+    (a headerless module whose first computation is called ``schedule``).
     """
-    for line in lines:
-        stripped = line.lstrip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        match = _FIRST_FIELD.match(stripped)
-        if match is None:
-            return False
-        name, delimiter = match.groups()
-        return name in _MESSAGE_FIELDS or (delimiter == ":" and name in _SCALAR_FIELDS)
-    return False
+    significant = (line for line in lines if line.strip() and not line.lstrip().startswith("#"))
+    first = next(significant, "")
+    match = _FIRST_FIELD.match(first.lstrip())
+    if match is None:
+        return False
+    name, delimiter = match.groups()
+    if delimiter == ":":
+        return name in _SCALAR_FIELDS or name in _MESSAGE_FIELDS
+    return name in _MESSAGE_FIELDS and not _INSTRUCTION.match(next(significant, ""))
 
 
 def parse_proto_module(text: str, filename: str = "<string>") -> HloModule:

@@ -82,6 +82,11 @@ def test_a_module_field_not_mapped_is_a_header_attribute() -> None:
     right = parse_hlo(PBTXT.read_text() + "is_dynamic: false\n")
     assert left.attributes["is_dynamic"] == "true"
     assert diff_modules(left, right).header_changes == ("is_dynamic",)
+    devices = "device_assignment { replica_count: 1 computation_devices { replica_device_ids: 0 } }"
+    module = parse_hlo(PBTXT.read_text() + devices)
+    kept = "{replica_count: 1 computation_devices {replica_device_ids: 0}}"
+    assert module.attributes["device_assignment"] == kept
+    assert parse_hlo(print_module(module)) == module
 
 
 def test_called_computations_take_the_key_xla_prints_for_the_opcode() -> None:
@@ -161,6 +166,8 @@ def test_detection_reads_the_first_significant_line_only() -> None:
     assert not is_proto_text(["HloModule m:\n"])  # the older header
     assert not is_proto_text(["ENTRY %main {\n"])
     assert not is_proto_text(["name {\n"])  # a computation called name, headerless
+    assert not is_proto_text(["schedule {\n", "  ROOT c = f32[] constant(0)\n", "}\n"])
+    assert is_proto_text(["schedule {\n", "  sequences {\n"])
     assert not is_proto_text(["// name: x\n"])
     assert not is_proto_text(["\n", "# only comments\n"])
 
