@@ -13,6 +13,8 @@ is joined with the next line and read again, the way XLA's parser, which
 ignores line breaks, would read on.
 
 Every problem becomes an ``HloParseError`` with the file, line and column.
+Text that is an ``HloModuleProto`` in protobuf text format (its first
+significant line opens one of its fields) goes to ``xlacli.hlo.from_proto``.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def parse_hlo(text: str, filename: str = "<string>") -> HloModule:
 
     Args:
         text: The module text (``HloModule ...`` and its computations; the
-            header may be left out).
+            header may be left out), or an ``HloModuleProto`` in protobuf text.
         filename: Named in error messages.
 
     Raises:
