@@ -91,7 +91,10 @@ class ComputationReader:
             by_id = {p.number("id"): p for p in protos}
             protos = tuple(by_id[i] for i in sequence)
         shapes = {p.number("id"): self._shape(p) for p in protos}
-        root_id = proto.number("root_id") if "root_id" in proto.fields else protos[-1].number("id")
+        # protobuf leaves a zero out: no root_id is root 0 when there is an instruction 0.
+        root_id = proto.number("root_id")
+        if "root_id" not in proto.fields and root_id not in names:
+            root_id = protos[-1].number("id")
         if root_id not in names:
             self.source.fail(proto, "root_id", "the id of an instruction of it", str(root_id))
         instructions = tuple(

@@ -376,6 +376,16 @@ def test_instruction_fields_print_as_xla_prints_them(
     assert parse_hlo(print_module(module)) == module
 
 
+def test_ids_and_roots_left_out_at_zero_mean_zero_as_protobuf_prints_them() -> None:
+    text = _one_instruction("negate", "", "operand_ids: 1").replace(
+        'name: "a" opcode: "parameter" shape { element_type: F32 } id: 1',
+        'name: "a" opcode: "parameter" shape { element_type: F32 }',
+    )
+    root_is_zero = parse_hlo(text.replace("operand_ids: 1", "operand_ids: 0"))
+    assert root_is_zero.entry.root.name == "a"  # root_id 0, left out like id 0
+    assert root_is_zero.entry.instructions[-1].operands == ("a",)
+
+
 def test_ids_become_names_and_predecessors_are_kept() -> None:
     module = parse_hlo(_one_instruction("add", "control_predecessor_ids: 2", "operand_ids: [1, 1]"))
     add = module.entry.root
