@@ -17,6 +17,8 @@ from xlacli.cli.main import main
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "hlo"
 RELU = ASSETS / "torch_mlp_relu.after_optimizations.txt"
 GELU = ASSETS / "torch_mlp_gelu.after_optimizations.txt"
+PROTO_TEXT = ASSETS / "proto_module.pbtxt"  # an HloModuleProto in protobuf text format
+PROTO_HLO = ASSETS / "proto_module.hlo"  # the same module as HLO text
 CHANGE_KEYS = {"kind", "opcode", "left", "right", "reasons", "source"}
 
 
@@ -87,6 +89,10 @@ def test_json_is_alone_on_stdout_with_the_documented_keys(
         (lambda tmp: [tmp, RELU], "is a folder but"),
         (lambda tmp: [tmp, tmp], "holds neither report.json"),
         (lambda tmp: [_malformed(tmp), RELU], "bad.txt:3:7: malformed HLO: expected a shape"),
+        (
+            lambda tmp: [_malformed_proto(tmp), PROTO_HLO],
+            "bad.pbtxt:3:8: malformed HLO: expected ':' or '{' after name",
+        ),
     ],
 )
 def test_errors_are_one_line_with_exit_2_and_no_traceback(
@@ -104,6 +110,25 @@ def _malformed(folder: Path) -> Path:
     path = folder / "bad.txt"
     path.write_text("HloModule m\nENTRY e {\n  a = f32[2 parameter(0)\n}\n")
     return path
+
+
+def _malformed_proto(folder: Path) -> Path:
+    path = folder / "bad.pbtxt"
+    path.write_text('name: "m"\ncomputations {\n  name "main"\n}\n')
+    return path
+
+
+def test_a_textproto_module_diffs_against_its_hlo_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(capsys, PROTO_TEXT, PROTO_HLO)
+    assert (code, err) == (0, ""), out
+    assert "identical" in out
+    changed = tmp_path / "changed.pbtxt"
+    changed.write_text(PROTO_TEXT.read_text().replace("dimensions: 1\n", "dimensions: 0\n", 1))
+    code, out, _ = _run(capsys, "--format", "json", changed, PROTO_HLO)
+    assert code == 1
+    assert json.loads(out)["summary"]["changed"] >= 1
 
 
 def _dump(folder: Path, goldens: list[str]) -> Path:

@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from xlacli.hlo.lexer import NAME, Malformed, found_at, scan_to, unescape
-from xlacli.hlo.model import EMPTY_ATTRIBUTES, EMPTY_METADATA, Attributes, Metadata
+from xlacli.hlo.model import (
+    EMPTY_ATTRIBUTES,
+    EMPTY_METADATA,
+    Attributes,
+    Metadata,
+    StackFrameIndex,
+)
 
 # Attributes whose values name computations, in the order XLA prints them.
 CALLED_COMPUTATION_KEYS = (
@@ -206,6 +212,18 @@ def build_metadata(
         resolved=resolved,
         extra=extra,
     )
+
+
+def frame_locator(index: StackFrameIndex | None) -> Callable[[int], tuple[str, int] | None]:
+    """What ``build_metadata`` resolves a ``stack_frame_id`` with: ``(file, line)`` or None."""
+    if index is None:
+        return lambda _: None
+
+    def locate(frame_id: int) -> tuple[str, int] | None:
+        location = index.location(frame_id)
+        return (location[0], location[1]) if location else None
+
+    return locate
 
 
 def _string_field(fields: dict[str, str], key: str) -> str:

@@ -13,6 +13,8 @@ is joined with the next line and read again, the way XLA's parser, which
 ignores line breaks, would read on.
 
 Every problem becomes an ``HloParseError`` with the file, line and column.
+Text that is an ``HloModuleProto`` in protobuf text format (its first
+significant line opens one of its fields) goes to ``xlacli.hlo.from_proto``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,13 @@ from types import MappingProxyType
 from typing import NoReturn, TypeVar
 
 from xlacli.errors import HloParseError, UsageError
-from xlacli.hlo.attributes import build_metadata, read_attributes, read_brace_fields
+from xlacli.hlo.attributes import (
+    build_metadata,
+    frame_locator,
+    read_attributes,
+    read_brace_fields,
+)
+from xlacli.hlo.from_proto import is_proto_text, parse_proto_module
 from xlacli.hlo.gc_pause import gc_paused
 from xlacli.hlo.heads import Signature, read_head
 from xlacli.hlo.instructions import ComputationState, InstructionReader, Reference
@@ -50,7 +58,7 @@ def parse_hlo(text: str, filename: str = "<string>") -> HloModule:
 
     Args:
         text: The module text (``HloModule ...`` and its computations; the
-            header may be left out).
+            header may be left out), or an ``HloModuleProto`` in protobuf text.
         filename: Named in error messages.
 
     Raises:
@@ -58,6 +66,8 @@ def parse_hlo(text: str, filename: str = "<string>") -> HloModule:
             the column and what was expected there.
     """
     with gc_paused():
+        if is_proto_text(io.StringIO(text)):
+            return parse_proto_module(text, filename)
         return _ModuleParser(io.StringIO(text, newline=None), filename).parse()
 
 
@@ -78,7 +88,7 @@ def parse_hlo_file(path: str | Path) -> HloModule:
         UsageError: The file is missing or unreadable.
         HloParseError: The text is not valid HLO (or not UTF-8).
     """
-    return _read_file(path, lambda lines, name: _ModuleParser(lines, name).parse())
+    return _read_file(path, _parse_one)
 
 
 def parse_hlo_file_modules(path: str | Path) -> tuple[HloModule, ...]:
@@ -109,9 +119,18 @@ def _read_file(path: str | Path, parse: Callable[[Iterable[str], str], T]) -> T:
         raise UsageError(f"{path}: cannot read: {error.strerror}") from None
 
 
+def _parse_one(lines: Iterable[str], filename: str) -> HloModule:
+    lines = lines if isinstance(lines, list) else list(lines)
+    if is_proto_text(lines):
+        return parse_proto_module("".join(lines), filename)
+    return _ModuleParser(lines, filename).parse()
+
+
 def _parse_chunks(lines: Iterable[str], filename: str) -> tuple[HloModule, ...]:
     if not isinstance(lines, list):
         lines = list(lines)
+    if is_proto_text(lines):  # one HloModuleProto in protobuf text format
+        return (parse_proto_module("".join(lines), filename),)
     if not any(map(str.__contains__, lines, repeat("-----"))):  # one module (one C loop)
         return tuple(_parse_chunk(lines, 1, filename)) or _no_module(filename, len(lines))
     modules = []
@@ -368,13 +387,6 @@ class _ModuleParser:
         metadata = self.metadata.get(text)
         if metadata is None:
             fields = read_brace_fields(text, offset)
-            index = self.stack_frames
-            locate_frame = (lambda frame: _source_of(index, frame)) if index else (lambda _: None)
-            metadata = build_metadata(fields, offset, locate_frame)
+            metadata = build_metadata(fields, offset, frame_locator(self.stack_frames))
             self.metadata[text] = metadata
         return metadata
-
-
-def _source_of(index: StackFrameIndex, frame_id: int) -> tuple[str, int] | None:
-    location = index.location(frame_id)
-    return (location[0], location[1]) if location else None

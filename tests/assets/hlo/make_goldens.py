@@ -77,16 +77,20 @@ def run_child(variant: str) -> None:
     output.cpu()
 
 
+def dump_variant(
+    variant: str, dump: str, flags: str = "--xla_dump_hlo_as_text", script: str = __file__
+) -> None:
+    """Run a variant in a child process (``script --child variant``) that dumps into ``dump``."""
+    env = dict(
+        os.environ, PJRT_DEVICE="CPU", XLA_HLO_DEBUG="1", XLA_FLAGS=f"--xla_dump_to={dump} {flags}"
+    )
+    subprocess.run([sys.executable, script, "--child", variant], env=env, check=True)
+
+
 def capture(variant: str) -> None:
     """Run a variant in a child process and copy its dumped graph here."""
     with tempfile.TemporaryDirectory() as dump:
-        env = dict(
-            os.environ,
-            PJRT_DEVICE="CPU",
-            XLA_HLO_DEBUG="1",
-            XLA_FLAGS=f"--xla_dump_to={dump} --xla_dump_hlo_as_text",
-        )
-        subprocess.run([sys.executable, __file__, "--child", variant], env=env, check=True)
+        dump_variant(variant, dump)
         for stage in ("before_optimizations", "after_optimizations"):
             found = sorted(Path(dump).glob(f"module_*.{stage}.txt")) or sorted(
                 Path(dump).glob(f"module_*.cpu_{stage}.txt")

@@ -1,0 +1,266 @@
+"""Protobuf text format, read into a generic tree (no schema, no protobuf package).
+
+What ``hlo-translate`` and ``protoc --decode`` read: ``field: value`` and
+``field { ... }`` (also ``field: { ... }`` and ``<...>``), ``[a, b]`` lists,
+optional ``;`` or ``,`` after a field, ``#`` comments, strings with C escapes
+(adjacent strings joined), numbers (decimal, hex, octal, floats with an
+optional ``f``), and identifiers for enums, booleans, ``inf`` and ``nan``.
+A message is a ``ProtoMessage`` (``xlacli.hlo.proto_tree``): each field
+name with its values, in text order. Every defect raises ``HloParseError``
+with the line and column where it is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import NoReturn
+
+from xlacli.errors import HloParseError
+from xlacli.hlo.lexer import found_at
+from xlacli.hlo.proto_tree import Identifier, ProtoMessage, Value
+
+# One match per token, the spaces and comments before it included (one match
+# per token, not two: tokenizing is most of the reading time).
+_TOKEN = re.compile(
+    r"""(?:\s+|\#[^\n]*)*
+    (?:(?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
+    |(?P<number>-?\s*(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fF]?)(?![\w.]))
+    |(?P<word>-?\s*[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)
+    |(?P<open_string>["'])
+    |(?P<punct>[{}<>\[\]:;,/]))
+    """,
+    re.VERBOSE,
+)
+_BLANK = re.compile(r"(?:\s+|\#[^\n]*)*")
+_INTEGER = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|0[0-7]*|[1-9]\d*)")
+_ESCAPE = re.compile(
+    r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))", re.S
+)
+_SIMPLE_ESCAPES = {
+    "n": 10, "t": 9, "r": 13, "a": 7, "b": 8, "f": 12, "v": 11,
+    "\\": 92, "'": 39, '"': 34, "?": 63,
+}  # fmt: skip
+_CLOSER = {"{": "}", "<": ">"}
+
+
+class _Defect(Exception):
+    def __init__(self, offset: int, expected: str, found: str):
+        super().__init__(expected)
+        self.offset, self.expected, self.found = offset, expected, found
+
+
+def parse_proto_text(text: str, filename: str = "<string>") -> ProtoMessage:
+    """Parse protobuf text format into a message tree.
+
+    Raises:
+        HloParseError: The text is not valid protobuf text; the error names
+            the line and column of the defect.
+    """
+    try:
+        return _Reader(text).message_body(0, None)
+    except _Defect as defect:
+        raise defect_error(text, filename, defect.offset, defect.expected, defect.found) from None
+
+
+def defect_error(text: str, filename: str, offset: int, expected: str, found: str = "") -> NoReturn:
+    """Raise ``HloParseError`` at ``offset`` of ``text`` (for readers of the tree, too)."""
+    raise HloParseError(filename, *position(text, offset), expected, found)
+
+
+@dataclass(frozen=True, slots=True)
+class ProtoSource:
+    """The text a tree was read from: errors found while converting the tree point into it."""
+
+    text: str
+    filename: str
+
+    def fail(
+        self, message: ProtoMessage, field: str | None, expected: str, found: str = ""
+    ) -> NoReturn:
+        """Raise ``HloParseError`` at ``field`` of ``message`` (or at the message itself)."""
+        offset = message.field_offsets.get(field, message.offset) if field else message.offset
+        defect_error(self.text, self.filename, offset, expected, found)
+
+
+def position(text: str, offset: int) -> tuple[int, int]:
+    """The 1-based line and column of an offset."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    return text.count("\n", 0, offset) + 1, offset - line_start + 1
+
+
+class _Reader:
+    """Tokens of the text, read by recursive descent."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.tokens: list[tuple[str, str, int]] = []  # (kind, text, offset)
+        append = self.tokens.append
+        end = 0
+        for match in _TOKEN.finditer(text):
+            if match.start() != end:  # a character no token starts with
+                break
+            end = match.end()
+            kind = match.lastgroup
+            if kind == "open_string":
+                raise _Defect(_line_end(text, end), "a closing quote", "end of line")
+            append((kind, match.group(kind), match.start(kind)))  # type: ignore[arg-type]
+        end = _BLANK.match(text, end).end()  # type: ignore[union-attr]
+        if end < len(text):
+            raise _Defect(end, "a field, a value or a bracket", found_at(text, end))
+        # The end as a token: reading never runs past it (every reader of it stops or raises).
+        append(("end", "", len(text)))
+        self.index = 0
+
+    def peek(self) -> tuple[str, str, int]:
+        return self.tokens[self.index]
+
+    def take(self) -> tuple[str, str, int]:
+        token = self.tokens[self.index]
+        self.index += 1
+        return token
+
+    def message_body(self, offset: int, closer: str | None) -> ProtoMessage:
+        # A string token keeps its quotes and a number or word is no bracket: the text of a
+        # token alone tells punctuation apart.
+        fields: dict[str, list[Value]] = {}
+        offsets: dict[str, int] = {}
+        tokens = self.tokens
+        while True:
+            kind, token, at = tokens[self.index]
+            if token == closer:
+                self.index += 1
+                break
+            if kind == "end":
+                if closer is not None:
+                    line, column = position(self.text, offset)
+                    opened = f"the {self.text[offset]!r} of line {line} column {column}"
+                    raise _Defect(at, f"{closer!r} to close {opened}", "end of file")
+                break
+            name = self._field_name()
+            values = fields.get(name)
+            if values is None:
+                fields[name] = values = []
+                offsets[name] = at
+            values.extend(self._field_values(name))
+            if tokens[self.index][1] in (";", ","):
+                self.index += 1
+        return ProtoMessage(
+            MappingProxyType({name: tuple(values) for name, values in fields.items()}),
+            offset,
+            MappingProxyType(offsets),
+        )
+
+    def _field_name(self) -> str:
+        kind, token, at = self.take()
+        if kind == "word" and not token.startswith("-"):
+            return token
+        if token == "[":  # an extension or Any type URL: [type.googleapis.com/x.Y]
+            parts: list[str] = []
+            while True:
+                kind, token, end_at = self.take()
+                if token == "]":
+                    return "[" + "".join(parts) + "]"
+                if kind == "end":
+                    raise _Defect(end_at, "']' to close the extension name", "end of file")
+                parts.append(token)
+        raise _Defect(at, "a field name", repr(token) if token else "end of file")
+
+    def _field_values(self, name: str) -> list[Value]:
+        kind, token, at = self.tokens[self.index]
+        has_colon = token == ":"
+        if has_colon:
+            self.index += 1
+            kind, token, at = self.tokens[self.index]
+        if token in _CLOSER:
+            self.index += 1
+            return [self.message_body(at, _CLOSER[token])]
+        if not has_colon:
+            raise _Defect(at, f"':' or '{{' after {name}", _describe(kind, token))
+        if token == "[":
+            return self._list(name)
+        return [self._scalar(name)]
+
+    def _list(self, name: str) -> list[Value]:
+        self.index += 1
+        values: list[Value] = []
+        if self.peek()[1] == "]":
+            self.index += 1
+            return values
+        while True:
+            kind, token, at = self.peek()
+            if token in _CLOSER:
+                self.index += 1
+                values.append(self.message_body(at, _CLOSER[token]))
+            else:
+                values.append(self._scalar(name))
+            kind, token, at = self.take()
+            if token == "]":
+                return values
+            if token != ",":
+                raise _Defect(at, f"',' or ']' in the list of {name}", _describe(kind, token))
+
+    def _scalar(self, name: str) -> Value:
+        kind, token, at = self.take()
+        if kind == "string":
+            pieces = [_unescape(token[1:-1], at + 1)]
+            while self.peek()[0] == "string":  # "a" "b" is "ab"
+                _, more, more_at = self.take()
+                pieces.append(_unescape(more[1:-1], more_at + 1))
+            return "".join(pieces)
+        if kind == "number":
+            return _number(token.replace(" ", ""), at)
+        if kind == "word":
+            return Identifier("".join(token.split()))
+        raise _Defect(at, f"a value for {name}", _describe(kind, token))
+
+
+def _number(token: str, at: int) -> int | float:
+    if token.isdigit() and (token[0] != "0" or len(token) == 1):  # the common case
+        return int(token)
+    if _INTEGER.fullmatch(token):
+        negative = token.startswith("-")
+        digits = token.lstrip("-")
+        if digits[:2] in ("0x", "0X"):
+            value = int(digits, 16)
+        elif len(digits) > 1 and digits.startswith("0"):
+            value = int(digits, 8)
+        else:
+            value = int(digits)
+        return -value if negative else value
+    try:
+        return float(token.rstrip("fF"))
+    except ValueError:
+        raise _Defect(at, "a number", repr(token)) from None
+
+
+def _unescape(raw: str, at: int) -> str:
+    if "\\" not in raw:
+        return raw
+    out = bytearray()
+    done = 0
+    for match in _ESCAPE.finditer(raw):
+        out += raw[done : match.start()].encode()
+        octal, hex_byte, short, long, char = match.groups()
+        if octal or hex_byte:
+            out.append(int(octal, 8) & 0xFF if octal else int(hex_byte, 16))
+        elif short or long:
+            out += chr(int(short or long, 16)).encode("utf-8", "surrogatepass")
+        elif char in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[char])
+        else:
+            raise _Defect(at + match.start(), "a C escape such as \\n or \\303", repr("\\" + char))
+        done = match.end()
+    out += raw[done:].encode()
+    # Bytes fields may hold any bytes: kept exactly (surrogateescape), escaped again on output.
+    return out.decode("utf-8", "surrogateescape")
+
+
+def _line_end(text: str, offset: int) -> int:
+    end = text.find("\n", offset)
+    return len(text) if end < 0 else end
+
+
+def _describe(kind: str, token: str) -> str:
+    return "end of file" if kind == "end" else repr(token[:30])
