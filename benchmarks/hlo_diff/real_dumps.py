@@ -8,7 +8,7 @@ run twice) of each model with ``XLA_FLAGS=--xla_dump_to=DIR/NAME
 --xla_dump_hlo_as_text`` and ``XLA_HLO_DEBUG=1``, in a child process per
 model, one at a time: from ``transformers`` configs with random weights and
 tiny sizes (nothing is downloaded) a Llama-style causal LM (``llama``, and
-``llama_deep`` with 24 layers for a module over 30,000 instructions), a
+``llama_deep`` with 32 layers for a module over 30,000 instructions), a
 Mixtral-style mixture of experts (``mixtral``), T5 (``t5``), BERT (``bert``),
 ViT (``vit``) and ResNet (``resnet``; torchvision is not installed, so both
 vision models come from transformers), and a Llama-style model with its
@@ -17,7 +17,11 @@ with collectives). ``jax`` is a pure ``jax.numpy`` transformer step with
 ``lax.scan`` over layers and ``jax.checkpoint`` (while loops, remat),
 dumped by XLA and by ``compile().as_text()``; it runs with the Python of a
 separate venv holding jax (``python3 -m venv /tmp/jaxenv &&
-/tmp/jaxenv/bin/pip install jax``) and is skipped when that is missing.
+/tmp/jaxenv/bin/pip install jax``) and is skipped when that is missing, as
+are ``jax_ops`` (control flow, sorts, scatter, FFT, LAPACK custom calls,
+narrow types, a host callback: see ``jax_ops.py``) and ``jax_spmd`` (a
+sharded step on 4 host devices, Shardy annotations, a ``shard_map`` with
+every collective).
 
 Dumps already under ``DIR/NAME`` are reused unless ``--redump``. Then every
 dumped HLO module (``*before_optimizations.txt``, ``*after_optimizations.txt``,
@@ -33,6 +37,7 @@ Default DIR: ``benchmarks/.work/real_dumps``.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import os
 import subprocess
@@ -53,7 +58,7 @@ STAGES = {
 }
 TORCH_MODELS = {
     "llama": ["llama"],
-    "llama_deep": ["llama_deep", "--layers", "24"],
+    "llama_deep": ["llama_deep", "--layers", "32"],
     "mixtral": ["mixtral"],
     "t5": ["t5"],
     "bert": ["bert"],
@@ -61,7 +66,12 @@ TORCH_MODELS = {
     "resnet": ["resnet"],
     "llama_spmd": ["llama_spmd"],
 }
-MODELS = [*TORCH_MODELS, "jax"]
+JAX_PROGRAMS = {  # run with the Python of the jax venv; the dump's own path is appended
+    "jax": ["jax_step.py"],
+    "jax_ops": ["jax_ops.py", "ops"],
+    "jax_spmd": ["jax_ops.py", "spmd"],
+}
+MODELS = [*TORCH_MODELS, *JAX_PROGRAMS]
 CHECKS = ("parse", "round-trip", "self", "renumbered", "renamed")
 
 
@@ -85,12 +95,14 @@ def dump(name: str, folder: Path, jax_python: Path) -> bool:
     """Run the model's step in a child process dumping into ``folder``; False when skipped."""
     flags = f"--xla_dump_to={folder} --xla_dump_hlo_as_text"
     env = dict(os.environ, PJRT_DEVICE="CPU", XLA_HLO_DEBUG="1", XLA_FLAGS=flags)
-    if name == "jax":
+    if name in JAX_PROGRAMS:
         if not jax_python.exists():
-            print(f"jax: skipped, no {jax_python} (see this script's docstring)", file=sys.stderr)
+            print(f"{name}: skipped, no {jax_python} (see real_dumps.py)", file=sys.stderr)
             return False
-        env.pop("PJRT_DEVICE")
-        command = [str(jax_python), str(HERE / "jax_step.py"), str(folder / "jax.as_text.txt")]
+        env["XLA_FLAGS"] += " --xla_force_host_platform_device_count=4"
+        script, *arguments = JAX_PROGRAMS[name]
+        command = [str(jax_python), str(HERE / script), *arguments]
+        command.append(str(folder / f"{name}.as_text.txt"))
     else:
         if name == "llama_spmd":
             env["CPU_NUM_DEVICES"] = "4"
@@ -112,6 +124,7 @@ def dumped_modules(folder: Path) -> list[tuple[str, Path]]:
     return found
 
 
+@functools.cache
 def _load(path: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec and spec.loader
@@ -122,39 +135,44 @@ def _load(path: Path) -> ModuleType:
 
 def check(model: str, stage: str, path: Path) -> Row:
     """Parse one module and run every check on it; a check that raises fails with the error."""
-    from xlacli.hlo import parse_hlo, parse_hlo_file, print_module
+    from xlacli.hlo import HloModule, parse_hlo, parse_hlo_file, print_module
     from xlacli.hlo.diff import diff_modules
 
     transforms = _load(ROOT / "tests" / "unit" / "hlo" / "hlo_transforms.py")
     make_inputs = _load(HERE / "make_inputs.py")
     row = Row(model, stage, path)
     started = time.perf_counter()
-    if not _run(row, "parse", lambda: True, lambda: parse_hlo_file(path)):
+    try:
+        module = parse_hlo_file(path)
+    except Exception as error:
+        row.verdicts["parse"] = _failure(error)
         return row
     row.parse_seconds = time.perf_counter() - started
-    module = parse_hlo_file(path)
+    row.verdicts["parse"] = "ok"
     row.instructions = module.instruction_count
-    renumbered = transforms.reorder(transforms.renumber(module, seed=1), seed=2)
+
+    def renumbered() -> HloModule:  # on the typed model
+        return transforms.reorder(transforms.renumber(module, seed=1), seed=2)
+
+    def renamed() -> HloModule:  # on the text: every name new, parsed again
+        return parse_hlo(make_inputs.rename(path.read_text(), seed=4))
+
     checks: dict[str, Callable[[], bool]] = {
         "round-trip": lambda: parse_hlo(print_module(module), module.filename) == module,
         "self": lambda: diff_modules(module, module).identical,
-        "renumbered": lambda: diff_modules(module, renumbered).identical,
-        "renamed": lambda: diff_modules(
-            module, parse_hlo(make_inputs.rename(path.read_text(), seed=4))
-        ).identical,
+        "renumbered": lambda: diff_modules(module, renumbered()).identical,
+        "renamed": lambda: diff_modules(module, renamed()).identical,
     }
     for name, passes in checks.items():
-        _run(row, name, passes)
+        try:
+            row.verdicts[name] = "ok" if passes() else "DIFFERS"
+        except Exception as error:  # a crash is a verdict too: record it, run the next check
+            row.verdicts[name] = _failure(error)
     return row
 
 
-def _run(row: Row, name: str, passes: Callable[[], object], run: Callable[[], object] = lambda: None) -> bool:
-    try:
-        run()
-        row.verdicts[name] = "ok" if passes() else "DIFFERS"
-    except Exception as error:  # a crash is a verdict: record it and go on with the next check
-        row.verdicts[name] = f"{type(error).__name__}: {str(error).splitlines()[0][:90]}"
-    return row.verdicts[name] == "ok"
+def _failure(error: Exception) -> str:
+    return f"{type(error).__name__}: {str(error).splitlines()[0][:90]}"
 
 
 def shown(rows: list[Row]) -> list[Row]:
@@ -193,9 +211,9 @@ def main() -> int:
     rows = []
     for name in args.only:
         folder = args.out / name
-        if args.redump or not (folder.is_dir() and dumped_modules(folder)):
-            if not dump(name, folder, args.jax_python):
-                continue
+        dumped = folder.is_dir() and dumped_modules(folder)
+        if (args.redump or not dumped) and not dump(name, folder, args.jax_python):
+            continue
         rows += [check(name, stage, path) for stage, path in dumped_modules(folder)]
     print_table(rows)
     return 1 if any(not row.ok for row in rows) else 0

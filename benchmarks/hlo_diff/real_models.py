@@ -39,7 +39,11 @@ def mixtral(layers: int) -> tuple[torch.nn.Module, Callable[[torch.nn.Module], t
         num_key_value_heads=2,
         num_local_experts=4,
         num_experts_per_tok=2,
-        output_router_logits=True,  # the load-balancing loss: top-k, one-hot, means
+        # No load-balancing loss: it counts tokens with torch.histc, which has no int kernel.
+        output_router_logits=False,
+        # Static shapes: gather each token's expert weights, batched matmuls, a scatter-add
+        # back; the default loops over the experts a token hit (nonzero: dynamic shapes).
+        experts_implementation="batched_mm",
         **SMALL,
     )
     return tf.MixtralForCausalLM(config), _causal_lm_loss
@@ -47,7 +51,14 @@ def mixtral(layers: int) -> tuple[torch.nn.Module, Callable[[torch.nn.Module], t
 
 def t5(layers: int) -> tuple[torch.nn.Module, Callable[[torch.nn.Module], torch.Tensor]]:
     config = tf.T5Config(
-        vocab_size=VOCAB, d_model=64, d_kv=16, d_ff=128, num_layers=layers, num_heads=4
+        vocab_size=VOCAB,
+        d_model=64,
+        d_kv=16,
+        d_ff=128,
+        num_layers=layers,
+        num_heads=4,
+        decoder_start_token_id=0,
+        pad_token_id=0,
     )
 
     def loss(model: torch.nn.Module) -> torch.Tensor:
