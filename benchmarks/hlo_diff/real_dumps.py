@@ -99,7 +99,9 @@ def dump(name: str, folder: Path, jax_python: Path) -> bool:
         if not jax_python.exists():
             print(f"{name}: skipped, no {jax_python} (see real_dumps.py)", file=sys.stderr)
             return False
+        # Only the step: jax.random's small helper programs would crowd the table.
         env["XLA_FLAGS"] += " --xla_force_host_platform_device_count=4"
+        env["XLA_FLAGS"] += " --xla_dump_hlo_module_re=jit_.*step"
         script, *arguments = JAX_PROGRAMS[name]
         command = [str(jax_python), str(HERE / script), *arguments]
         command.append(str(folder / f"{name}.as_text.txt"))
