@@ -23,7 +23,11 @@ narrow types, a host callback: see ``jax_ops.py``) and ``jax_spmd`` (a
 sharded step on 4 host devices, Shardy annotations, a ``shard_map`` with
 every collective).
 
-Dumps already under ``DIR/NAME`` are reused unless ``--redump``. Then every
+Dumps already under ``DIR/NAME`` are reused unless ``--redump``. With
+``--passes`` the main program is dumped after every HLO pass as well
+(``--xla_dump_hlo_pass_re=.*``, stage ``passes``, about 100 files a model,
+into ``DIR/NAME_passes``): the intermediate forms (sharding annotations
+before partitioning, dead code before DCE, async collectives, layouts). Then every
 dumped HLO module (``*before_optimizations.txt``, ``*after_optimizations.txt``,
 ``*.as_text.txt``) goes through xlacli: parse, print and parse again (same
 module), diff against itself, against a copy renumbered and reordered on the
@@ -40,6 +44,7 @@ import argparse
 import functools
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import time
@@ -56,6 +61,8 @@ STAGES = {
     "after": "after_optimizations.txt",
     "as_text": ".as_text.txt",
 }
+# With --xla_dump_hlo_pass_re: module_0000.NAME.0042.PIPELINE.after_PASS.before_PASS.txt
+PASS_DUMP = re.compile(r"\.\d{4}\.[^/]*\.after_[^/]*\.txt$")
 TORCH_MODELS = {
     "llama": ["llama"],
     "llama_deep": ["llama_deep", "--layers", "32"],
@@ -91,9 +98,11 @@ class Row:
         return all(verdict == "ok" for verdict in self.verdicts.values())
 
 
-def dump(name: str, folder: Path, jax_python: Path) -> bool:
+def dump(name: str, folder: Path, jax_python: Path, passes: bool) -> bool:
     """Run the model's step in a child process dumping into ``folder``; False when skipped."""
     flags = f"--xla_dump_to={folder} --xla_dump_hlo_as_text"
+    if passes:  # the main program only: torch_xla's small helper graphs add nothing new
+        flags += " --xla_dump_hlo_pass_re=.* --xla_dump_hlo_module_re=SyncTensorsGraph|jit_.*step"
     env = dict(os.environ, PJRT_DEVICE="CPU", XLA_HLO_DEBUG="1", XLA_FLAGS=flags)
     if name in JAX_PROGRAMS:
         if not jax_python.exists():
@@ -101,7 +110,8 @@ def dump(name: str, folder: Path, jax_python: Path) -> bool:
             return False
         # Only the step: jax.random's small helper programs would crowd the table.
         env["XLA_FLAGS"] += " --xla_force_host_platform_device_count=4"
-        env["XLA_FLAGS"] += " --xla_dump_hlo_module_re=jit_.*step"
+        if not passes:
+            env["XLA_FLAGS"] += " --xla_dump_hlo_module_re=jit_.*step"
         script, *arguments = JAX_PROGRAMS[name]
         command = [str(jax_python), str(HERE / script), *arguments]
         command.append(str(folder / f"{name}.as_text.txt"))
@@ -121,6 +131,8 @@ def dumped_modules(folder: Path) -> list[tuple[str, Path]]:
     found = []
     for path in sorted(folder.iterdir()):
         stage = next((s for s, suffix in STAGES.items() if path.name.endswith(suffix)), None)
+        if stage is None and PASS_DUMP.search(path.name):
+            stage = "passes"
         if stage and "buffer-assignment" not in path.name:
             found.append((stage, path))
     return found
@@ -209,12 +221,15 @@ def main() -> int:
     parser.add_argument("--only", nargs="*", choices=MODELS, default=MODELS)
     parser.add_argument("--redump", action="store_true", help="dump again even if DIR/NAME exists")
     parser.add_argument("--jax-python", type=Path, default=Path("/tmp/jaxenv/bin/python"))
+    parser.add_argument(
+        "--passes", action="store_true", help="dump after every HLO pass, into DIR/NAME_passes"
+    )
     args = parser.parse_args()
     rows = []
     for name in args.only:
-        folder = args.out / name
+        folder = args.out / (f"{name}_passes" if args.passes else name)
         dumped = folder.is_dir() and dumped_modules(folder)
-        if (args.redump or not dumped) and not dump(name, folder, args.jax_python):
+        if (args.redump or not dumped) and not dump(name, folder, args.jax_python, args.passes):
             continue
         rows += [check(name, stage, path) for stage, path in dumped_modules(folder)]
     print_table(rows)

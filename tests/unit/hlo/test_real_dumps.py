@@ -53,3 +53,81 @@ def test_identical_dead_copies_on_a_shared_live_operand_pair_with_their_twins() 
         diff = diff_modules(module, reorder(renumber(module, seed), seed + 10))
         assert diff.identical, (seed, diff.changes[:2])
         assert diff.unchanged == module.instruction_count
+
+
+# The Mixtral-style step of real_dumps.py (`mixtral --passes`), dumped after
+# `cpu-parallel-task-assigner` (`...after_cpu-parallel-task-assigner.before_dce.txt`): the
+# pass called clones of the fusions' computations and left the originals uncalled until
+# DCE; the AdamW updates of the two layers' experts are identical computations, and other
+# uncalled fusions have the same parameters.
+CLONED_FUSIONS = """HloModule m
+
+%fused_computation.17 (param_0.17: f32[4], param_1.17: f32[]) -> f32[4] {
+  %param_0.17 = f32[4]{0} parameter(0)
+  %constant.17 = f32[] constant(0)
+  %param_1.17 = f32[] parameter(1)
+  %multiply.17 = f32[] multiply(%constant.17, %param_1.17)
+  %broadcast.17 = f32[4]{0} broadcast(%multiply.17), dimensions={}
+  ROOT %add.17 = f32[4]{0} add(%param_0.17, %broadcast.17)
+}
+
+%fused_computation.18 (param_0.18: f32[4], param_1.18: f32[]) -> f32[4] {
+  %param_0.18 = f32[4]{0} parameter(0)
+  %constant.18 = f32[] constant(0)
+  %param_1.18 = f32[] parameter(1)
+  %multiply.18 = f32[] multiply(%constant.18, %param_1.18)
+  %broadcast.18 = f32[4]{0} broadcast(%multiply.18), dimensions={}
+  ROOT %add.18 = f32[4]{0} add(%param_0.18, %broadcast.18)
+}
+
+%fused_computation.19 (param_0.19: f32[4], param_1.19: f32[]) -> f32[4] {
+  %param_0.19 = f32[4]{0} parameter(0)
+  %param_1.19 = f32[] parameter(1)
+  %broadcast.19 = f32[4]{0} broadcast(%param_1.19), dimensions={}
+  ROOT %multiply.19 = f32[4]{0} multiply(%param_0.19, %broadcast.19)
+}
+
+%fused_computation.20 (param_0.20: f32[4], param_1.20: f32[]) -> f32[4] {
+  %param_0.20 = f32[4]{0} parameter(0)
+  %param_1.20 = f32[] parameter(1)
+  %broadcast.20 = f32[4]{0} broadcast(%param_1.20), dimensions={}
+  ROOT %multiply.20 = f32[4]{0} multiply(%param_0.20, %broadcast.20)
+}
+
+%fused_computation.17.clone (param_0.117: f32[4], param_1.117: f32[]) -> f32[4] {
+  %param_0.117 = f32[4]{0} parameter(0)
+  %constant.117 = f32[] constant(0)
+  %param_1.117 = f32[] parameter(1)
+  %multiply.117 = f32[] multiply(%constant.117, %param_1.117)
+  %broadcast.117 = f32[4]{0} broadcast(%multiply.117), dimensions={}
+  ROOT %add.117 = f32[4]{0} add(%param_0.117, %broadcast.117)
+}
+
+%fused_computation.18.clone (param_0.118: f32[4], param_1.118: f32[]) -> f32[4] {
+  %param_0.118 = f32[4]{0} parameter(0)
+  %constant.118 = f32[] constant(0)
+  %param_1.118 = f32[] parameter(1)
+  %multiply.118 = f32[] multiply(%constant.118, %param_1.118)
+  %broadcast.118 = f32[4]{0} broadcast(%multiply.118), dimensions={}
+  ROOT %add.118 = f32[4]{0} add(%param_0.118, %broadcast.118)
+}
+
+ENTRY %main (p: f32[4], q: f32[4], s: f32[]) -> (f32[4], f32[4]) {
+  %p = f32[4]{0} parameter(0)
+  %q = f32[4]{0} parameter(1)
+  %s = f32[] parameter(2)
+  %fusion.1 = f32[4]{0} fusion(%p, %s), kind=kLoop, calls=%fused_computation.17.clone
+  %fusion.2 = f32[4]{0} fusion(%q, %s), kind=kLoop, calls=%fused_computation.18.clone
+  ROOT %tuple = (f32[4]{0}, f32[4]{0}) tuple(%fusion.1, %fusion.2)
+}
+"""
+
+
+def test_identical_uncalled_computations_pair_whole_from_their_roots() -> None:
+    # Leftover identical subgraphs were paired one fingerprint at a time: the parameters of
+    # one uncalled computation paired with another's before the roots did, and then one
+    # constant on each side was left over (reported removed and added).
+    module = parse_hlo(CLONED_FUSIONS)
+    for seed in range(40):
+        diff = diff_modules(module, reorder(renumber(module, seed), seed + 10))
+        assert diff.identical, (seed, diff.changes[:2])
