@@ -12,7 +12,9 @@ narrow types (bf16, f8, int4), a host callback, ``rbg`` random bits,
 parent sets ``--xla_force_host_platform_device_count=4``), with
 ``with_sharding_constraint`` and a ``shard_map`` doing ``psum``,
 ``all_gather``, ``ppermute``, ``all_to_all`` and ``psum_scatter``.
-Writes ``compile().as_text()`` to OUT_TEXT.
+Writes ``compile().as_text()`` to OUT_TEXT, and ``lower(...).as_text(dialect="hlo")``
+(the HLO before XLA compiles it, printed by JAX) beside it, ``.as_text`` replaced
+by ``.lowered`` in its name.
 """
 
 from __future__ import annotations
@@ -141,6 +143,8 @@ def main() -> None:
     args = parser.parse_args()
     lowered = lower_ops() if args.program == "ops" else lower_spmd()
     args.out_text.write_text(lowered.compile().as_text())
+    lowered_text = args.out_text.with_name(args.out_text.name.replace(".as_text", ".lowered"))
+    lowered_text.write_text(lowered.as_text(dialect="hlo"))
     print(f"jax_{args.program}: compiled")
 
 

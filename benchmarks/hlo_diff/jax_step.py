@@ -7,7 +7,8 @@ Run by ``real_dumps.py`` with the Python of a separate venv holding ``jax``
 and run by ``jax.lax.scan`` (XLA while loops), each layer under
 ``jax.checkpoint`` (rematerialized in the backward pass), with an Adam
 update by hand. Writes ``jax.jit(step).lower(...).compile().as_text()`` to
-OUT_TEXT; XLA's own dump goes where ``XLA_FLAGS`` says.
+OUT_TEXT, and ``lower(...).as_text(dialect="hlo")`` beside it (``.as_text``
+replaced by ``.lowered`` in its name); XLA's own dump goes where ``XLA_FLAGS`` says.
 """
 
 from __future__ import annotations
@@ -85,7 +86,11 @@ def main() -> None:
     )
     ids = jax.random.randint(jax.random.key(1), (BATCH, SEQ), 0, VOCAB)
     jitted = jax.jit(step, donate_argnums=(0, 1))
-    args.out_text.write_text(jitted.lower(params, moments, ids).compile().as_text())
+    lowered = jitted.lower(params, moments, ids)
+    args.out_text.write_text(lowered.compile().as_text())
+    # The HLO JAX hands to XLA, as JAX prints it (not through XLA's dump).
+    lowered_text = args.out_text.with_name(args.out_text.name.replace(".as_text", ".lowered"))
+    lowered_text.write_text(lowered.as_text(dialect="hlo"))
     params, moments, loss = jitted(params, moments, ids)
     print(f"jax: loss {float(loss):.4f}")
 

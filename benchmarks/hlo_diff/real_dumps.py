@@ -23,18 +23,26 @@ narrow types, a host callback: see ``jax_ops.py``) and ``jax_spmd`` (a
 sharded step on 4 host devices, Shardy annotations, a ``shard_map`` with
 every collective).
 
+Besides XLA's dump, each torch model writes its first step's pending graph
+as ``torch_xla._XLAC._get_xla_tensors_hlo`` prints it (stage ``api``), and
+each JAX program ``lower(...).as_text(dialect="hlo")`` (stage ``lowered``)
+and ``compile().as_text()`` (stage ``as_text``).
+
 Dumps already under ``DIR/NAME`` are reused unless ``--redump``. With
 ``--passes`` the main program is dumped after every HLO pass as well
 (``--xla_dump_hlo_pass_re=.*``, stage ``passes``, about 100 files a model,
 into ``DIR/NAME_passes``): the intermediate forms (sharding annotations
-before partitioning, dead code before DCE, async collectives, layouts). Then every
-dumped HLO module (``*before_optimizations.txt``, ``*after_optimizations.txt``,
-``*.as_text.txt``) goes through xlacli: parse, print and parse again (same
-module), diff against itself, against a copy renumbered and reordered on the
-typed model (``tests/unit/hlo/hlo_transforms.py``), and against a copy
-renamed on the text (``make_inputs.rename``: every name new, computations
-shuffled). The table shows the largest module of each model and stage and
-every module that failed a check; the exit status is 1 if any check failed.
+before partitioning, dead code before DCE, async collectives, layouts).
+
+Then every HLO module found (``*before_optimizations.txt``,
+``*after_optimizations.txt``, ``*.as_text.txt``, ``*.lowered.txt``,
+``*.tensors_hlo.txt``, and the pass dumps) goes through xlacli: parse, print
+and parse again (the same module), diff against itself, against a copy
+renumbered and reordered on the typed model (``renumber`` and ``reorder`` of
+``tests/unit/hlo/hlo_transforms.py``), and against a copy renamed on the
+text (``make_inputs.rename``: every name new, computations shuffled). The
+table shows the largest module of each model and stage, and every module
+that failed a check; the exit status is 1 if any check failed.
 Default DIR: ``benchmarks/.work/real_dumps``.
 """
 
@@ -59,7 +67,9 @@ WORK = HERE.parent / ".work" / "real_dumps"
 STAGES = {
     "before": ".before_optimizations.txt",
     "after": "after_optimizations.txt",
-    "as_text": ".as_text.txt",
+    "as_text": ".as_text.txt",  # JAX: compile().as_text()
+    "lowered": ".lowered.txt",  # JAX: lower().as_text(dialect="hlo")
+    "api": ".tensors_hlo.txt",  # torch_xla: _XLAC._get_xla_tensors_hlo
 }
 # With --xla_dump_hlo_pass_re: module_0000.NAME.0042.PIPELINE.after_PASS.before_PASS.txt
 PASS_DUMP = re.compile(r"\.\d{4}\.[^/]*\.after_[^/]*\.txt$")

@@ -7,7 +7,9 @@ flags). Every model is built from a ``transformers`` config with random
 weights and tiny sizes: nothing is downloaded. Each step is the whole
 training step (forward, loss, backward, AdamW step, ``torch_xla.sync()``),
 run twice so that the dump holds both the first step and the step with
-optimizer state. ``llama_spmd`` shards a Llama-style model's weights over a
+optimizer state. The first step's pending graph is also written to the
+current folder as ``torch_xla._XLAC._get_xla_tensors_hlo`` prints it
+(``NAME.tensors_hlo.txt``). ``llama_spmd`` shards a Llama-style model's weights over a
 4-device CPU mesh (the parent sets ``CPU_NUM_DEVICES=4``), so that XLA
 partitions the step and inserts collectives.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 import torch_xla
@@ -132,6 +135,12 @@ def shard_weights(model: torch.nn.Module) -> None:
         xs.mark_sharding(parameter, mesh, (None, "model") if row_parallel else ("model", None))
 
 
+def write_pending_hlo(name: str, tensors: list[torch.Tensor]) -> None:
+    """Write the pending step as torch_xla's own API prints it (before XLA compiles it)."""
+    text = torch_xla._XLAC._get_xla_tensors_hlo(tensors)
+    Path(f"{name}.tensors_hlo.txt").write_text(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("name", choices=sorted(MODELS))
@@ -148,11 +157,13 @@ def main() -> None:
     if args.name == "llama_spmd":
         shard_weights(model)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    for _ in range(2):
+    for step in range(2):
         optimizer.zero_grad()
         loss = loss_of(model)
         loss.backward()
         optimizer.step()
+        if step == 0:
+            write_pending_hlo(args.name, [loss, *model.parameters()])
         torch_xla.sync()
     print(f"{args.name}: loss {loss.item():.4f}")
 
