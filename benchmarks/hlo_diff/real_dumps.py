@@ -71,6 +71,7 @@ STAGES = {
     "lowered": ".lowered.txt",  # JAX: lower().as_text(dialect="hlo")
     "api": ".tensors_hlo.txt",  # torch_xla: _XLAC._get_xla_tensors_hlo
 }
+STAGE_ORDER = ("api", "lowered", "before", "passes", "after", "as_text")  # the table's order
 # With --xla_dump_hlo_pass_re: module_0000.NAME.0042.PIPELINE.after_PASS.before_PASS.txt
 PASS_DUMP = re.compile(r"\.\d{4}\.[^/]*\.after_[^/]*\.txt$")
 TORCH_MODELS = {
@@ -131,7 +132,11 @@ def dump(name: str, folder: Path, jax_python: Path, passes: bool) -> bool:
         command = [sys.executable, str(HERE / "real_models.py"), *TORCH_MODELS[name]]
     folder.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    subprocess.run(command, env=env, check=True, cwd=folder)
+    subprocess.run(command, env=env, check=True, cwd=folder, stdout=sys.stderr)
+    # XLA:CPU dumps LLVM IR, MLIR and object files beside the HLO: 90% of the bytes, unused.
+    for path in folder.iterdir():
+        if path.suffix in (".ll", ".mlir", ".o"):
+            path.unlink()
     print(f"{name}: dumped in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     return True
 
@@ -206,7 +211,9 @@ def shown(rows: list[Row]) -> list[Row]:
         key = (row.model, row.stage)
         if key not in largest or row.path.stat().st_size > largest[key].path.stat().st_size:
             largest[key] = row
-    return [row for row in rows if row in largest.values() or not row.ok]
+    kept = [row for row in rows if row in largest.values() or not row.ok]
+    order = list(STAGE_ORDER)
+    return sorted(kept, key=lambda row: (MODELS.index(row.model), order.index(row.stage)))
 
 
 def print_table(rows: list[Row]) -> None:
