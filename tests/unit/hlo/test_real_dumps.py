@@ -11,9 +11,18 @@ import re
 import pytest
 from hlo_transforms import renumber, reorder
 
-from xlacli.hlo import parse_hlo
+from xlacli.hlo import HloModule, parse_hlo
 from xlacli.hlo.diff import diff_modules
 from xlacli.hlo.instructions import ComputationState, InstructionReader
+
+
+def _assert_identical_to_renamed_copies(module: HloModule, seeds: int) -> None:
+    # Whether a wrong pairing shows depends on the order: many shuffles, each a fixed seed.
+    for seed in range(seeds):
+        diff = diff_modules(module, reorder(renumber(module, seed), seed + 10))
+        assert diff.identical, (seed, diff.changes[:2])
+        assert diff.unchanged == module.instruction_count
+
 
 # The Llama-style SPMD step of real_dumps.py (`llama_spmd`), dumped after each pass: right
 # after SPMD partitioning (`...spmd-cleanup.after_pipeline-start.before_dce.txt`), every
@@ -52,11 +61,7 @@ ENTRY %SyncTensorsGraph.2119_spmd (param: f32[]) -> f32[] {
 def test_identical_dead_copies_on_a_shared_live_operand_pair_with_their_twins() -> None:
     # Bottom-up from the matched partition-id, the dead copies were paired by opcode and
     # position in text order: a reordered copy crossed `* 2` with `* 1` (24 false changes).
-    module = parse_hlo(SPMD_DEAD_OFFSETS)
-    for seed in range(8):
-        diff = diff_modules(module, reorder(renumber(module, seed), seed + 10))
-        assert diff.identical, (seed, diff.changes[:2])
-        assert diff.unchanged == module.instruction_count
+    _assert_identical_to_renamed_copies(parse_hlo(SPMD_DEAD_OFFSETS), seeds=8)
 
 
 # The Mixtral-style step of real_dumps.py (`mixtral --passes`), dumped after
@@ -131,10 +136,7 @@ def test_identical_uncalled_computations_pair_whole_from_their_roots() -> None:
     # Leftover identical subgraphs were paired one fingerprint at a time: the parameters of
     # one uncalled computation paired with another's before the roots did, and then one
     # constant on each side was left over (reported removed and added).
-    module = parse_hlo(CLONED_FUSIONS)
-    for seed in range(40):
-        diff = diff_modules(module, reorder(renumber(module, seed), seed + 10))
-        assert diff.identical, (seed, diff.changes[:2])
+    _assert_identical_to_renamed_copies(parse_hlo(CLONED_FUSIONS), seeds=40)
 
 
 # The Llama-style step as torch_xla's `_XLAC._get_xla_tensors_hlo` prints it (`llama`, stage
