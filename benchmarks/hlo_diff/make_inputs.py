@@ -94,10 +94,14 @@ def rename(text: str, seed: int) -> str:
 
 
 def reorder(text: str, seed: int) -> str:
-    """Shuffle the computations; the header (and any preamble) stays first."""
-    header, *computations = text.rstrip("\n").split("\n\n")
+    """Shuffle the computations; the header and the preamble blocks stay first, in order."""
+    blocks = text.rstrip("\n").split("\n\n")
+    # A computation ends with a lone "}"; JAX's preamble (FileNames, StackFrames...) is
+    # several blocks, each of whose lines end with "}" too, but never a lone one.
+    first = next(i for i, block in enumerate(blocks) if block.endswith("\n}"))
+    computations = blocks[first:]
     random.Random(seed).shuffle(computations)
-    return "\n\n".join([header, *computations]) + "\n"
+    return "\n\n".join([*blocks[:first], *computations]) + "\n"
 
 
 def main() -> None:

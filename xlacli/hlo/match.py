@@ -13,7 +13,9 @@ The approach of OpenXLA's ``hlo_diff``, in four steps:
 3. Bottom-up: above a matched pair, users still unmatched are paired when
    they have the same opcode and use the pair at the same operand position.
 4. Steps 2 and 3 repeat until nothing new matches; identical subgraphs left
-   over in equal numbers on both sides (dead code) are paired in order.
+   over in equal numbers on both sides are paired in order. Dead code (what
+   nothing uses) is paired this way before step 2 too: nothing above it
+   tells identical copies apart, and step 3 could cross them.
 5. Inside two computations whose roots match, what nothing uses (unused
    parameters of a sort comparator, unused constants) is paired by
    signature (local fingerprint) in text order, and steps 2 and 3 run again.
@@ -76,6 +78,7 @@ def match_graphs(
     matcher.match_unique_subgraphs()
     if matcher.matched == len(left.nodes) == len(right.nodes):
         return matcher.matching  # renumbered or reordered, but the same program
+    matcher.match_leftover_subgraphs(unused_only=True)
     matcher.match_entry_roots()
     matcher.propagate()
     if matcher.match_leftover_subgraphs():
@@ -135,16 +138,37 @@ class _Matcher:
             if self.matched == before:
                 return
 
-    def match_leftover_subgraphs(self) -> bool:
-        """Pair identical subgraphs left unmatched in equal numbers on both sides."""
-        left_free = self._free_by_subgraph(self.left, self.matching.left_to_right)
-        right_free = self._free_by_subgraph(self.right, self.matching.right_to_left)
+    def match_leftover_subgraphs(self, unused_only: bool = False) -> bool:
+        """Pair identical subgraphs left unmatched in equal numbers on both sides.
+
+        With ``unused_only``, only dead code (what nothing uses and is no
+        root): run before propagation, because nothing above dead copies tells
+        them apart, while bottom-up propagation through a live operand they
+        share (one ``partition-id`` under every dead shard-offset computation
+        of an SPMD module) would pair them by opcode and cross copies that
+        differ above it (``multiply(offset, 2)`` with ``multiply(offset, 1)``).
+        """
+        left_free = self._free_seeds(self.left, self.matching.left_to_right, unused_only)
+        right_free = self._free_seeds(self.right, self.matching.right_to_left, unused_only)
+        left_sub, right_sub = self.left.fingerprints.subgraph, self.right.fingerprints.subgraph
+        left_to_right, right_to_left = self.matching.left_to_right, self.matching.right_to_left
+        left_count = Counter(left_sub[node] for node in left_free)
+        stacks: dict[int, list[int]] = {}
+        for node in reversed(right_free):  # popped users first
+            stacks.setdefault(right_sub[node], []).append(node)
+        stacks = {fp: nodes for fp, nodes in stacks.items() if len(nodes) == left_count[fp]}
         before = self.matched
-        for fp, left_nodes in left_free.items():
-            right_nodes = right_free.get(fp)
-            if right_nodes and len(right_nodes) == len(left_nodes):
-                for left_node, right_node in zip(left_nodes, right_nodes, strict=True):
-                    self.match_subgraph(left_node, right_node)
+        # Node by node, users first, not fingerprint by fingerprint: a computation nothing
+        # calls must pair whole from its root, before its parameters could pair with the
+        # identical parameters of another computation (cloned fusions before DCE).
+        for node in left_free:
+            stack = stacks.get(left_sub[node])
+            if not stack or left_to_right[node] >= 0:
+                continue
+            while stack and right_to_left[stack[-1]] >= 0:
+                stack.pop()
+            if stack:
+                self.match_subgraph(node, stack.pop())
         return self.matched != before
 
     def match_inside_computations(self) -> bool:
@@ -176,13 +200,18 @@ class _Matcher:
         return self.matched != before
 
     @staticmethod
-    def _free_by_subgraph(side: _Side, partner: list[int]) -> dict[int, list[int]]:
-        free: dict[int, list[int]] = {}
-        subgraph = side.fingerprints.subgraph
-        for node in reversed(side.graph.order):
-            if partner[node] < 0 and side.can_seed(node):
-                free.setdefault(subgraph[node], []).append(node)
-        return free
+    def _free_seeds(side: _Side, partner: list[int], unused_only: bool) -> list[int]:
+        """Unmatched nodes that may seed a subgraph match, users first."""
+        graph = side.graph
+        users = graph.users if unused_only else []
+        roots = {root for root, _ in graph.computation_nodes.values()} if unused_only else set()
+        return [
+            node
+            for node in reversed(graph.order)
+            if partner[node] < 0
+            and side.can_seed(node)
+            and not (unused_only and (users[node] or node in roots))
+        ]
 
     def match_subgraph(self, left_node: int, right_node: int) -> None:
         """Match two identical subgraphs, node by node, position by position."""

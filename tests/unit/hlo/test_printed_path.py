@@ -95,6 +95,14 @@ EDGE_CASES = {
     "layout with tiles": "ENTRY e {\n  p = f32[8,128]{1,0:T(8,128)} parameter(0)\n"
     "  ROOT n = f32[8,128]{1,0:T(8,128)} negate(p)\n}",
     "last line": "ENTRY e {\n  ROOT p = f32[] parameter(0)}",
+    "operand shapes": "ENTRY e {\n  p = f32[2]{0} parameter(0)\n"
+    "  a = f32[2]{0} add(f32[2]{0} %p, f32[2]{0} %p)\n  ROOT n = f32[2]{0} negate(f32[2]{0} %a)\n}",
+    "bad operand shape": "ENTRY e {\n  p = f32[] parameter(0)\n"
+    "  a = f32[] add(f32[] %p, f33[] %p)\n  ROOT n = f32[] negate(p)\n}",
+    "operand shape and junk": "ENTRY e {\n  p = f32[] parameter(0)\n  a = f32[] add(f32[] x %p)\n"
+    "  ROOT n = f32[] negate(p)\n}",
+    "operand shape, forward name": "ENTRY e {\n  p = f32[] parameter(0)\n"
+    "  a = f32[] add(f32[] %p, f32[] %b)\n  b = f32[] negate(p)\n  ROOT n = f32[] negate(a)\n}",
     "two modules": "HloModule a\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p)\n}"
     "\n// -----\nHloModule b\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n",
 }
