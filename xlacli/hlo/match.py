@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from xlacli.hlo.fingerprint import Fingerprints
 from xlacli.hlo.graph import HloGraph
+from xlacli.hlo.model import Instruction
 
 
 @dataclass(slots=True, eq=False)
@@ -252,12 +253,14 @@ class _Matcher:
         left_to_right, exact = self.matching.left_to_right, self.matching.exact
         left_children, right_children = self.left.graph.children, self.right.graph.children
         left_users = self.left.graph.users
+        visited: set[int] = set()  # a user's children are paired once per pass, not per child
         for node in reversed(free):
             for user in left_users[node]:
                 if left_to_right[node] >= 0:
                     break
                 other = left_to_right[user]
-                if other >= 0 and not exact[user] and right_children[other]:
+                if other >= 0 and not exact[user] and right_children[other] and user not in visited:
+                    visited.add(user)
                     self._pair_children(left_children[user], right_children[other])
 
     def _pair_children(self, left_kids: tuple[int, ...], right_kids: tuple[int, ...]) -> None:
@@ -281,14 +284,22 @@ class _Matcher:
                     and self._similar(kid, other)
                 ):
                     self.match_node(kid, other)
-        # What is left pairs by opcode: same shape first, then any shape.
-        for same_shape in (True, False):
+        # What is left pairs by opcode, each with the first free one of its kind in order:
+        # same shape first, then any shape. Grouped, so a 700-operand tuple is not k².
+        left_nodes, right_nodes = self.left.graph.nodes, self.right.graph.nodes
+        for kind in (_opcode_and_shape, _opcode):
+            waiting: dict[object, list[int]] = {}
+            for other in reversed(right_free):
+                if right_to_left[other] < 0:
+                    waiting.setdefault(kind(right_nodes[other]), []).append(other)
             for kid in left_free:
-                for other in right_free:
-                    if left_to_right[kid] >= 0:
-                        break
-                    if right_to_left[other] < 0 and self._same_opcode(kid, other, same_shape):
-                        self.match_node(kid, other)
+                if left_to_right[kid] >= 0:
+                    continue
+                candidates = waiting.get(kind(left_nodes[kid]))
+                while candidates and right_to_left[candidates[-1]] >= 0:
+                    candidates.pop()
+                if candidates:
+                    self.match_node(kid, candidates.pop())
 
     def _bottom_up(self, free: list[int]) -> None:
         """Above matched children of each free node (children first), pair the users."""
@@ -331,10 +342,6 @@ class _Matcher:
                 same = [c for c in free if right_local[c] == left_local[user]]
                 self._pair(user, (same or free)[0])
 
-    def _same_opcode(self, left_node: int, right_node: int, same_shape: bool) -> bool:
-        left, right = self.left.graph.nodes[left_node], self.right.graph.nodes[right_node]
-        return left.opcode == right.opcode and (not same_shape or left.shape == right.shape)
-
     def _similar(self, left_node: int, right_node: int) -> bool:
         """Same opcode; or same shape and at least one operand in common at the same position."""
         left, right = self.left.graph.nodes[left_node], self.right.graph.nodes[right_node]
@@ -348,3 +355,11 @@ class _Matcher:
             self.left.graph.children[left_node], self.right.graph.children[right_node], strict=False
         )
         return any(left_to_right[a] == b or left_sub[a] == right_sub[b] for a, b in pairs)
+
+
+def _opcode_and_shape(instruction: Instruction) -> object:
+    return instruction.opcode, instruction.shape
+
+
+def _opcode(instruction: Instruction) -> object:
+    return instruction.opcode
