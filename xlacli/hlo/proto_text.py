@@ -24,7 +24,7 @@ from xlacli.hlo.proto_tree import Identifier, ProtoMessage, Value
 # One match per token, the spaces and comments before it included (one match
 # per token, not two: tokenizing is most of the reading time).
 _TOKEN = re.compile(
-    r"""(?:\s+|\#[^\n]*)*
+    r"""(?:\s+|\#[^\n]*)*+
     (?:(?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
     |(?P<number>-?\s*(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fF]?)(?![\w.]))
     |(?P<word>-?\s*[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)
@@ -33,7 +33,7 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE,
 )
-_BLANK = re.compile(r"(?:\s+|\#[^\n]*)*")
+_BLANK = re.compile(r"(?:\s+|\#[^\n]*)*+")
 _INTEGER = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|0[0-7]*|[1-9]\d*)")
 _ESCAPE = re.compile(
     r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))", re.S
@@ -98,9 +98,10 @@ class _Reader:
         self.tokens: list[tuple[str, str, int]] = []  # (kind, text, offset)
         append = self.tokens.append
         end = 0
-        for match in _TOKEN.finditer(text):
-            if match.start() != end:  # a character no token starts with
-                break
+        # Possessive blanks and a match at each position (not finditer, which would retry
+        # from every later character): a run of blanks no token follows is read once.
+        match_at = _TOKEN.match
+        while (match := match_at(text, end)) is not None:
             end = match.end()
             kind = match.lastgroup
             if kind == "open_string":

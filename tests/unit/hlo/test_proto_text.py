@@ -392,3 +392,20 @@ def test_ids_become_names_and_predecessors_are_kept() -> None:
     assert add.operands == ("a", "a")
     assert add.attributes["control-predecessors"] == "{%b}"
     assert module.entry.parameters is not None and len(module.entry.parameters) == 2
+
+
+def _error(text: str) -> HloParseError:
+    with pytest.raises(HloParseError) as caught:
+        parse_hlo(text)
+    return caught.value
+
+
+def test_long_runs_of_blanks_are_read_in_one_pass() -> None:
+    # The blanks before a token were a nested star: trailing or before a bad character,
+    # a run backtracked exponentially (24 spaces took seconds; these would never end).
+    text = PBTXT.read_text()
+    assert parse_hlo(text + " " * 10_000 + "\n\n\t\n" * 50) == parse_hlo_file(HLO)
+    typo = text.replace("  instructions {", " " * 10_000 + "$", 1)
+    error = _error(typo)
+    assert error.found == "'$'"
+    assert (error.line, error.column) == (7, 10_001)
