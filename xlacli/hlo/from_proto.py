@@ -48,7 +48,7 @@ from xlacli.hlo.model import (
     StackFrameIndex,
     TupleShape,
 )
-from xlacli.hlo.proto_computations import ComputationReader, typed, valid_name
+from xlacli.hlo.proto_computations import ComputationReader, typed, unique_ids
 from xlacli.hlo.proto_forms import frontend_attributes_text
 from xlacli.hlo.proto_text import ProtoSource, parse_proto_text
 from xlacli.hlo.proto_tree import ProtoMessage, format_values
@@ -116,16 +116,11 @@ def _read_module(source: ProtoSource, proto: ProtoMessage) -> HloModule:
     protos = proto.messages("computations")
     if not protos:
         source.fail(proto, None, "a computation in computations", "none")
-    names: dict[int, str] = {}
-    for computation in protos:
-        name = valid_name(source, computation, "computation")
-        if name in names.values():
-            source.fail(computation, "name", "a computation name not used before", repr(name))
-        names[computation.number("id")] = name
+    names = unique_ids(source, protos, "a computation")
     entry = _entry(source, proto, protos)
     stack_frames = _stack_frame_index(proto.message("stack_frame_index"))
     reader = ComputationReader(source, names, stack_frames)
-    sequences = _schedule(proto.message("schedule"))
+    sequences = _schedule(source, proto.message("schedule"))
     computations = tuple(
         reader.computation(c, c is entry, sequences.get(c.number("id"))) for c in protos
     )
@@ -145,7 +140,7 @@ def _entry(
     source: ProtoSource, proto: ProtoMessage, protos: tuple[ProtoMessage, ...]
 ) -> ProtoMessage:
     if "entry_computation_id" in proto.fields:
-        wanted: object = proto.number("entry_computation_id")
+        wanted: object = source.integer(proto, "entry_computation_id")
         field, key = "entry_computation_id", "id"
     elif "entry_computation_name" in proto.fields:
         wanted = proto.text("entry_computation_name")
@@ -215,14 +210,14 @@ def _stack_frame_index(index: ProtoMessage | None) -> StackFrameIndex | None:
     )
 
 
-def _schedule(schedule: ProtoMessage | None) -> dict[int, tuple[int, ...]]:
+def _schedule(source: ProtoSource, schedule: ProtoMessage | None) -> dict[int, tuple[int, ...]]:
     if schedule is None:
         return {}
     sequences = {}
     for entry in schedule.messages("sequences"):  # map<int64, InstructionSequence>
         value = entry.message("value")
         if value is not None:
-            sequences[entry.number("key")] = value.numbers("instruction_ids")
+            sequences[source.integer(entry, "key")] = source.integers(value, "instruction_ids")
     return sequences
 
 

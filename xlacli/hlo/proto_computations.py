@@ -53,6 +53,23 @@ def valid_name(source: ProtoSource, message: ProtoMessage, what: str) -> str:
     return cleaned if _VALID_NAME.match(cleaned) else "_" + cleaned
 
 
+def unique_ids(source: ProtoSource, protos: tuple[ProtoMessage, ...], what: str) -> dict[int, str]:
+    """Each message's id with its name; XLA rejects an id or a name used twice (an id
+    left out is 0, so two messages without one are a repeat too)."""
+    names: dict[int, str] = {}
+    used: set[str] = set()
+    for proto in protos:
+        name = valid_name(source, proto, what.split()[-1])
+        if name in used:
+            source.fail(proto, "name", f"{what} name not used before", repr(name))
+        used.add(name)
+        number = source.integer(proto, "id")
+        if number in names:
+            source.fail(proto, "id", f"{what} id not used before", str(number))
+        names[number] = name
+    return names
+
+
 def typed(source: ProtoSource, read: Callable[[], T]) -> T:
     """``read()``, a shape or literal the model cannot hold raised at its place in the text."""
     try:
@@ -81,18 +98,13 @@ class ComputationReader:
         protos = proto.messages("instructions")
         if not protos:
             self.source.fail(proto, "name", f"an instruction in {proto.text('name')}", "none")
-        names: dict[int, str] = {}
-        for instruction in protos:
-            name = valid_name(self.source, instruction, "instruction")
-            if name in names.values():
-                self.source.fail(instruction, "name", "a unique instruction name", repr(name))
-            names[instruction.number("id")] = name
+        names = unique_ids(self.source, protos, "an instruction")
         if sequence is not None and sorted(sequence) == sorted(names):
             by_id = {p.number("id"): p for p in protos}
             protos = tuple(by_id[i] for i in sequence)
         shapes = {p.number("id"): self._shape(p) for p in protos}
         # protobuf leaves a zero out: no root_id is root 0 when there is an instruction 0.
-        root_id = proto.number("root_id")
+        root_id = self.source.integer(proto, "root_id")
         if "root_id" not in proto.fields and root_id not in names:
             root_id = protos[-1].number("id")
         if root_id not in names:
@@ -130,7 +142,7 @@ class ComputationReader:
         if not opcode:
             self.source.fail(proto, "name", "an opcode", "none")
         shape = shapes[proto.number("id")]
-        operand_ids = proto.numbers("operand_ids")
+        operand_ids = self.source.integers(proto, "operand_ids")
         operands = tuple(self._named(names, i, proto, "operand_ids") for i in operand_ids)
         calls = self._called(proto, opcode, shapes.get(operand_ids[0]) if operand_ids else None)
         pairs = instruction_attributes(proto, opcode, _HANDLED) + calls
@@ -139,7 +151,7 @@ class ComputationReader:
         literal = self._literal(proto, shape, pairs) if opcode == "constant" else None
         predecessors = [
             f"%{self._named(names, i, proto, 'control_predecessor_ids')}"
-            for i in proto.numbers("control_predecessor_ids")
+            for i in self.source.integers(proto, "control_predecessor_ids")
         ]
         if predecessors:
             pairs.append(("control-predecessors", "{" + ", ".join(predecessors) + "}"))
@@ -169,7 +181,7 @@ class ComputationReader:
     ) -> list[tuple[str, str]]:
         refs = [
             f"%{self._named(self.computation_names, i, proto, 'called_computation_ids')}"
-            for i in proto.numbers("called_computation_ids")
+            for i in self.source.integers(proto, "called_computation_ids")
         ]
         if not refs:
             return []

@@ -34,6 +34,7 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 _BLANK = re.compile(r"(?:\s+|\#[^\n]*)*+")
+_LEADING_ZERO = re.compile(r"-?0\d*[89]\d*")
 _INTEGER = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|0[0-7]*|[1-9]\d*)")
 _ESCAPE = re.compile(
     r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))", re.S
@@ -82,6 +83,21 @@ class ProtoSource:
         """Raise ``HloParseError`` at ``field`` of ``message`` (or at the message itself)."""
         offset = message.field_offsets.get(field, message.offset) if field else message.offset
         defect_error(self.text, self.filename, offset, expected, found)
+
+    def integer(self, message: ProtoMessage, field: str) -> int:
+        """A whole-number field (0 when absent: protobuf leaves a zero out)."""
+        value = message.get(field, 0)
+        if not isinstance(value, int):
+            self.fail(message, field, f"a whole number for {field}", repr(value))
+        return value
+
+    def integers(self, message: ProtoMessage, field: str) -> tuple[int, ...]:
+        """A repeated whole-number field (``1.5`` or ``"1"`` in it raised, not skipped)."""
+        values = message.all(field)
+        for value in values:
+            if not isinstance(value, int):
+                self.fail(message, field, f"whole numbers in {field}", repr(value))
+        return values  # type: ignore[return-value]
 
 
 def position(text: str, offset: int) -> tuple[int, int]:
@@ -220,6 +236,8 @@ class _Reader:
 def _number(token: str, at: int) -> int | float:
     if token.isdigit() and (token[0] != "0" or len(token) == 1):  # the common case
         return int(token)
+    if _LEADING_ZERO.fullmatch(token):  # 08: a leading 0 means octal, as for protobuf
+        raise _Defect(at, "octal digits after a leading 0", repr(token))
     if _INTEGER.fullmatch(token):
         negative = token.startswith("-")
         digits = token.lstrip("-")

@@ -409,3 +409,29 @@ def test_long_runs_of_blanks_are_read_in_one_pass() -> None:
     error = _error(typo)
     assert error.found == "'$'"
     assert (error.line, error.column) == (7, 10_001)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected", "found"),
+    [
+        ("    id: 6\n", "    id: 5\n", "an instruction id not used before", "5"),
+        ("  id: 8\n", "  id: 4\n", "a computation id not used before", "4"),
+        ("    id: 6\n", "    id: 2.0\n", "a whole number for id", "2.0"),
+        ("  root_id: 7\n", "  root_id: 7.5\n", "a whole number for root_id", "7.5"),
+        ("    operand_ids: 5\n", '    operand_ids: "5"\n', "whole numbers in operand_ids", "'5'"),
+        ("    id: 6\n", "    id: 08\n", "octal digits after a leading 0", "'08'"),
+    ],
+)
+def test_ids_must_be_whole_numbers_used_once(old: str, new: str, expected: str, found: str) -> None:
+    # XLA rejects a repeated id; before, the second silently replaced the first.
+    text = _edited(old, new)
+    error = _error(text)
+    assert (error.expected, error.found) == (expected, found)
+    assert text.splitlines()[error.line - 1] == new.rstrip("\n")
+
+
+def test_two_instructions_without_an_id_are_both_id_zero() -> None:
+    text = (
+        _one_instruction("negate", "", "operand_ids: 1").replace(" id: 1", "").replace(" id: 2", "")
+    )
+    assert _error(text).expected == "an instruction id not used before"
