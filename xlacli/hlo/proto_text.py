@@ -44,6 +44,7 @@ _SIMPLE_ESCAPES = {
     "\\": 92, "'": 39, '"': 34, "?": 63,
 }  # fmt: skip
 _CLOSER = {"{": "}", "<": ">"}
+_MAX_DEPTH = 100  # protobuf's own limit; deeper would exhaust Python's stack
 
 
 class _Defect(Exception):
@@ -129,6 +130,7 @@ class _Reader:
         # The end as a token: reading never runs past it (every reader of it stops or raises).
         append(("end", "", len(text)))
         self.index = 0
+        self.depth = 0
 
     def peek(self) -> tuple[str, str, int]:
         return self.tokens[self.index]
@@ -141,6 +143,10 @@ class _Reader:
     def message_body(self, offset: int, closer: str | None) -> ProtoMessage:
         # A string token keeps its quotes and a number or word is no bracket: the text of a
         # token alone tells punctuation apart.
+        if closer is not None:
+            self.depth += 1
+            if self.depth > _MAX_DEPTH:
+                raise _Defect(offset, f"messages nested at most {_MAX_DEPTH} deep", "deeper")
         fields: dict[str, list[Value]] = {}
         offsets: dict[str, int] = {}
         tokens = self.tokens
@@ -163,8 +169,11 @@ class _Reader:
             values.extend(self._field_values(name))
             if tokens[self.index][1] in (";", ","):
                 self.index += 1
+        if closer is not None:
+            self.depth -= 1
         return ProtoMessage(
-            MappingProxyType({name: tuple(values) for name, values in fields.items()}),
+            # An empty list is a field left out (protobuf keeps no trace of it).
+            MappingProxyType({name: tuple(values) for name, values in fields.items() if values}),
             offset,
             MappingProxyType(offsets),
         )
@@ -265,7 +274,14 @@ def _unescape(raw: str, at: int) -> str:
         if octal or hex_byte:
             out.append(int(octal, 8) & 0xFF if octal else int(hex_byte, 16))
         elif short or long:
-            out += chr(int(short or long, 16)).encode("utf-8", "surrogatepass")
+            code = int(short or long, 16)
+            if code > 0x10FFFF:
+                raise _Defect(
+                    at + match.start(),
+                    "a Unicode code point up to \\U0010ffff",
+                    repr(match.group()),
+                )
+            out += chr(code).encode("utf-8", "surrogatepass")
         elif char in _SIMPLE_ESCAPES:
             out.append(_SIMPLE_ESCAPES[char])
         else:

@@ -18,7 +18,7 @@ import struct
 from collections.abc import Callable, Sequence
 
 from xlacli.hlo.model import ArrayShape, BufferShape, Layout, ProgramShape, Shape, TupleShape
-from xlacli.hlo.proto_tree import ProtoMessage
+from xlacli.hlo.proto_tree import Identifier, ProtoMessage
 from xlacli.hlo.shapes import ELEMENT_TYPES
 
 _TRUE = ("true", "True", "t", 1)
@@ -141,16 +141,25 @@ def literal_text(message: ProtoMessage, shape: Shape) -> str | None:
 
 def _literal_values(message: ProtoMessage, element_type: str) -> list[str] | None:
     if element_type == "pred":  # XLA prints true/false for a scalar, 1/0 in an array
-        return ["true" if value in _TRUE else "false" for value in message.all("preds")]
+        preds = _scalars(message, "preds", _is_bool, "true or false")
+        return ["true" if value in _TRUE else "false" for value in preds]
     if element_type in _INT_FIELDS:
-        return [str(value) for value in message.all(_INT_FIELDS[element_type])]
+        field = _INT_FIELDS[element_type]
+        return [str(value) for value in _scalars(message, field, _is_int, "whole numbers")]
     if element_type in _FLOAT_FIELDS:
         digits = _DOUBLE_DIGITS if element_type == "f64" else _SINGLE_DIGITS
-        return [_float_text(value, digits) for value in message.all(_FLOAT_FIELDS[element_type])]
+        floats = _scalars(message, _FLOAT_FIELDS[element_type], _is_float, "numbers")
+        return [_float_text(value, digits) for value in floats]
     if element_type in ("c64", "c128"):
         digits = _DOUBLE_DIGITS if element_type == "c128" else _SINGLE_DIGITS
         field = "c64s" if element_type == "c64" else "c128s"
-        parts = [_float_text(value, digits) for value in message.all(field)]
+        parts = [
+            _float_text(value, digits) for value in _scalars(message, field, _is_float, "numbers")
+        ]
+        if len(parts) % 2:
+            raise ShapeDefect(
+                message, f"real and imaginary pairs in {field}", f"{len(parts)} numbers", field
+            )
         return [f"({real}, {imag})" for real, imag in zip(parts[::2], parts[1::2], strict=True)]
     if element_type in _BYTE_FIELDS:
         field, code = _BYTE_FIELDS[element_type]
@@ -165,6 +174,31 @@ def _literal_values(message: ProtoMessage, element_type: str) -> list[str] | Non
         show: Callable[[float], str] = _float_text if element_type in ("f16", "bf16") else str
         return [show(value) for value in values]
     return None
+
+
+def _scalars(
+    message: ProtoMessage, field: str, fits: Callable[[object], bool], what: str
+) -> tuple[object, ...]:
+    values = message.all(field)
+    for value in values:
+        if not fits(value):
+            found = "a message" if isinstance(value, ProtoMessage) else repr(value)
+            raise ShapeDefect(message, f"{what} in {field}", found, field)
+    return values
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int)
+
+
+def _is_bool(value: object) -> bool:
+    return value in _TRUE or value in ("false", "False", "f", 0)
+
+
+def _is_float(value: object) -> bool:
+    if isinstance(value, Identifier):  # inf, -Infinity, nan: protobuf's words for floats
+        return value.lower().lstrip("-") in ("inf", "infinity", "nan")
+    return isinstance(value, int | float)
 
 
 def _float_text(value: object, digits: tuple[int, int] = (6, 9)) -> str:

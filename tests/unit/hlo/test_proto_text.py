@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import ASSETS
 from hlo_transforms import renumber, reorder
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from xlacli.errors import HloParseError
 from xlacli.hlo import (
@@ -435,3 +437,107 @@ def test_two_instructions_without_an_id_are_both_id_zero() -> None:
         _one_instruction("negate", "", "operand_ids: 1").replace(" id: 1", "").replace(" id: 2", "")
     )
     assert _error(text).expected == "an instruction id not used before"
+
+
+def _with_constant(shape: str, literal: str) -> str:
+    return f'name: "m"\ncomputations {{ name: "e" {_constant("c", shape, literal)} }}\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "found"),
+    [
+        ('name: "\\U00110000"', "a Unicode code point up to \\U0010ffff", "'\\\\U00110000'"),
+        ("computations {" * 1000, "messages nested at most 100 deep", "deeper"),
+        (_with_constant("element_type: F32", "f32s { }"), "numbers in f32s", "a message"),
+        (_with_constant("element_type: S32", "s32s { }"), "whole numbers in s32s", "a message"),
+        (_with_constant("element_type: S32", 's32s: "1"'), "whole numbers in s32s", "'1'"),
+        (_with_constant("element_type: F32", "f32s: nope"), "numbers in f32s", "'nope'"),
+        (_with_constant("element_type: PRED", "preds: 2"), "true or false in preds", "2"),
+        (
+            _with_constant("element_type: C64", "c64s: 1"),
+            "real and imaginary pairs in c64s",
+            "1 numbers",
+        ),
+    ],
+)
+def test_malformed_values_raise_a_parse_error_not_a_python_one(
+    text: str, expected: str, found: str
+) -> None:
+    # Each leaked ValueError, TypeError, RecursionError... or printed a Python repr.
+    error = _error(text)
+    assert (error.expected, error.found) == (expected, found)
+
+
+def test_an_empty_list_is_a_field_left_out() -> None:
+    text = _edited("stack_frame_id: 1 }", "stack_frame_id: [] }")
+    add = parse_hlo(text).computation("fused_add").root
+    assert (add.metadata.stack_frame_id, add.metadata.source_file) == (0, "")
+    assert parse_proto_text("a: [] b: 1").fields == {"b": (1,)}
+
+
+# Punctuation, values and fields of the format: mutations reach every reader's error paths.
+PROTO_PIECES = [
+    *list("{}<>[]:;,\"'\\#-. \n"),
+    "0",
+    "08",
+    "1.5",
+    "-1",
+    "1e999",
+    "nan",
+    "FOO",
+    "[]",
+    "{ }",
+    "\\U00110000",
+    "\\400",
+    "id: 1",
+    "id: 0",
+    "root_id: 99",
+    "operand_ids: 1",
+    "called_computation_ids: 4",
+    "element_type: C64",
+    "element_type: TUPLE",
+    "tuple_shapes {}",
+    "minor_to_major: 5",
+    "c64s: 1",
+    "f32s {}",
+    "kind: 2",
+    "type: 3",
+    '"\\377"',
+]
+PROTO_FUZZ = settings(
+    max_examples=100,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+@st.composite
+def _mutated_proto(draw: st.DrawFn) -> str:
+    text = PBTXT.read_text()
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(text) - 1))
+        kind = draw(st.sampled_from(["delete", "insert", "replace", "lines"]))
+        if kind == "delete":
+            text = text[:at] + text[at + draw(st.integers(1, 8)) :]
+        elif kind in ("insert", "replace"):
+            end = at + (kind == "replace")
+            text = text[:at] + draw(st.sampled_from(PROTO_PIECES)) + text[end:]
+        else:
+            lines = text.split("\n")
+            first, second = (draw(st.integers(0, len(lines) - 1)) for _ in range(2))
+            lines[first], lines[second] = lines[second], lines[first]
+            text = "\n".join(lines)
+    return text
+
+
+@PROTO_FUZZ
+@given(_mutated_proto())
+def test_a_mutated_textproto_reads_or_raises_a_parse_error(text: str) -> None:
+    try:
+        module = parse_hlo(text, "fuzz.pbtxt")
+    except HloParseError as error:
+        assert 1 <= error.line <= text.count("\n") + 1 and error.column >= 1
+        return
+    assert parse_hlo(print_module(module)) == module
