@@ -66,7 +66,9 @@ _MESSAGE_FIELDS = frozenset(
      "hlo_module", "buffer_assignment"}
 )  # fmt: skip
 _FIRST_FIELD = re.compile(r"([A-Za-z_]\w*)\s*([:{<])")
-_INSTRUCTION = re.compile(r"\s*(?:ROOT\s+)?%?[A-Za-z_][\w.\-]*\s*=")
+# What a line inside a message starts with: a field (name: / name { / name < / name [) or
+# the closing brace. No HLO instruction line does (``ROOT %p = ...``, ``p.1 = ...``).
+_PROTO_LINE = re.compile(r"(?:[A-Za-z_]\w*\s*[:{<\[]|[}>\[])")
 # Read into the model; any other field is kept as a header attribute.
 _MODULE_HANDLED = frozenset(
     {"name", "entry_computation_name", "entry_computation_id", "computations", "id",
@@ -80,18 +82,26 @@ def is_proto_text(lines: Iterable[str]) -> bool:
     Only the first lines that are neither blank nor ``#`` comments are read:
     the first must open a field of those messages (``name: "m"``,
     ``computations {``), which no HLO text line does (``HloModule m``,
-    ``ENTRY %e {``); after ``field {`` the next must not be an instruction
-    (a headerless module whose first computation is called ``schedule``).
+    ``ENTRY %e {``); after ``field {`` what follows (on that line, else the
+    next line that is not blank or a ``#``/``//`` comment) must be a field
+    or ``}``, not an instruction (a headerless module whose first
+    computation is called ``schedule``).
     """
-    significant = (line for line in lines if line.strip() and not line.lstrip().startswith("#"))
+    significant = (
+        stripped
+        for stripped in map(str.strip, lines)
+        if stripped and not stripped.startswith(("#", "//"))
+    )
     first = next(significant, "")
-    match = _FIRST_FIELD.match(first.lstrip())
+    match = _FIRST_FIELD.match(first)
     if match is None:
         return False
     name, delimiter = match.groups()
     if delimiter == ":":
         return name in _SCALAR_FIELDS or name in _MESSAGE_FIELDS
-    return name in _MESSAGE_FIELDS and not _INSTRUCTION.match(next(significant, ""))
+    rest = first[match.end() :].strip() or next(significant, "")
+    # Nothing after the head: a proto cut short more likely than an empty computation.
+    return name in _MESSAGE_FIELDS and (not rest or _PROTO_LINE.match(rest) is not None)
 
 
 def parse_proto_module(text: str, filename: str = "<string>") -> HloModule:

@@ -51,6 +51,8 @@ from xlacli.hlo.shapes import ShapeCache
 from xlacli.hlo.statements import MODULE_SEPARATOR, StatementReader, locate
 
 T = TypeVar("T")
+# Detection reads the first significant lines: a prefix, not a copy of the whole text.
+_DETECTION_PREFIX = 65536
 
 
 def parse_hlo(text: str, filename: str = "<string>") -> HloModule:
@@ -66,7 +68,7 @@ def parse_hlo(text: str, filename: str = "<string>") -> HloModule:
             the column and what was expected there.
     """
     with gc_paused():
-        if is_proto_text(io.StringIO(text)):
+        if is_proto_text(io.StringIO(text[:_DETECTION_PREFIX])):
             return parse_proto_module(text, filename)
         return _ModuleParser(io.StringIO(text, newline=None), filename).parse()
 

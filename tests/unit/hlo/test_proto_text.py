@@ -170,6 +170,16 @@ def test_detection_reads_the_first_significant_line_only() -> None:
     assert not is_proto_text(["name {\n"])  # a computation called name, headerless
     assert not is_proto_text(["schedule {\n", "  ROOT c = f32[] constant(0)\n", "}\n"])
     assert is_proto_text(["schedule {\n", "  sequences {\n"])
+    assert is_proto_text(['computations { name: "e"\n'])
+    assert is_proto_text(["schedule {\n", "  # a comment\n", "\n", "}\n"])
+    # Headerless HLO whose computation is named like a field, a comment line after its head.
+    assert not is_proto_text(
+        ["schedule {\n", "  // the body\n", "  ROOT %p = f32[] parameter(0)\n"]
+    )
+    assert not is_proto_text(["computations {\n", "  /* c */ %p = f32[] parameter(0)\n"])
+    assert not is_proto_text(["computations { ROOT %p = f32[] parameter(0) }\n"])
+    module = parse_hlo("schedule {\n  // the body\n  ROOT %p = f32[] parameter(0)\n}\n")
+    assert module.entry.name == "schedule"
     assert not is_proto_text(["// name: x\n"])
     assert not is_proto_text(["\n", "# only comments\n"])
 
