@@ -52,7 +52,7 @@ from xlacli.hlo.proto_computations import ComputationReader, typed, unique_ids
 from xlacli.hlo.proto_forms import frontend_attributes_text
 from xlacli.hlo.proto_text import ProtoSource, parse_proto_text
 from xlacli.hlo.proto_tree import ProtoMessage, format_values
-from xlacli.hlo.proto_values import read_program_shape
+from xlacli.hlo.proto_values import enum_name, read_program_shape
 
 # Fields of HloModuleProto and HloProto: a text starting with one is a proto.
 _SCALAR_FIELDS = frozenset(
@@ -177,7 +177,7 @@ def _header(
         # Printed as XLA does, every fifth parameter marked: (a, b, c, d, e, /*index=5*/f).
         parameters = TupleShape(layout.parameters)
         attributes["entry_computation_layout"] = f"{{{parameters}->{layout.result}}}"
-    aliases = _aliases(proto.message("input_output_alias"))
+    aliases = typed(source, lambda: _aliases(proto.message("input_output_alias")))
     if aliases:
         attributes["input_output_alias"] = "{ " + ", ".join(map(_alias_text, aliases)) + " }"
     donors = _buffer_donors(proto.message("buffer_donor"))
@@ -239,7 +239,9 @@ def _aliases(config: ProtoMessage | None) -> tuple[Alias, ...]:
             tuple(entry.numbers("output_shape_index")),
             entry.number("parameter_number"),
             tuple(entry.numbers("parameter_shape_index")),
-            "must-alias" if entry.text("kind") == "MUST_ALIAS" else "may-alias",
+            # XLA's CreateFromProto: only MAY_ALIAS may alias; a kind left out
+            # (UNDEFINED_ALIAS) must.
+            "may-alias" if enum_name(entry, "kind") == "MAY_ALIAS" else "must-alias",
         )
         for entry in config.messages("entries")
     )

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from xlacli.hlo import proto_forms as forms
 from xlacli.hlo.proto_forms import EMPTY, braced
 from xlacli.hlo.proto_tree import ProtoMessage, format_values, quote_text
+from xlacli.hlo.proto_values import enum_name
 from xlacli.hlo.statements import closes_in_order
 
 Pairs = list[tuple[str, str]]
@@ -92,7 +93,7 @@ def _enum(field: str, key: str, default: str, lower: bool = False) -> Reader:
     """An enum printed by name, unless it is ``default`` (and the opcode does not insist)."""
 
     def read(m: ProtoMessage, opcode: str) -> Pairs:
-        value = m.text(field) or default
+        value = enum_name(m, field) or default
         if value == default and opcode not in _ALWAYS.get(field, ()):
             return []
         return [(key, value.lower() if lower else value)]

@@ -145,7 +145,7 @@ class ComputationReader:
         operand_ids = self.source.integers(proto, "operand_ids")
         operands = tuple(self._named(names, i, proto, "operand_ids") for i in operand_ids)
         calls = self._called(proto, opcode, shapes.get(operand_ids[0]) if operand_ids else None)
-        pairs = instruction_attributes(proto, opcode, _HANDLED) + calls
+        pairs = typed(self.source, lambda: instruction_attributes(proto, opcode, _HANDLED)) + calls
         if opcode == "compare" and operand_ids:
             pairs = _without_default_comparison_type(pairs, shapes.get(operand_ids[0]))
         literal = self._literal(proto, shape, pairs) if opcode == "constant" else None

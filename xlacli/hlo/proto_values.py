@@ -27,21 +27,35 @@ _RENAMED_TYPES = {"OPAQUE_TYPE": "opaque"}
 
 
 class ShapeDefect(Exception):
-    """A shape or literal the model cannot hold; ``message`` is where it is."""
+    """A shape, literal or enum the model cannot hold; ``message`` is where it is."""
 
     def __init__(self, message: ProtoMessage, expected: str, found: str, field: str | None = None):
         super().__init__(expected)
         self.message, self.expected, self.found, self.field = message, expected, found, field
 
 
+def enum_name(message: ProtoMessage, field: str, default: str = "", what: str = "") -> str:
+    """An enum field's value name (``default`` when absent); ShapeDefect for anything else.
+
+    A number (``type: 3``) is valid protobuf text but read by name only: the numbers of
+    every enum are not worth a table, and a number read as a name would be misread.
+    """
+    raw = message.get(field)
+    if raw is None:
+        return default
+    if not isinstance(raw, str):
+        found = "a message" if isinstance(raw, ProtoMessage) else repr(raw)
+        raise ShapeDefect(message, what or f"an enum value name for {field}", found, field)
+    return raw
+
+
 def element_type_name(message: ProtoMessage, field: str = "element_type") -> str:
     """``F32`` -> ``f32``; raises ShapeDefect for a name XLA does not know."""
-    raw = message.get(field)
-    if isinstance(raw, int):  # a number instead of the enum name: not worth a table
-        raise ShapeDefect(message, "an element type name such as F32", repr(raw), field)
+    raw = enum_name(message, field, what="an element type name such as F32")
     name = _RENAMED_TYPES.get(str(raw), str(raw).lower())
     if name not in ELEMENT_TYPES and name not in ("tuple", "buffer"):
-        raise ShapeDefect(message, "an element type (F32, BF16, PRED, TOKEN...)", repr(raw), field)
+        found = repr(raw) if raw else "none"
+        raise ShapeDefect(message, "an element type (F32, BF16, PRED, TOKEN...)", found, field)
     return name
 
 

@@ -551,3 +551,36 @@ def test_a_mutated_textproto_reads_or_raises_a_parse_error(text: str) -> None:
         assert 1 <= error.line <= text.count("\n") + 1 and error.column >= 1
         return
     assert parse_hlo(print_module(module)) == module
+
+
+def test_an_alias_without_a_kind_must_alias_as_xla_reads_it() -> None:
+    entries = (
+        "input_output_alias { entries { output_shape_index: 0 parameter_number: 1 }"
+        " entries { parameter_number: 0 kind: MAY_ALIAS } }\n"
+    )
+    module = parse_hlo(_one_instruction("negate", "", "operand_ids: 1") + entries)
+    assert [alias.kind for alias in module.input_output_alias] == ["must-alias", "may-alias"]
+    assert module.attributes["input_output_alias"] == (
+        "{ {0}: (1, {}, must-alias), {}: (0, {}, may-alias) }"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        (_one_instruction("negate", "sharding { type: 3 }", "operand_ids: 1"), "type"),
+        (
+            _one_instruction("negate", "", "operand_ids: 1")
+            + "input_output_alias { entries { parameter_number: 0 kind: 2 } }\n",
+            "kind",
+        ),
+        (
+            _one_instruction("fft", "fft_type: 1", "operand_ids: 1"),
+            "fft_type",
+        ),
+    ],
+)
+def test_an_enum_given_by_number_is_an_error_not_misread(text: str, field: str) -> None:
+    error = _error(text)
+    assert error.expected.startswith("an enum value name for") and field in error.expected
+    assert error.found in ("3", "2", "1")
