@@ -4,7 +4,8 @@
 element type by its lowercase name (``F32`` -> ``f32``, ``OPAQUE_TYPE`` ->
 ``opaque``), dynamic dimensions as ``<=N``, and the layout's
 ``minor_to_major`` with the details XLA prints after ``:`` (tiles ``T(..)``,
-``L(..)``, ``E(..)``, ``S(..)``). A scalar's empty layout is not printed,
+``L(..)``, ``#(..)``, ``*(..)``, ``E(..)``, ``S(..)``, ``SC(..)``, ``P(..)``,
+``M(..)``; a field it does not print as ``field=value``). A scalar's empty layout is not printed,
 as XLA does not print it. ``LiteralProto`` becomes the literal text of a
 ``constant(...)``: ``1``, ``true``, ``{1, 2}``, ``{ {1, 2}, {3, 4} }``, for
 pred, integer, f16/bf16/f32/f64 and complex element types; None for the
@@ -14,14 +15,21 @@ others (the caller then keeps the literal's textproto).
 from __future__ import annotations
 
 import math
+import re
 import struct
 from collections.abc import Callable, Sequence
 
 from xlacli.hlo.model import ArrayShape, BufferShape, Layout, ProgramShape, Shape, TupleShape
-from xlacli.hlo.proto_tree import Identifier, ProtoMessage
+from xlacli.hlo.proto_tree import Identifier, ProtoMessage, format_values
 from xlacli.hlo.shapes import ELEMENT_TYPES
 
 _TRUE = ("true", "True", "t", 1)
+_INTEGRAL = re.compile(r"[su]\d+")
+_LAYOUT_PRINTED = frozenset(
+    {"minor_to_major", "tiles", "tail_padding_alignment_in_elements", "index_primitive_type",
+     "pointer_primitive_type", "element_size_in_bits", "memory_space", "split_configs",
+     "physical_shape", "dynamic_shape_metadata_prefix_bytes"}
+)  # fmt: skip
 # PrimitiveType names that are not the upper-case of XLA's printed name.
 _RENAMED_TYPES = {"OPAQUE_TYPE": "opaque"}
 
@@ -90,19 +98,42 @@ def _layout(message: ProtoMessage, rank: int) -> Layout:
     minor_to_major = message.numbers("minor_to_major")
     if sorted(minor_to_major) != list(range(rank)) and minor_to_major:
         raise ShapeDefect(message, f"a minor_to_major that orders the {rank} dimensions", "")
+    # In the order of XLA's Layout::Print (xla/layout.cc), each only when not its default.
     extra = []
     tiles = message.messages("tiles")
     if tiles:
         extra.append("T" + "".join(_tile(tile) for tile in tiles))
-    for field, letter in (
-        ("tail_padding_alignment_in_elements", "L"),
-        ("element_size_in_bits", "E"),
-        ("memory_space", "S"),
-    ):
-        value = message.number(field)
-        if value and not (letter == "L" and value == 1):
+    alignment = message.number("tail_padding_alignment_in_elements")
+    if alignment not in (0, 1):  # 0 (left out) reads as 1
+        extra.append(f"L({alignment})")
+    for field, mark in (("index_primitive_type", "#"), ("pointer_primitive_type", "*")):
+        kind = enum_name(message, field, "PRIMITIVE_TYPE_INVALID")
+        if kind != "PRIMITIVE_TYPE_INVALID":
+            name = kind.lower()
+            extra.append(f"{mark}({name if _INTEGRAL.fullmatch(name) else 'invalid'})")
+    for field, letter in (("element_size_in_bits", "E"), ("memory_space", "S")):
+        if value := message.number(field):
             extra.append(f"{letter}({value})")
+    splits = message.messages("split_configs")
+    if splits:
+        extra.append("SC" + "".join(map(_split_config, splits)))
+    physical = message.message("physical_shape")
+    if physical is not None:
+        extra.append(f"P({read_shape(physical)})")
+    if (prefix := message.number("dynamic_shape_metadata_prefix_bytes")) > 0:
+        extra.append(f"M({prefix})")
+    # Fields XLA does not print (dim_level_types...) kept, so that a change to one shows.
+    extra.extend(
+        f"{field}={format_values(values)}"
+        for field, values in message.fields.items()
+        if field not in _LAYOUT_PRINTED
+    )
     return Layout(minor_to_major or tuple(range(rank - 1, -1, -1)), "".join(extra))
+
+
+def _split_config(split: ProtoMessage) -> str:
+    indices = ",".join(map(str, split.numbers("split_indices")))
+    return f"({split.number('dimension')}:{indices})"
 
 
 def _tile(tile: ProtoMessage) -> str:
