@@ -5,7 +5,8 @@ What ``hlo-translate`` and ``--xla_dump_hlo_as_proto`` (after ``protoc
 ``CreateFromProto`` reads it:
 
 - computations by ``id``; the entry by ``entry_computation_id``, else
-  ``entry_computation_name``, else the last; each computation's root by
+  ``entry_computation_name``, else computation 0 (the id left out is 0),
+  else the last; each computation's root by
   ``root_id`` (else its last instruction), its signature from its
   parameters and root (``program_shape`` is what XLA derives from them);
   ``execution_thread`` kept as after a printed ``}``; a module ``schedule``
@@ -155,8 +156,8 @@ def _entry(
     elif "entry_computation_name" in proto.fields:
         wanted = proto.text("entry_computation_name")
         field, key = "entry_computation_name", "name"
-    else:
-        return protos[-1]
+    else:  # entry_computation_id left out is 0: XLA's entry is computation 0, if any
+        return next((c for c in protos if c.number("id") == 0), protos[-1])
     for computation in protos:
         if computation.get(key) == wanted:
             return computation

@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import TypeVar
 
 from xlacli.hlo.attributes import CALLED_COMPUTATION_KEYS, build_metadata, frame_locator
-from xlacli.hlo.lexer import Malformed, quote
+from xlacli.hlo.lexer import Malformed
 from xlacli.hlo.model import (
     EMPTY_ATTRIBUTES,
     EMPTY_METADATA,
@@ -25,7 +25,7 @@ from xlacli.hlo.model import (
 )
 from xlacli.hlo.proto_attributes import instruction_attributes
 from xlacli.hlo.proto_text import ProtoSource
-from xlacli.hlo.proto_tree import ProtoMessage, format_value
+from xlacli.hlo.proto_tree import ProtoMessage, format_value, quote_text
 from xlacli.hlo.proto_values import ShapeDefect, literal_text, read_shape
 
 T = TypeVar("T")
@@ -123,7 +123,7 @@ class ComputationReader:
             # XLA prints a computation's signature without layouts.
             parameters=tuple((name, shape.without_layout()) for _, name, shape in parameters),
             result_shape=shapes[root_id].without_layout(),
-            attributes=MappingProxyType({"execution_thread": quote(thread)})
+            attributes=MappingProxyType({"execution_thread": quote_text(thread)})
             if thread and thread != "main"
             else EMPTY_ATTRIBUTES,
         )
@@ -217,7 +217,7 @@ class ComputationReader:
         for field, values in proto.fields.items():
             value = values[-1]
             if field in _METADATA_STRINGS and isinstance(value, str):
-                fields[field] = quote(value)
+                fields[field] = quote_text(value)  # bytes too, escaped as elsewhere
             elif field in _METADATA_NUMBERS and isinstance(value, int) and value >= 0:
                 fields[field] = str(value)
             elif len(values) == 1 and not isinstance(value, ProtoMessage):

@@ -202,13 +202,13 @@ class _Reader:
         if token in _CLOSER:
             self.index += 1
             return [self.message_body(at, _CLOSER[token])]
+        if token == "[":  # without a colon, a list of messages (checked in _list)
+            return self._list(name, messages_only=not has_colon)
         if not has_colon:
             raise _Defect(at, f"':' or '{{' after {name}", _describe(kind, token))
-        if token == "[":
-            return self._list(name)
         return [self._scalar(name)]
 
-    def _list(self, name: str) -> list[Value]:
+    def _list(self, name: str, messages_only: bool = False) -> list[Value]:
         self.index += 1
         values: list[Value] = []
         if self.peek()[1] == "]":
@@ -219,6 +219,10 @@ class _Reader:
             if token in _CLOSER:
                 self.index += 1
                 values.append(self.message_body(at, _CLOSER[token]))
+            elif messages_only:
+                raise _Defect(
+                    at, f"':' before the list of {name}, or a message", _describe(kind, token)
+                )
             else:
                 values.append(self._scalar(name))
             kind, token, at = self.take()

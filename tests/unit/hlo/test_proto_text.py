@@ -623,3 +623,32 @@ def test_every_layout_field_prints_as_xla_does_or_is_kept(layout: str, printed: 
     assert not diff_modules(
         parse_hlo(_parameter_with_layout(layout)), parse_hlo(_parameter_with_layout(""))
     ).identical
+
+
+def test_without_entry_fields_the_entry_is_computation_zero_as_for_xla() -> None:
+    text = (
+        'name: "m"\ncomputations { name: "first" instructions { name: "a" opcode: "parameter"'
+        " shape { element_type: F32 } } }\n"
+        'computations { name: "second" id: 1 instructions { name: "b" opcode: "parameter"'
+        " shape { element_type: F32 } } }\n"
+    )
+    assert parse_hlo(text).entry.name == "first"
+    assert parse_hlo(text.replace('"first" ', '"first" id: 2 ')).entry.name == "second"
+
+
+def test_metadata_bytes_print_escaped_and_read_back() -> None:
+    module = parse_hlo(_edited('op_name: "add"', 'op_name: "x\\377y"'))
+    add = module.computation("fused_add").root
+    printed = print_module(module)
+    printed.encode()  # a lone surrogate would not encode
+    assert parse_hlo(printed).computation("fused_add").root.metadata == add.metadata
+    # Read as the text parser reads XLA's print of it (octal escape and all).
+    hlo = HLO.read_text().replace('op_name="add"', 'op_name="x\\377y"', 1)
+    assert parse_hlo(hlo).computation("fused_add").root.metadata == add.metadata
+
+
+def test_a_list_of_messages_may_leave_out_the_colon() -> None:
+    message = parse_proto_text("m [ {a: 1}, <a: 2> ] n: [1]")
+    assert [m.number("a") for m in message.messages("m")] == [1, 2]
+    error = _error('name: "m"\ncomputations [ 1 ]\n')
+    assert (error.line, error.column, error.found) == (2, 16, "'1'")
