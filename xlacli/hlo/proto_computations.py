@@ -143,16 +143,13 @@ class ComputationReader:
             self.source.fail(proto, "name", "an opcode", "none")
         shape = shapes[proto.number("id")]
         operand_ids = self.source.integers(proto, "operand_ids")
-        operands = tuple(self._named(names, i, proto, "operand_ids") for i in operand_ids)
+        operands = self._named(names, proto, "operand_ids")
         calls = self._called(proto, opcode, shapes.get(operand_ids[0]) if operand_ids else None)
         pairs = typed(self.source, lambda: instruction_attributes(proto, opcode, _HANDLED)) + calls
         if opcode == "compare" and operand_ids:
             pairs = _without_default_comparison_type(pairs, shapes.get(operand_ids[0]))
         literal = self._literal(proto, shape, pairs) if opcode == "constant" else None
-        predecessors = [
-            f"%{self._named(names, i, proto, 'control_predecessor_ids')}"
-            for i in self.source.integers(proto, "control_predecessor_ids")
-        ]
+        predecessors = [f"%{n}" for n in self._named(names, proto, "control_predecessor_ids")]
         if predecessors:
             pairs.append(("control-predecessors", "{" + ", ".join(predecessors) + "}"))
         metadata = proto.message("metadata")
@@ -169,20 +166,23 @@ class ComputationReader:
             called_computations=_called_names(calls),
         )
 
-    def _named(self, names: dict[int, str], wanted: int, proto: ProtoMessage, field: str) -> str:
-        name = names.get(wanted)
-        if name is None:
-            what = "a computation" if field == "called_computation_ids" else "an instruction"
-            self.source.fail(proto, field, f"the id of {what} of the module", str(wanted))
-        return name
+    def _named(self, names: dict[int, str], proto: ProtoMessage, field: str) -> tuple[str, ...]:
+        """The names of the ids in ``field``; an id that names nothing raised at that id."""
+        named = []
+        for index, wanted in enumerate(self.source.integers(proto, field)):
+            name = names.get(wanted)
+            if name is None:
+                what = "a computation" if field == "called_computation_ids" else "an instruction"
+                message = f"the id of {what} of the module"
+                self.source.fail(proto, field, message, str(wanted), index)
+            named.append(name)
+        return tuple(named)
 
     def _called(
         self, proto: ProtoMessage, opcode: str, first_operand: Shape | None
     ) -> list[tuple[str, str]]:
-        refs = [
-            f"%{self._named(self.computation_names, i, proto, 'called_computation_ids')}"
-            for i in self.source.integers(proto, "called_computation_ids")
-        ]
+        called = self._named(self.computation_names, proto, "called_computation_ids")
+        refs = [f"%{name}" for name in called]
         if not refs:
             return []
         listed = "{" + ", ".join(refs) + "}"

@@ -79,10 +79,19 @@ class ProtoSource:
     filename: str
 
     def fail(
-        self, message: ProtoMessage, field: str | None, expected: str, found: str = ""
+        self,
+        message: ProtoMessage,
+        field: str | None,
+        expected: str,
+        found: str = "",
+        index: int | None = None,
     ) -> NoReturn:
-        """Raise ``HloParseError`` at ``field`` of ``message`` (or at the message itself)."""
+        """Raise ``HloParseError`` at ``field`` of ``message`` (or at the message itself);
+        with ``index``, at that value of the repeated field."""
         offset = message.field_offsets.get(field, message.offset) if field else message.offset
+        places = message.value_offsets.get(field, ()) if field else ()
+        if index is not None and index < len(places):
+            offset = places[index]
         defect_error(self.text, self.filename, offset, expected, found)
 
     def integer(self, message: ProtoMessage, field: str) -> int:
@@ -95,9 +104,9 @@ class ProtoSource:
     def integers(self, message: ProtoMessage, field: str) -> tuple[int, ...]:
         """A repeated whole-number field (``1.5`` or ``"1"`` in it raised, not skipped)."""
         values = message.all(field)
-        for value in values:
+        for index, value in enumerate(values):
             if not isinstance(value, int):
-                self.fail(message, field, f"whole numbers in {field}", repr(value))
+                self.fail(message, field, f"whole numbers in {field}", repr(value), index)
         return values  # type: ignore[return-value]
 
 
@@ -149,6 +158,7 @@ class _Reader:
                 raise _Defect(offset, f"messages nested at most {_MAX_DEPTH} deep", "deeper")
         fields: dict[str, list[Value]] = {}
         offsets: dict[str, int] = {}
+        places: dict[str, list[int]] = {}  # where each value starts, for errors
         tokens = self.tokens
         while True:
             kind, token, at = tokens[self.index]
@@ -165,8 +175,9 @@ class _Reader:
             values = fields.get(name)
             if values is None:
                 fields[name] = values = []
+                places[name] = []
                 offsets[name] = at
-            values.extend(self._field_values(name))
+            values.extend(self._field_values(name, places[name]))
             if tokens[self.index][1] in (";", ","):
                 self.index += 1
         if closer is not None:
@@ -176,6 +187,7 @@ class _Reader:
             MappingProxyType({name: tuple(values) for name, values in fields.items() if values}),
             offset,
             MappingProxyType(offsets),
+            MappingProxyType({name: tuple(at) for name, at in places.items() if at}),
         )
 
     def _field_name(self) -> str:
@@ -193,22 +205,23 @@ class _Reader:
                 parts.append(token)
         raise _Defect(at, "a field name", repr(token) if token else "end of file")
 
-    def _field_values(self, name: str) -> list[Value]:
+    def _field_values(self, name: str, places: list[int]) -> list[Value]:
         kind, token, at = self.tokens[self.index]
         has_colon = token == ":"
         if has_colon:
             self.index += 1
             kind, token, at = self.tokens[self.index]
+        if token == "[":  # without a colon, a list of messages (checked in _list)
+            return self._list(name, places, messages_only=not has_colon)
+        places.append(at)
         if token in _CLOSER:
             self.index += 1
             return [self.message_body(at, _CLOSER[token])]
-        if token == "[":  # without a colon, a list of messages (checked in _list)
-            return self._list(name, messages_only=not has_colon)
         if not has_colon:
             raise _Defect(at, f"':' or '{{' after {name}", _describe(kind, token))
         return [self._scalar(name)]
 
-    def _list(self, name: str, messages_only: bool = False) -> list[Value]:
+    def _list(self, name: str, places: list[int], messages_only: bool = False) -> list[Value]:
         self.index += 1
         values: list[Value] = []
         if self.peek()[1] == "]":
@@ -216,6 +229,7 @@ class _Reader:
             return values
         while True:
             kind, token, at = self.peek()
+            places.append(at)
             if token in _CLOSER:
                 self.index += 1
                 values.append(self.message_body(at, _CLOSER[token]))

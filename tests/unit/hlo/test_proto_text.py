@@ -136,7 +136,7 @@ computations {
                 "called_computation_ids: [2, 1]", "called_computation_ids: [2, 9]"
             ),
             18,
-            33,
+            61,  # the bad id itself, not the field's first occurrence
             "the id of a computation of the module",
         ),
         (
@@ -430,7 +430,7 @@ def test_long_runs_of_blanks_are_read_in_one_pass() -> None:
         ("  id: 8\n", "  id: 4\n", "a computation id not used before", "4"),
         ("    id: 6\n", "    id: 2.0\n", "a whole number for id", "2.0"),
         ("  root_id: 7\n", "  root_id: 7.5\n", "a whole number for root_id", "7.5"),
-        ("    operand_ids: 5\n", '    operand_ids: "5"\n', "whole numbers in operand_ids", "'5'"),
+        ("    operand_ids: 6\n", '    operand_ids: "6"\n', "whole numbers in operand_ids", "'6'"),
         ("    id: 6\n", "    id: 08\n", "octal digits after a leading 0", "'08'"),
     ],
 )
