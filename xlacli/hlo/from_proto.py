@@ -188,8 +188,8 @@ def _header(
     text = frontend_attributes_text(frontend) if frontend is not None else None
     if text:
         attributes["frontend_attributes"] = text
+    mapped = {"frontend_attributes": text is not None, "buffer_donor": donors is not None}
     for field, values in proto.fields.items():
-        mapped = {"frontend_attributes": text is not None, "buffer_donor": donors is not None}
         if field not in _MODULE_HANDLED and not mapped.get(field):
             attributes[field] = format_values(values)
     return attributes, layout, aliases

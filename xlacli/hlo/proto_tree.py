@@ -27,6 +27,9 @@ class Identifier(str):
 
 _NO_OFFSETS: Mapping[str, Any] = MappingProxyType({})
 Value = Union[str, int, float, Identifier, "ProtoMessage"]
+# How protobuf text writes a bool: these are true, "false", "False", "f" and 0 false.
+TRUE = ("true", "True", "t", 1)
+FALSE = ("false", "False", "f", 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +77,7 @@ class ProtoMessage:
 
     def flag(self, name: str) -> bool:
         """A bool field: ``true``, ``True``, ``t`` or 1."""
-        return self.get(name) in ("true", "True", "t", 1)
+        return self.get(name) in TRUE
 
     def text(self, name: str) -> str:
         """A string field ("" when absent); an enum is given by its name."""

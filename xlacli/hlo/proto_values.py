@@ -20,10 +20,9 @@ import struct
 from collections.abc import Callable, Sequence
 
 from xlacli.hlo.model import ArrayShape, BufferShape, Layout, ProgramShape, Shape, TupleShape
-from xlacli.hlo.proto_tree import Identifier, ProtoMessage, format_values
+from xlacli.hlo.proto_tree import FALSE, TRUE, Identifier, ProtoMessage, format_values
 from xlacli.hlo.shapes import ELEMENT_TYPES
 
-_TRUE = ("true", "True", "t", 1)
 _INTEGRAL = re.compile(r"[su]\d+")
 _LAYOUT_PRINTED = frozenset(
     {"minor_to_major", "tiles", "tail_padding_alignment_in_elements", "index_primitive_type",
@@ -80,7 +79,7 @@ def read_shape(message: ProtoMessage | None) -> Shape:
             raise ShapeDefect(message, "an array or tuple inside a buffer", "a buffer")
         return BufferShape(element)
     sizes = message.numbers("dimensions")
-    dynamic = tuple(flag in _TRUE for flag in message.all("is_dynamic_dimension"))
+    dynamic = tuple(flag in TRUE for flag in message.all("is_dynamic_dimension"))
     layout_message = message.message("layout")
     layout = _layout(layout_message, len(sizes)) if layout_message is not None else None
     if layout is not None and not sizes and not layout.extra:
@@ -187,7 +186,7 @@ def literal_text(message: ProtoMessage, shape: Shape) -> str | None:
 def _literal_values(message: ProtoMessage, element_type: str) -> list[str] | None:
     if element_type == "pred":  # XLA prints true/false for a scalar, 1/0 in an array
         preds = _scalars(message, "preds", _is_bool, "true or false")
-        return ["true" if value in _TRUE else "false" for value in preds]
+        return ["true" if value in TRUE else "false" for value in preds]
     if element_type in _INT_FIELDS:
         field = _INT_FIELDS[element_type]
         return [str(value) for value in _scalars(message, field, _is_int, "whole numbers")]
@@ -237,7 +236,7 @@ def _is_int(value: object) -> bool:
 
 
 def _is_bool(value: object) -> bool:
-    return value in _TRUE or value in ("false", "False", "f", 0)
+    return value in TRUE or value in FALSE
 
 
 def _is_float(value: object) -> bool:
