@@ -49,7 +49,7 @@ from xlacli.hlo.model import (
     StackFrameIndex,
     TupleShape,
 )
-from xlacli.hlo.proto_computations import ComputationReader, typed, unique_ids
+from xlacli.hlo.proto_computations import ComputationReader, typed, unique_ids, valid_name
 from xlacli.hlo.proto_forms import frontend_attributes_text
 from xlacli.hlo.proto_text import ProtoSource, parse_proto_text
 from xlacli.hlo.proto_tree import ProtoMessage, format_values
@@ -69,6 +69,7 @@ _MESSAGE_FIELDS = frozenset(
 _FIRST_FIELD = re.compile(r"([A-Za-z_]\w*)\s*([:{<])")
 # What a line inside a message starts with: a field (name: / name { / name < / name [) or
 # the closing brace. No HLO instruction line does (``ROOT %p = ...``, ``p.1 = ...``).
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")  # bytes kept by surrogateescape
 _PROTO_LINE = re.compile(r"(?:[A-Za-z_]\w*\s*[:{<\[]|[}>\[])")
 # Read into the model; any other field is kept as a header attribute.
 _MODULE_HANDLED = frozenset(
@@ -129,7 +130,7 @@ def _read_module(source: ProtoSource, proto: ProtoMessage) -> HloModule:
         source.fail(proto, None, "a computation in computations", "none")
     names = unique_ids(source, protos, "a computation")
     entry = _entry(source, proto, protos)
-    stack_frames = _stack_frame_index(proto.message("stack_frame_index"))
+    stack_frames = _stack_frame_index(source, proto.message("stack_frame_index"))
     reader = ComputationReader(source, names, stack_frames)
     sequences = _schedule(source, proto.message("schedule"))
     computations = tuple(
@@ -137,7 +138,9 @@ def _read_module(source: ProtoSource, proto: ProtoMessage) -> HloModule:
     )
     attributes, layout, aliases = _header(source, proto)
     return HloModule(
-        name=proto.text("name") or names[entry.number("id")],
+        name=valid_name(source, proto, "module")
+        if proto.text("name")
+        else names[entry.number("id")],
         computations=computations,
         attributes=MappingProxyType(attributes) if attributes else EMPTY_ATTRIBUTES,
         entry_computation_layout=layout,
@@ -195,9 +198,13 @@ def _header(
     return attributes, layout, aliases
 
 
-def _stack_frame_index(index: ProtoMessage | None) -> StackFrameIndex | None:
+def _stack_frame_index(source: ProtoSource, index: ProtoMessage | None) -> StackFrameIndex | None:
     if index is None:
         return None
+    for field in ("file_names", "function_names"):  # proto3 strings: UTF-8 text only
+        for number, name in enumerate(index.all(field)):
+            if not isinstance(name, str) or _NOT_UTF8.search(name):
+                source.fail(index, field, f"UTF-8 text in {field}", repr(name), number)
     locations = {
         number: FileLocation(
             file_name_id=where.number("file_name_id"),

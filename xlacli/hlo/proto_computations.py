@@ -38,6 +38,7 @@ _TO_APPLY = frozenset(
      "scatter", "sort"}
 )  # fmt: skip
 _VALID_NAME = re.compile(r"[A-Za-z_][\w.\-]*")
+_OPCODE = re.compile(r"[a-z][a-z0-9\-]*")
 _METADATA_STRINGS = ("op_type", "op_name", "source_file")
 _METADATA_NUMBERS = ("source_line", "stack_frame_id")
 
@@ -139,11 +140,15 @@ class ComputationReader:
     ) -> Instruction:
         """One instruction, its ids named."""
         opcode = proto.text("opcode")
-        if not opcode:
-            self.source.fail(proto, "name", "an opcode", "none")
+        if not _OPCODE.fullmatch(opcode):  # what the HLO text parser reads back
+            self.source.fail(proto, "opcode", "an opcode such as add", repr(opcode) or "none")
         shape = shapes[proto.number("id")]
         operand_ids = self.source.integers(proto, "operand_ids")
         operands = self._named(names, proto, "operand_ids")
+        if operands and opcode == "parameter":  # printed as parameter(N): they would be lost
+            self.source.fail(
+                proto, "operand_ids", "no operands for a parameter", str(len(operands))
+            )
         calls = self._called(proto, opcode, shapes.get(operand_ids[0]) if operand_ids else None)
         pairs = typed(self.source, lambda: instruction_attributes(proto, opcode, _HANDLED)) + calls
         if opcode == "compare" and operand_ids:

@@ -652,3 +652,29 @@ def test_a_list_of_messages_may_leave_out_the_colon() -> None:
     assert [m.number("a") for m in message.messages("m")] == [1, 2]
     error = _error('name: "m"\ncomputations [ 1 ]\n')
     assert (error.line, error.column, error.found) == (2, 16, "'1'")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ('opcode: "add"', 'opcode: "\\377\\001"', "an opcode such as add"),
+        ("tuple_index: 1", 'tuple_index: "\\377"', "a number for tuple_index"),
+        (
+            'opcode: "parameter"\n    shape {',
+            'opcode: "parameter" operand_ids: 1\n    shape {',
+            "no operands for a parameter",
+        ),
+        ('file_names: "model.py"', 'file_names: "\\377"', "UTF-8 text in file_names"),
+    ],
+)
+def test_a_value_that_would_print_unreadable_is_an_error(old: str, new: str, expected: str) -> None:
+    # Found by the round-trip fuzz: each printed text that did not encode or read back.
+    assert _error(_edited(old, new)).expected == expected
+
+
+def test_a_bare_printed_string_and_the_module_name_print_readable() -> None:
+    text = _one_instruction("compare", 'comparison_direction: "L T"', "operand_ids: [1, 1]")
+    assert _error(text).expected == "a name for comparison_direction"
+    module = parse_hlo(_edited('name: "proto_module"', 'name: "a b\\377"'))
+    assert module.name == "a_b_"
+    assert parse_hlo(print_module(module)) == module
