@@ -199,7 +199,7 @@ def _header(
 
 
 def _stack_frame_index(source: ProtoSource, index: ProtoMessage | None) -> StackFrameIndex | None:
-    if index is None:
+    if index is None or not index.fields:  # an empty index prints, and reads back, as none
         return None
     for field in ("file_names", "function_names"):  # proto3 strings: UTF-8 text only
         for number, name in enumerate(index.all(field)):

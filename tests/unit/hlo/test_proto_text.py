@@ -678,3 +678,9 @@ def test_a_bare_printed_string_and_the_module_name_print_readable() -> None:
     module = parse_hlo(_edited('name: "proto_module"', 'name: "a b\\377"'))
     assert module.name == "a_b_"
     assert parse_hlo(print_module(module)) == module
+
+
+def test_an_empty_stack_frame_index_is_none_as_its_print_reads_back() -> None:
+    module = parse_hlo(_one_instruction("negate", "", "operand_ids: 1") + "stack_frame_index { }\n")
+    assert module.stack_frames is None
+    assert parse_hlo(print_module(module)) == module
