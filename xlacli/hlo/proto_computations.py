@@ -145,9 +145,9 @@ class ComputationReader:
         shape = shapes[proto.number("id")]
         operand_ids = self.source.integers(proto, "operand_ids")
         operands = self._named(names, proto, "operand_ids")
-        if operands and opcode == "parameter":  # printed as parameter(N): they would be lost
+        if operands and opcode in ("parameter", "constant"):  # printed (N), (literal): lost
             self.source.fail(
-                proto, "operand_ids", "no operands for a parameter", str(len(operands))
+                proto, "operand_ids", f"no operands for a {opcode}", str(len(operands))
             )
         calls = self._called(proto, opcode, shapes.get(operand_ids[0]) if operand_ids else None)
         pairs = typed(self.source, lambda: instruction_attributes(proto, opcode, _HANDLED)) + calls

@@ -680,6 +680,13 @@ def test_a_bare_printed_string_and_the_module_name_print_readable() -> None:
     assert parse_hlo(print_module(module)) == module
 
 
+def test_a_constant_takes_no_operands() -> None:
+    text = _with_constant("element_type: F32", "f32s: 1")
+    assert _error(text.replace(" id: 1 }", " id: 1 operand_ids: 1 }")).expected == (
+        "no operands for a constant"
+    )
+
+
 def test_an_empty_stack_frame_index_is_none_as_its_print_reads_back() -> None:
     module = parse_hlo(_one_instruction("negate", "", "operand_ids: 1") + "stack_frame_index { }\n")
     assert module.stack_frames is None
