@@ -87,11 +87,13 @@ class ProtoSource:
         index: int | None = None,
     ) -> NoReturn:
         """Raise ``HloParseError`` at ``field`` of ``message`` (or at the message itself);
-        with ``index``, at that value of the repeated field."""
+        with ``index``, at that value of the repeated field, else at a repeated field's last."""
         offset = message.field_offsets.get(field, message.offset) if field else message.offset
         places = message.value_offsets.get(field, ()) if field else ()
         if index is not None and index < len(places):
             offset = places[index]
+        elif index is None and len(places) > 1:  # a singular field given twice: the last counts
+            offset = places[-1]
         defect_error(self.text, self.filename, offset, expected, found)
 
     def integer(self, message: ProtoMessage, field: str) -> int:

@@ -691,3 +691,8 @@ def test_an_empty_stack_frame_index_is_none_as_its_print_reads_back() -> None:
     module = parse_hlo(_one_instruction("negate", "", "operand_ids: 1") + "stack_frame_index { }\n")
     assert module.stack_frames is None
     assert parse_hlo(print_module(module)) == module
+
+
+def test_a_singular_field_given_twice_is_reported_at_the_value_that_counts() -> None:
+    error = _error(_edited("  root_id: 7\n", "  root_id: 7\n  root_id: 99\n"))
+    assert (error.line, error.found) == (63, "99")
