@@ -5,7 +5,8 @@ What ``hlo-translate`` and ``--xla_dump_hlo_as_proto`` (after ``protoc
 ``CreateFromProto`` reads it:
 
 - computations by ``id``; the entry by ``entry_computation_id``, else
-  ``entry_computation_name``, else the last; each computation's root by
+  ``entry_computation_name``, else computation 0 (the id left out is 0),
+  else the last; each computation's root by
   ``root_id`` (else its last instruction), its signature from its
   parameters and root (``program_shape`` is what XLA derives from them);
   ``execution_thread`` kept as after a printed ``}``; a module ``schedule``
@@ -48,11 +49,11 @@ from xlacli.hlo.model import (
     StackFrameIndex,
     TupleShape,
 )
-from xlacli.hlo.proto_computations import ComputationReader, typed, valid_name
+from xlacli.hlo.proto_computations import ComputationReader, typed, unique_ids, valid_name
 from xlacli.hlo.proto_forms import frontend_attributes_text
 from xlacli.hlo.proto_text import ProtoSource, parse_proto_text
 from xlacli.hlo.proto_tree import ProtoMessage, format_values
-from xlacli.hlo.proto_values import read_program_shape
+from xlacli.hlo.proto_values import enum_name, read_program_shape
 
 # Fields of HloModuleProto and HloProto: a text starting with one is a proto.
 _SCALAR_FIELDS = frozenset(
@@ -66,7 +67,10 @@ _MESSAGE_FIELDS = frozenset(
      "hlo_module", "buffer_assignment"}
 )  # fmt: skip
 _FIRST_FIELD = re.compile(r"([A-Za-z_]\w*)\s*([:{<])")
-_INSTRUCTION = re.compile(r"\s*(?:ROOT\s+)?%?[A-Za-z_][\w.\-]*\s*=")
+# What a line inside a message starts with: a field (name: / name { / name < / name [) or
+# the closing brace. No HLO instruction line does (``ROOT %p = ...``, ``p.1 = ...``).
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")  # bytes kept by surrogateescape
+_PROTO_LINE = re.compile(r"(?:[A-Za-z_]\w*\s*[:{<\[]|[}>\[])")
 # Read into the model; any other field is kept as a header attribute.
 _MODULE_HANDLED = frozenset(
     {"name", "entry_computation_name", "entry_computation_id", "computations", "id",
@@ -80,18 +84,26 @@ def is_proto_text(lines: Iterable[str]) -> bool:
     Only the first lines that are neither blank nor ``#`` comments are read:
     the first must open a field of those messages (``name: "m"``,
     ``computations {``), which no HLO text line does (``HloModule m``,
-    ``ENTRY %e {``); after ``field {`` the next must not be an instruction
-    (a headerless module whose first computation is called ``schedule``).
+    ``ENTRY %e {``); after ``field {`` what follows (on that line, else the
+    next line that is not blank or a ``#``/``//`` comment) must be a field
+    or ``}``, not an instruction (a headerless module whose first
+    computation is called ``schedule``).
     """
-    significant = (line for line in lines if line.strip() and not line.lstrip().startswith("#"))
+    significant = (
+        stripped
+        for stripped in map(str.strip, lines)
+        if stripped and not stripped.startswith(("#", "//"))
+    )
     first = next(significant, "")
-    match = _FIRST_FIELD.match(first.lstrip())
+    match = _FIRST_FIELD.match(first)
     if match is None:
         return False
     name, delimiter = match.groups()
     if delimiter == ":":
         return name in _SCALAR_FIELDS or name in _MESSAGE_FIELDS
-    return name in _MESSAGE_FIELDS and not _INSTRUCTION.match(next(significant, ""))
+    rest = first[match.end() :].strip() or next(significant, "")
+    # Nothing after the head: a proto cut short more likely than an empty computation.
+    return name in _MESSAGE_FIELDS and (not rest or _PROTO_LINE.match(rest) is not None)
 
 
 def parse_proto_module(text: str, filename: str = "<string>") -> HloModule:
@@ -116,22 +128,19 @@ def _read_module(source: ProtoSource, proto: ProtoMessage) -> HloModule:
     protos = proto.messages("computations")
     if not protos:
         source.fail(proto, None, "a computation in computations", "none")
-    names: dict[int, str] = {}
-    for computation in protos:
-        name = valid_name(source, computation, "computation")
-        if name in names.values():
-            source.fail(computation, "name", "a computation name not used before", repr(name))
-        names[computation.number("id")] = name
+    names = unique_ids(source, protos, "a computation")
     entry = _entry(source, proto, protos)
-    stack_frames = _stack_frame_index(proto.message("stack_frame_index"))
+    stack_frames = _stack_frame_index(source, proto.message("stack_frame_index"))
     reader = ComputationReader(source, names, stack_frames)
-    sequences = _schedule(proto.message("schedule"))
+    sequences = _schedule(source, proto.message("schedule"))
     computations = tuple(
         reader.computation(c, c is entry, sequences.get(c.number("id"))) for c in protos
     )
     attributes, layout, aliases = _header(source, proto)
     return HloModule(
-        name=proto.text("name") or names[entry.number("id")],
+        name=valid_name(source, proto, "module")
+        if proto.text("name")
+        else names[entry.number("id")],
         computations=computations,
         attributes=MappingProxyType(attributes) if attributes else EMPTY_ATTRIBUTES,
         entry_computation_layout=layout,
@@ -145,13 +154,13 @@ def _entry(
     source: ProtoSource, proto: ProtoMessage, protos: tuple[ProtoMessage, ...]
 ) -> ProtoMessage:
     if "entry_computation_id" in proto.fields:
-        wanted: object = proto.number("entry_computation_id")
+        wanted: object = source.integer(proto, "entry_computation_id")
         field, key = "entry_computation_id", "id"
     elif "entry_computation_name" in proto.fields:
         wanted = proto.text("entry_computation_name")
         field, key = "entry_computation_name", "name"
-    else:
-        return protos[-1]
+    else:  # entry_computation_id left out is 0: XLA's entry is computation 0, if any
+        return next((c for c in protos if c.number("id") == 0), protos[-1])
     for computation in protos:
         if computation.get(key) == wanted:
             return computation
@@ -172,7 +181,7 @@ def _header(
         # Printed as XLA does, every fifth parameter marked: (a, b, c, d, e, /*index=5*/f).
         parameters = TupleShape(layout.parameters)
         attributes["entry_computation_layout"] = f"{{{parameters}->{layout.result}}}"
-    aliases = _aliases(proto.message("input_output_alias"))
+    aliases = typed(source, lambda: _aliases(proto.message("input_output_alias")))
     if aliases:
         attributes["input_output_alias"] = "{ " + ", ".join(map(_alias_text, aliases)) + " }"
     donors = _buffer_donors(proto.message("buffer_donor"))
@@ -182,16 +191,20 @@ def _header(
     text = frontend_attributes_text(frontend) if frontend is not None else None
     if text:
         attributes["frontend_attributes"] = text
+    mapped = {"frontend_attributes": text is not None, "buffer_donor": donors is not None}
     for field, values in proto.fields.items():
-        mapped = {"frontend_attributes": text is not None, "buffer_donor": donors is not None}
         if field not in _MODULE_HANDLED and not mapped.get(field):
             attributes[field] = format_values(values)
     return attributes, layout, aliases
 
 
-def _stack_frame_index(index: ProtoMessage | None) -> StackFrameIndex | None:
-    if index is None:
+def _stack_frame_index(source: ProtoSource, index: ProtoMessage | None) -> StackFrameIndex | None:
+    if index is None or not index.fields:  # an empty index prints, and reads back, as none
         return None
+    for field in ("file_names", "function_names"):  # proto3 strings: UTF-8 text only
+        for number, name in enumerate(index.all(field)):
+            if not isinstance(name, str) or _NOT_UTF8.search(name):
+                source.fail(index, field, f"UTF-8 text in {field}", repr(name), number)
     locations = {
         number: FileLocation(
             file_name_id=where.number("file_name_id"),
@@ -215,14 +228,14 @@ def _stack_frame_index(index: ProtoMessage | None) -> StackFrameIndex | None:
     )
 
 
-def _schedule(schedule: ProtoMessage | None) -> dict[int, tuple[int, ...]]:
+def _schedule(source: ProtoSource, schedule: ProtoMessage | None) -> dict[int, tuple[int, ...]]:
     if schedule is None:
         return {}
     sequences = {}
     for entry in schedule.messages("sequences"):  # map<int64, InstructionSequence>
         value = entry.message("value")
         if value is not None:
-            sequences[entry.number("key")] = value.numbers("instruction_ids")
+            sequences[source.integer(entry, "key")] = source.integers(value, "instruction_ids")
     return sequences
 
 
@@ -234,7 +247,9 @@ def _aliases(config: ProtoMessage | None) -> tuple[Alias, ...]:
             tuple(entry.numbers("output_shape_index")),
             entry.number("parameter_number"),
             tuple(entry.numbers("parameter_shape_index")),
-            "must-alias" if entry.text("kind") == "MUST_ALIAS" else "may-alias",
+            # XLA's CreateFromProto: only MAY_ALIAS may alias; a kind left out
+            # (UNDEFINED_ALIAS) must.
+            "may-alias" if enum_name(entry, "kind") == "MAY_ALIAS" else "must-alias",
         )
         for entry in config.messages("entries")
     )

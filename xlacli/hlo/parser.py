@@ -51,6 +51,8 @@ from xlacli.hlo.shapes import ShapeCache
 from xlacli.hlo.statements import MODULE_SEPARATOR, StatementReader, locate
 
 T = TypeVar("T")
+# Detection reads the first significant lines: a prefix, not a copy of the whole text.
+_DETECTION_PREFIX = 65536
 
 
 def parse_hlo(text: str, filename: str = "<string>") -> HloModule:
@@ -66,7 +68,7 @@ def parse_hlo(text: str, filename: str = "<string>") -> HloModule:
             the column and what was expected there.
     """
     with gc_paused():
-        if is_proto_text(io.StringIO(text)):
+        if is_proto_text(io.StringIO(text[:_DETECTION_PREFIX])):
             return parse_proto_module(text, filename)
         return _ModuleParser(io.StringIO(text, newline=None), filename).parse()
 
@@ -119,18 +121,21 @@ def _read_file(path: str | Path, parse: Callable[[Iterable[str], str], T]) -> T:
         raise UsageError(f"{path}: cannot read: {error.strerror}") from None
 
 
-def _parse_one(lines: Iterable[str], filename: str) -> HloModule:
+def _as_proto(lines: Iterable[str], filename: str) -> tuple[list[str], HloModule | None]:
+    """The lines as a list, and the module when they are an HloModuleProto in text format."""
     lines = lines if isinstance(lines, list) else list(lines)
-    if is_proto_text(lines):
-        return parse_proto_module("".join(lines), filename)
-    return _ModuleParser(lines, filename).parse()
+    return lines, parse_proto_module("".join(lines), filename) if is_proto_text(lines) else None
+
+
+def _parse_one(lines: Iterable[str], filename: str) -> HloModule:
+    lines, proto = _as_proto(lines, filename)
+    return proto if proto is not None else _ModuleParser(lines, filename).parse()
 
 
 def _parse_chunks(lines: Iterable[str], filename: str) -> tuple[HloModule, ...]:
-    if not isinstance(lines, list):
-        lines = list(lines)
-    if is_proto_text(lines):  # one HloModuleProto in protobuf text format
-        return (parse_proto_module("".join(lines), filename),)
+    lines, proto = _as_proto(lines, filename)
+    if proto is not None:  # one HloModuleProto in protobuf text format
+        return (proto,)
     if not any(map(str.__contains__, lines, repeat("-----"))):  # one module (one C loop)
         return tuple(_parse_chunk(lines, 1, filename)) or _no_module(filename, len(lines))
     modules = []

@@ -31,14 +31,17 @@ prints, parses back, and a diff still sees it change.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from xlacli.hlo import proto_forms as forms
 from xlacli.hlo.proto_forms import EMPTY, braced
 from xlacli.hlo.proto_tree import ProtoMessage, format_values, quote_text
+from xlacli.hlo.proto_values import ShapeDefect, enum_name
 from xlacli.hlo.statements import closes_in_order
 
 Pairs = list[tuple[str, str]]
+_WORD = re.compile(r"[A-Za-z_][\w.\-]*")
 # Reads a field given the opcode; None when its value has a form not printed here.
 Reader = Callable[[ProtoMessage, str], "Pairs | None"]
 
@@ -65,11 +68,17 @@ _DOT = (("lhs_batch_dimensions", False), ("lhs_contracting_dimensions", True),
         ("rhs_batch_dimensions", False), ("rhs_contracting_dimensions", True))  # fmt: skip
 
 
+def _found(value: object) -> str:
+    return "a message" if isinstance(value, ProtoMessage) else repr(value)
+
+
 def _number(field: str, key: str = "", above: int | None = None) -> Reader:
     """A number (0 when absent); with ``above``, printed only when greater."""
 
     def read(m: ProtoMessage, _: str) -> Pairs:
         value = m.get(field)
+        if value is not None and not isinstance(value, int | float):
+            raise ShapeDefect(m, f"a number for {field}", _found(value), field)
         if above is not None and not (isinstance(value, int) and value > above):
             return []
         text = f"{value:g}" if isinstance(value, float) else str(value or 0)
@@ -83,6 +92,8 @@ def _string(field: str, key: str, skip: str = "", quoted: bool = True) -> Reader
         value = m.text(field)
         if not value or value == skip:
             return []
+        if not quoted and not _WORD.fullmatch(value):  # printed bare: it must read back
+            raise ShapeDefect(m, f"a name for {field}", _found(value), field)
         return [(key, quote_text(value) if quoted else value)]
 
     return read
@@ -92,7 +103,7 @@ def _enum(field: str, key: str, default: str, lower: bool = False) -> Reader:
     """An enum printed by name, unless it is ``default`` (and the opcode does not insist)."""
 
     def read(m: ProtoMessage, opcode: str) -> Pairs:
-        value = m.text(field) or default
+        value = enum_name(m, field) or default
         if value == default and opcode not in _ALWAYS.get(field, ()):
             return []
         return [(key, value.lower() if lower else value)]

@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import TypeVar
 
 from xlacli.hlo.attributes import CALLED_COMPUTATION_KEYS, build_metadata, frame_locator
-from xlacli.hlo.lexer import Malformed, quote
+from xlacli.hlo.lexer import Malformed
 from xlacli.hlo.model import (
     EMPTY_ATTRIBUTES,
     EMPTY_METADATA,
@@ -25,7 +25,7 @@ from xlacli.hlo.model import (
 )
 from xlacli.hlo.proto_attributes import instruction_attributes
 from xlacli.hlo.proto_text import ProtoSource
-from xlacli.hlo.proto_tree import ProtoMessage, format_value
+from xlacli.hlo.proto_tree import ProtoMessage, format_value, quote_text
 from xlacli.hlo.proto_values import ShapeDefect, literal_text, read_shape
 
 T = TypeVar("T")
@@ -38,6 +38,7 @@ _TO_APPLY = frozenset(
      "scatter", "sort"}
 )  # fmt: skip
 _VALID_NAME = re.compile(r"[A-Za-z_][\w.\-]*")
+_OPCODE = re.compile(r"[a-z][a-z0-9\-]*")
 _METADATA_STRINGS = ("op_type", "op_name", "source_file")
 _METADATA_NUMBERS = ("source_line", "stack_frame_id")
 
@@ -51,6 +52,23 @@ def valid_name(source: ProtoSource, message: ProtoMessage, what: str) -> str:
         return name
     cleaned = re.sub(r"[^\w.\-]", "_", name)
     return cleaned if _VALID_NAME.match(cleaned) else "_" + cleaned
+
+
+def unique_ids(source: ProtoSource, protos: tuple[ProtoMessage, ...], what: str) -> dict[int, str]:
+    """Each message's id with its name; XLA rejects an id or a name used twice (an id
+    left out is 0, so two messages without one are a repeat too)."""
+    names: dict[int, str] = {}
+    used: set[str] = set()
+    for proto in protos:
+        name = valid_name(source, proto, what.split()[-1])
+        if name in used:
+            source.fail(proto, "name", f"{what} name not used before", repr(name))
+        used.add(name)
+        number = source.integer(proto, "id")
+        if number in names:
+            source.fail(proto, "id", f"{what} id not used before", str(number))
+        names[number] = name
+    return names
 
 
 def typed(source: ProtoSource, read: Callable[[], T]) -> T:
@@ -81,18 +99,13 @@ class ComputationReader:
         protos = proto.messages("instructions")
         if not protos:
             self.source.fail(proto, "name", f"an instruction in {proto.text('name')}", "none")
-        names: dict[int, str] = {}
-        for instruction in protos:
-            name = valid_name(self.source, instruction, "instruction")
-            if name in names.values():
-                self.source.fail(instruction, "name", "a unique instruction name", repr(name))
-            names[instruction.number("id")] = name
+        names = unique_ids(self.source, protos, "an instruction")
         if sequence is not None and sorted(sequence) == sorted(names):
             by_id = {p.number("id"): p for p in protos}
             protos = tuple(by_id[i] for i in sequence)
         shapes = {p.number("id"): self._shape(p) for p in protos}
         # protobuf leaves a zero out: no root_id is root 0 when there is an instruction 0.
-        root_id = proto.number("root_id")
+        root_id = self.source.integer(proto, "root_id")
         if "root_id" not in proto.fields and root_id not in names:
             root_id = protos[-1].number("id")
         if root_id not in names:
@@ -111,7 +124,7 @@ class ComputationReader:
             # XLA prints a computation's signature without layouts.
             parameters=tuple((name, shape.without_layout()) for _, name, shape in parameters),
             result_shape=shapes[root_id].without_layout(),
-            attributes=MappingProxyType({"execution_thread": quote(thread)})
+            attributes=MappingProxyType({"execution_thread": quote_text(thread)})
             if thread and thread != "main"
             else EMPTY_ATTRIBUTES,
         )
@@ -127,20 +140,21 @@ class ComputationReader:
     ) -> Instruction:
         """One instruction, its ids named."""
         opcode = proto.text("opcode")
-        if not opcode:
-            self.source.fail(proto, "name", "an opcode", "none")
+        if not _OPCODE.fullmatch(opcode):  # what the HLO text parser reads back
+            self.source.fail(proto, "opcode", "an opcode such as add", repr(opcode) or "none")
         shape = shapes[proto.number("id")]
-        operand_ids = proto.numbers("operand_ids")
-        operands = tuple(self._named(names, i, proto, "operand_ids") for i in operand_ids)
+        operand_ids = self.source.integers(proto, "operand_ids")
+        operands = self._named(names, proto, "operand_ids")
+        if operands and opcode in ("parameter", "constant"):  # printed (N), (literal): lost
+            self.source.fail(
+                proto, "operand_ids", f"no operands for a {opcode}", str(len(operands))
+            )
         calls = self._called(proto, opcode, shapes.get(operand_ids[0]) if operand_ids else None)
-        pairs = instruction_attributes(proto, opcode, _HANDLED) + calls
+        pairs = typed(self.source, lambda: instruction_attributes(proto, opcode, _HANDLED)) + calls
         if opcode == "compare" and operand_ids:
             pairs = _without_default_comparison_type(pairs, shapes.get(operand_ids[0]))
         literal = self._literal(proto, shape, pairs) if opcode == "constant" else None
-        predecessors = [
-            f"%{self._named(names, i, proto, 'control_predecessor_ids')}"
-            for i in proto.numbers("control_predecessor_ids")
-        ]
+        predecessors = [f"%{n}" for n in self._named(names, proto, "control_predecessor_ids")]
         if predecessors:
             pairs.append(("control-predecessors", "{" + ", ".join(predecessors) + "}"))
         metadata = proto.message("metadata")
@@ -157,20 +171,23 @@ class ComputationReader:
             called_computations=_called_names(calls),
         )
 
-    def _named(self, names: dict[int, str], wanted: int, proto: ProtoMessage, field: str) -> str:
-        name = names.get(wanted)
-        if name is None:
-            what = "a computation" if field == "called_computation_ids" else "an instruction"
-            self.source.fail(proto, field, f"the id of {what} of the module", str(wanted))
-        return name
+    def _named(self, names: dict[int, str], proto: ProtoMessage, field: str) -> tuple[str, ...]:
+        """The names of the ids in ``field``; an id that names nothing raised at that id."""
+        named = []
+        for index, wanted in enumerate(self.source.integers(proto, field)):
+            name = names.get(wanted)
+            if name is None:
+                what = "a computation" if field == "called_computation_ids" else "an instruction"
+                message = f"the id of {what} of the module"
+                self.source.fail(proto, field, message, str(wanted), index)
+            named.append(name)
+        return tuple(named)
 
     def _called(
         self, proto: ProtoMessage, opcode: str, first_operand: Shape | None
     ) -> list[tuple[str, str]]:
-        refs = [
-            f"%{self._named(self.computation_names, i, proto, 'called_computation_ids')}"
-            for i in proto.numbers("called_computation_ids")
-        ]
+        called = self._named(self.computation_names, proto, "called_computation_ids")
+        refs = [f"%{name}" for name in called]
         if not refs:
             return []
         listed = "{" + ", ".join(refs) + "}"
@@ -205,7 +222,7 @@ class ComputationReader:
         for field, values in proto.fields.items():
             value = values[-1]
             if field in _METADATA_STRINGS and isinstance(value, str):
-                fields[field] = quote(value)
+                fields[field] = quote_text(value)  # bytes too, escaped as elsewhere
             elif field in _METADATA_NUMBERS and isinstance(value, int) and value >= 0:
                 fields[field] = str(value)
             elif len(values) == 1 and not isinstance(value, ProtoMessage):

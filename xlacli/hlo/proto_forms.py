@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from xlacli.hlo.proto_tree import ProtoMessage, quote_text
+from xlacli.hlo.proto_values import enum_name
 
 EMPTY = ProtoMessage({})
 
@@ -126,7 +127,7 @@ def sharding_text(sharding: ProtoMessage) -> str | None:
     """
     if set(sharding.fields) - _SHARDING_FIELDS:
         return None
-    kind = sharding.text("type") or "REPLICATED"
+    kind = enum_name(sharding, "type", "REPLICATED")
     if kind == "TUPLE":
         elements = [sharding_text(t) for t in sharding.messages("tuple_shardings")]
         return None if None in elements else "{" + ", ".join(map(str, elements)) + "}"

@@ -24,7 +24,7 @@ from xlacli.hlo.proto_tree import Identifier, ProtoMessage, Value
 # One match per token, the spaces and comments before it included (one match
 # per token, not two: tokenizing is most of the reading time).
 _TOKEN = re.compile(
-    r"""(?:\s+|\#[^\n]*)*
+    r"""(?:\s+|\#[^\n]*)*+
     (?:(?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
     |(?P<number>-?\s*(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fF]?)(?![\w.]))
     |(?P<word>-?\s*[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)
@@ -33,7 +33,8 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE,
 )
-_BLANK = re.compile(r"(?:\s+|\#[^\n]*)*")
+_BLANK = re.compile(r"(?:\s+|\#[^\n]*)*+")
+_LEADING_ZERO = re.compile(r"-?0\d*[89]\d*")
 _INTEGER = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|0[0-7]*|[1-9]\d*)")
 _ESCAPE = re.compile(
     r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))", re.S
@@ -43,6 +44,7 @@ _SIMPLE_ESCAPES = {
     "\\": 92, "'": 39, '"': 34, "?": 63,
 }  # fmt: skip
 _CLOSER = {"{": "}", "<": ">"}
+_MAX_DEPTH = 100  # protobuf's own limit; deeper would exhaust Python's stack
 
 
 class _Defect(Exception):
@@ -77,11 +79,37 @@ class ProtoSource:
     filename: str
 
     def fail(
-        self, message: ProtoMessage, field: str | None, expected: str, found: str = ""
+        self,
+        message: ProtoMessage,
+        field: str | None,
+        expected: str,
+        found: str = "",
+        index: int | None = None,
     ) -> NoReturn:
-        """Raise ``HloParseError`` at ``field`` of ``message`` (or at the message itself)."""
+        """Raise ``HloParseError`` at ``field`` of ``message`` (or at the message itself);
+        with ``index``, at that value of the repeated field, else at a repeated field's last."""
         offset = message.field_offsets.get(field, message.offset) if field else message.offset
+        places = message.value_offsets.get(field, ()) if field else ()
+        if index is not None and index < len(places):
+            offset = places[index]
+        elif index is None and len(places) > 1:  # a singular field given twice: the last counts
+            offset = places[-1]
         defect_error(self.text, self.filename, offset, expected, found)
+
+    def integer(self, message: ProtoMessage, field: str) -> int:
+        """A whole-number field (0 when absent: protobuf leaves a zero out)."""
+        value = message.get(field, 0)
+        if not isinstance(value, int):
+            self.fail(message, field, f"a whole number for {field}", repr(value))
+        return value
+
+    def integers(self, message: ProtoMessage, field: str) -> tuple[int, ...]:
+        """A repeated whole-number field (``1.5`` or ``"1"`` in it raised, not skipped)."""
+        values = message.all(field)
+        for index, value in enumerate(values):
+            if not isinstance(value, int):
+                self.fail(message, field, f"whole numbers in {field}", repr(value), index)
+        return values  # type: ignore[return-value]
 
 
 def position(text: str, offset: int) -> tuple[int, int]:
@@ -98,9 +126,10 @@ class _Reader:
         self.tokens: list[tuple[str, str, int]] = []  # (kind, text, offset)
         append = self.tokens.append
         end = 0
-        for match in _TOKEN.finditer(text):
-            if match.start() != end:  # a character no token starts with
-                break
+        # Possessive blanks and a match at each position (not finditer, which would retry
+        # from every later character): a run of blanks no token follows is read once.
+        match_at = _TOKEN.match
+        while (match := match_at(text, end)) is not None:
             end = match.end()
             kind = match.lastgroup
             if kind == "open_string":
@@ -112,6 +141,7 @@ class _Reader:
         # The end as a token: reading never runs past it (every reader of it stops or raises).
         append(("end", "", len(text)))
         self.index = 0
+        self.depth = 0
 
     def peek(self) -> tuple[str, str, int]:
         return self.tokens[self.index]
@@ -124,8 +154,13 @@ class _Reader:
     def message_body(self, offset: int, closer: str | None) -> ProtoMessage:
         # A string token keeps its quotes and a number or word is no bracket: the text of a
         # token alone tells punctuation apart.
+        if closer is not None:
+            self.depth += 1
+            if self.depth > _MAX_DEPTH:
+                raise _Defect(offset, f"messages nested at most {_MAX_DEPTH} deep", "deeper")
         fields: dict[str, list[Value]] = {}
         offsets: dict[str, int] = {}
+        places: dict[str, list[int]] = {}  # where each value starts, for errors
         tokens = self.tokens
         while True:
             kind, token, at = tokens[self.index]
@@ -142,14 +177,19 @@ class _Reader:
             values = fields.get(name)
             if values is None:
                 fields[name] = values = []
+                places[name] = []
                 offsets[name] = at
-            values.extend(self._field_values(name))
+            values.extend(self._field_values(name, places[name]))
             if tokens[self.index][1] in (";", ","):
                 self.index += 1
+        if closer is not None:
+            self.depth -= 1
         return ProtoMessage(
-            MappingProxyType({name: tuple(values) for name, values in fields.items()}),
+            # An empty list is a field left out (protobuf keeps no trace of it).
+            MappingProxyType({name: tuple(values) for name, values in fields.items() if values}),
             offset,
             MappingProxyType(offsets),
+            MappingProxyType({name: tuple(at) for name, at in places.items() if at}),
         )
 
     def _field_name(self) -> str:
@@ -167,22 +207,23 @@ class _Reader:
                 parts.append(token)
         raise _Defect(at, "a field name", repr(token) if token else "end of file")
 
-    def _field_values(self, name: str) -> list[Value]:
+    def _field_values(self, name: str, places: list[int]) -> list[Value]:
         kind, token, at = self.tokens[self.index]
         has_colon = token == ":"
         if has_colon:
             self.index += 1
             kind, token, at = self.tokens[self.index]
+        if token == "[":  # without a colon, a list of messages (checked in _list)
+            return self._list(name, places, messages_only=not has_colon)
+        places.append(at)
         if token in _CLOSER:
             self.index += 1
             return [self.message_body(at, _CLOSER[token])]
         if not has_colon:
             raise _Defect(at, f"':' or '{{' after {name}", _describe(kind, token))
-        if token == "[":
-            return self._list(name)
         return [self._scalar(name)]
 
-    def _list(self, name: str) -> list[Value]:
+    def _list(self, name: str, places: list[int], messages_only: bool = False) -> list[Value]:
         self.index += 1
         values: list[Value] = []
         if self.peek()[1] == "]":
@@ -190,9 +231,14 @@ class _Reader:
             return values
         while True:
             kind, token, at = self.peek()
+            places.append(at)
             if token in _CLOSER:
                 self.index += 1
                 values.append(self.message_body(at, _CLOSER[token]))
+            elif messages_only:
+                raise _Defect(
+                    at, f"':' before the list of {name}, or a message", _describe(kind, token)
+                )
             else:
                 values.append(self._scalar(name))
             kind, token, at = self.take()
@@ -219,6 +265,8 @@ class _Reader:
 def _number(token: str, at: int) -> int | float:
     if token.isdigit() and (token[0] != "0" or len(token) == 1):  # the common case
         return int(token)
+    if _LEADING_ZERO.fullmatch(token):  # 08: a leading 0 means octal, as for protobuf
+        raise _Defect(at, "octal digits after a leading 0", repr(token))
     if _INTEGER.fullmatch(token):
         negative = token.startswith("-")
         digits = token.lstrip("-")
@@ -246,7 +294,14 @@ def _unescape(raw: str, at: int) -> str:
         if octal or hex_byte:
             out.append(int(octal, 8) & 0xFF if octal else int(hex_byte, 16))
         elif short or long:
-            out += chr(int(short or long, 16)).encode("utf-8", "surrogatepass")
+            code = int(short or long, 16)
+            if code > 0x10FFFF:
+                raise _Defect(
+                    at + match.start(),
+                    "a Unicode code point up to \\U0010ffff",
+                    repr(match.group()),
+                )
+            out += chr(code).encode("utf-8", "surrogatepass")
         elif char in _SIMPLE_ESCAPES:
             out.append(_SIMPLE_ESCAPES[char])
         else:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Union
+from typing import Any, Union
 
 from xlacli.hlo.lexer import quote
 
@@ -25,8 +25,11 @@ class Identifier(str):
     __slots__ = ()
 
 
-_NO_OFFSETS: Mapping[str, int] = MappingProxyType({})
+_NO_OFFSETS: Mapping[str, Any] = MappingProxyType({})
 Value = Union[str, int, float, Identifier, "ProtoMessage"]
+# How protobuf text writes a bool: these are true, "false", "False", "f" and 0 false.
+TRUE = ("true", "True", "t", 1)
+FALSE = ("false", "False", "f", 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,11 +40,13 @@ class ProtoMessage:
         fields: Each field name with its values (a repeated field has several).
         offset: Where the message starts in the text (its ``{``, or 0 at the top).
         field_offsets: Where each field name first appears.
+        value_offsets: Where each value of each field starts (errors point at the value).
     """
 
     fields: Mapping[str, tuple[Value, ...]]
     offset: int = 0
     field_offsets: Mapping[str, int] = field(default_factory=lambda: _NO_OFFSETS)
+    value_offsets: Mapping[str, tuple[int, ...]] = field(default_factory=lambda: _NO_OFFSETS)
 
     def get(self, name: str, default: Value | None = None) -> Value | None:
         """The field's last value (proto text keeps the last of a singular field)."""
@@ -72,7 +77,7 @@ class ProtoMessage:
 
     def flag(self, name: str) -> bool:
         """A bool field: ``true``, ``True``, ``t`` or 1."""
-        return self.get(name) in ("true", "True", "t", 1)
+        return self.get(name) in TRUE
 
     def text(self, name: str) -> str:
         """A string field ("" when absent); an enum is given by its name."""

@@ -4,7 +4,8 @@
 element type by its lowercase name (``F32`` -> ``f32``, ``OPAQUE_TYPE`` ->
 ``opaque``), dynamic dimensions as ``<=N``, and the layout's
 ``minor_to_major`` with the details XLA prints after ``:`` (tiles ``T(..)``,
-``L(..)``, ``E(..)``, ``S(..)``). A scalar's empty layout is not printed,
+``L(..)``, ``#(..)``, ``*(..)``, ``E(..)``, ``S(..)``, ``SC(..)``, ``P(..)``,
+``M(..)``; a field it does not print as ``field=value``). A scalar's empty layout is not printed,
 as XLA does not print it. ``LiteralProto`` becomes the literal text of a
 ``constant(...)``: ``1``, ``true``, ``{1, 2}``, ``{ {1, 2}, {3, 4} }``, for
 pred, integer, f16/bf16/f32/f64 and complex element types; None for the
@@ -14,34 +15,54 @@ others (the caller then keeps the literal's textproto).
 from __future__ import annotations
 
 import math
+import re
 import struct
 from collections.abc import Callable, Sequence
 
 from xlacli.hlo.model import ArrayShape, BufferShape, Layout, ProgramShape, Shape, TupleShape
-from xlacli.hlo.proto_tree import ProtoMessage
+from xlacli.hlo.proto_tree import FALSE, TRUE, Identifier, ProtoMessage, format_values
 from xlacli.hlo.shapes import ELEMENT_TYPES
 
-_TRUE = ("true", "True", "t", 1)
+_INTEGRAL = re.compile(r"[su]\d+")
+_LAYOUT_PRINTED = frozenset(
+    {"minor_to_major", "tiles", "tail_padding_alignment_in_elements", "index_primitive_type",
+     "pointer_primitive_type", "element_size_in_bits", "memory_space", "split_configs",
+     "physical_shape", "dynamic_shape_metadata_prefix_bytes"}
+)  # fmt: skip
 # PrimitiveType names that are not the upper-case of XLA's printed name.
 _RENAMED_TYPES = {"OPAQUE_TYPE": "opaque"}
 
 
 class ShapeDefect(Exception):
-    """A shape or literal the model cannot hold; ``message`` is where it is."""
+    """A shape, literal or enum the model cannot hold; ``message`` is where it is."""
 
     def __init__(self, message: ProtoMessage, expected: str, found: str, field: str | None = None):
         super().__init__(expected)
         self.message, self.expected, self.found, self.field = message, expected, found, field
 
 
+def enum_name(message: ProtoMessage, field: str, default: str = "", what: str = "") -> str:
+    """An enum field's value name (``default`` when absent); ShapeDefect for anything else.
+
+    A number (``type: 3``) is valid protobuf text but read by name only: the numbers of
+    every enum are not worth a table, and a number read as a name would be misread.
+    """
+    raw = message.get(field)
+    if raw is None:
+        return default
+    if not isinstance(raw, str):
+        found = "a message" if isinstance(raw, ProtoMessage) else repr(raw)
+        raise ShapeDefect(message, what or f"an enum value name for {field}", found, field)
+    return raw
+
+
 def element_type_name(message: ProtoMessage, field: str = "element_type") -> str:
     """``F32`` -> ``f32``; raises ShapeDefect for a name XLA does not know."""
-    raw = message.get(field)
-    if isinstance(raw, int):  # a number instead of the enum name: not worth a table
-        raise ShapeDefect(message, "an element type name such as F32", repr(raw), field)
+    raw = enum_name(message, field, what="an element type name such as F32")
     name = _RENAMED_TYPES.get(str(raw), str(raw).lower())
     if name not in ELEMENT_TYPES and name not in ("tuple", "buffer"):
-        raise ShapeDefect(message, "an element type (F32, BF16, PRED, TOKEN...)", repr(raw), field)
+        found = repr(raw) if raw else "none"
+        raise ShapeDefect(message, "an element type (F32, BF16, PRED, TOKEN...)", found, field)
     return name
 
 
@@ -58,7 +79,7 @@ def read_shape(message: ProtoMessage | None) -> Shape:
             raise ShapeDefect(message, "an array or tuple inside a buffer", "a buffer")
         return BufferShape(element)
     sizes = message.numbers("dimensions")
-    dynamic = tuple(flag in _TRUE for flag in message.all("is_dynamic_dimension"))
+    dynamic = tuple(flag in TRUE for flag in message.all("is_dynamic_dimension"))
     layout_message = message.message("layout")
     layout = _layout(layout_message, len(sizes)) if layout_message is not None else None
     if layout is not None and not sizes and not layout.extra:
@@ -76,19 +97,42 @@ def _layout(message: ProtoMessage, rank: int) -> Layout:
     minor_to_major = message.numbers("minor_to_major")
     if sorted(minor_to_major) != list(range(rank)) and minor_to_major:
         raise ShapeDefect(message, f"a minor_to_major that orders the {rank} dimensions", "")
+    # In the order of XLA's Layout::Print (xla/layout.cc), each only when not its default.
     extra = []
     tiles = message.messages("tiles")
     if tiles:
         extra.append("T" + "".join(_tile(tile) for tile in tiles))
-    for field, letter in (
-        ("tail_padding_alignment_in_elements", "L"),
-        ("element_size_in_bits", "E"),
-        ("memory_space", "S"),
-    ):
-        value = message.number(field)
-        if value and not (letter == "L" and value == 1):
+    alignment = message.number("tail_padding_alignment_in_elements")
+    if alignment not in (0, 1):  # 0 (left out) reads as 1
+        extra.append(f"L({alignment})")
+    for field, mark in (("index_primitive_type", "#"), ("pointer_primitive_type", "*")):
+        kind = enum_name(message, field, "PRIMITIVE_TYPE_INVALID")
+        if kind != "PRIMITIVE_TYPE_INVALID":
+            name = kind.lower()
+            extra.append(f"{mark}({name if _INTEGRAL.fullmatch(name) else 'invalid'})")
+    for field, letter in (("element_size_in_bits", "E"), ("memory_space", "S")):
+        if value := message.number(field):
             extra.append(f"{letter}({value})")
+    splits = message.messages("split_configs")
+    if splits:
+        extra.append("SC" + "".join(map(_split_config, splits)))
+    physical = message.message("physical_shape")
+    if physical is not None:
+        extra.append(f"P({read_shape(physical)})")
+    if (prefix := message.number("dynamic_shape_metadata_prefix_bytes")) > 0:
+        extra.append(f"M({prefix})")
+    # Fields XLA does not print (dim_level_types...) kept, so that a change to one shows.
+    extra.extend(
+        f"{field}={format_values(values)}"
+        for field, values in message.fields.items()
+        if field not in _LAYOUT_PRINTED
+    )
     return Layout(minor_to_major or tuple(range(rank - 1, -1, -1)), "".join(extra))
+
+
+def _split_config(split: ProtoMessage) -> str:
+    indices = ",".join(map(str, split.numbers("split_indices")))
+    return f"({split.number('dimension')}:{indices})"
 
 
 def _tile(tile: ProtoMessage) -> str:
@@ -141,16 +185,25 @@ def literal_text(message: ProtoMessage, shape: Shape) -> str | None:
 
 def _literal_values(message: ProtoMessage, element_type: str) -> list[str] | None:
     if element_type == "pred":  # XLA prints true/false for a scalar, 1/0 in an array
-        return ["true" if value in _TRUE else "false" for value in message.all("preds")]
+        preds = _scalars(message, "preds", _is_bool, "true or false")
+        return ["true" if value in TRUE else "false" for value in preds]
     if element_type in _INT_FIELDS:
-        return [str(value) for value in message.all(_INT_FIELDS[element_type])]
+        field = _INT_FIELDS[element_type]
+        return [str(value) for value in _scalars(message, field, _is_int, "whole numbers")]
     if element_type in _FLOAT_FIELDS:
         digits = _DOUBLE_DIGITS if element_type == "f64" else _SINGLE_DIGITS
-        return [_float_text(value, digits) for value in message.all(_FLOAT_FIELDS[element_type])]
+        floats = _scalars(message, _FLOAT_FIELDS[element_type], _is_float, "numbers")
+        return [_float_text(value, digits) for value in floats]
     if element_type in ("c64", "c128"):
         digits = _DOUBLE_DIGITS if element_type == "c128" else _SINGLE_DIGITS
         field = "c64s" if element_type == "c64" else "c128s"
-        parts = [_float_text(value, digits) for value in message.all(field)]
+        parts = [
+            _float_text(value, digits) for value in _scalars(message, field, _is_float, "numbers")
+        ]
+        if len(parts) % 2:
+            raise ShapeDefect(
+                message, f"real and imaginary pairs in {field}", f"{len(parts)} numbers", field
+            )
         return [f"({real}, {imag})" for real, imag in zip(parts[::2], parts[1::2], strict=True)]
     if element_type in _BYTE_FIELDS:
         field, code = _BYTE_FIELDS[element_type]
@@ -165,6 +218,31 @@ def _literal_values(message: ProtoMessage, element_type: str) -> list[str] | Non
         show: Callable[[float], str] = _float_text if element_type in ("f16", "bf16") else str
         return [show(value) for value in values]
     return None
+
+
+def _scalars(
+    message: ProtoMessage, field: str, fits: Callable[[object], bool], what: str
+) -> tuple[object, ...]:
+    values = message.all(field)
+    for value in values:
+        if not fits(value):
+            found = "a message" if isinstance(value, ProtoMessage) else repr(value)
+            raise ShapeDefect(message, f"{what} in {field}", found, field)
+    return values
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int)
+
+
+def _is_bool(value: object) -> bool:
+    return value in TRUE or value in FALSE
+
+
+def _is_float(value: object) -> bool:
+    if isinstance(value, Identifier):  # inf, -Infinity, nan: protobuf's words for floats
+        return value.lower().lstrip("-") in ("inf", "infinity", "nan")
+    return isinstance(value, int | float)
 
 
 def _float_text(value: object, digits: tuple[int, int] = (6, 9)) -> str:
