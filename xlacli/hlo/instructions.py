@@ -19,9 +19,16 @@ from sys import intern
 
 from xlacli.hlo.attributes import AttributeList, MetadataReader, read_attribute_list
 from xlacli.hlo.lexer import Malformed, found_at, read_name, scan_to, skip_space, split_top_level
-from xlacli.hlo.model import OMITTED_SHAPE, Instruction, Shape, TupleShape, make_instruction
+from xlacli.hlo.model import (
+    OMITTED_SHAPE,
+    ArrayShape,
+    Instruction,
+    Shape,
+    TupleShape,
+    make_instruction,
+)
 from xlacli.hlo.shapes import ShapeCache, read_shape
-from xlacli.hlo.statements import closes_in_order, locate
+from xlacli.hlo.statements import locate
 
 _INSTRUCTION_HEAD = re.compile(r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*")
 # The common case in one match: name, an array shape and the opcode.
@@ -43,18 +50,36 @@ _TUPLE_INDEX = re.compile(r"#(\d+)\s*")
 # A line after which a printed instruction line may not be a statement by itself:
 # a continuation (``, attr=...``), or a blank or ``#`` line the general path skips.
 _NOT_ALONE_AFTER = re.compile(r"\s*(?:,|#|$)")
-_has_bracket = re.compile(r"[\[\]{}]").search
 # Reads a called computation written inline: (statement, its line, value, offset, caller).
 InlineBodyReader = Callable[[str, int, str, int, str], str]
 
 
-def _shaped_operand_names(text: str, shapes: ShapeCache) -> list[str]:
+def leaves_line_alone(part: str) -> bool:
+    """Whether a part of a printed line keeps the line a statement by itself.
+
+    The statement reader takes a line alone when its brackets balance by
+    count, it holds no comment and it does not end with ``,``, ``->`` or
+    ``=``; a line whose parts (shape, literal, operand shapes, attribute
+    text) each pass holds, so the fused path reads what the general path
+    would. A part that fails sends its line to the general path.
+    """
+    return (
+        part.count("(") == part.count(")")
+        and part.count("[") == part.count("]")
+        and part.count("{") == part.count("}")
+        and "//" not in part
+        and "/*" not in part
+        and not part.rstrip().endswith((",", "->", "="))
+    )
+
+
+def _shaped_operand_names(text: str, shapes: ShapeCache, checked: ShapeCache) -> list[str]:
     """The names of an operand list printed with shapes: ``f32[2]{0} %a, f32[] %b``.
 
     What ``HloModule::ToString()`` prints by default (``print_operand_shape``),
     and so torch_xla's ``_get_xla_tensors_hlo``: a 27,000-line Llama step read
-    three times slower on the general path. Each shape is read (from the cache
-    after its first time), so a broken one still stops the fast path.
+    three times slower on the general path. Each shape is checked and read
+    once (``checked``), so a broken one still stops the fast path.
 
     Raises:
         Malformed: A piece is not ``shape %name``.
@@ -62,10 +87,24 @@ def _shaped_operand_names(text: str, shapes: ShapeCache) -> list[str]:
     names = []
     for piece in text.split(", "):
         shape_text, _, name = piece.rpartition(" %")
-        if shape_text not in shapes and read_shape(shape_text, 0, shapes)[1] != len(shape_text):
-            raise Malformed(0, "an operand shape and name", shape_text)
+        if shape_text not in checked:
+            checked[shape_text] = _checked_shape(shape_text, 0, shape_text, shapes)
         names.append(name)
     return names
+
+
+def _checked_shape(text: str, start: int, shape_text: str, shapes: ShapeCache) -> ArrayShape:
+    """The array shape ``shape_text`` at ``text[start:]``, if it leaves its line alone.
+
+    Raises:
+        Malformed: It does not, or it is not one whole array shape.
+    """
+    if not leaves_line_alone(shape_text):
+        raise Malformed(start, "a shape the statement reader leaves alone", shape_text)
+    shape, end = read_shape(text, start, shapes)
+    if end != start + len(shape_text) or not isinstance(shape, ArrayShape):
+        raise Malformed(start, "an operand shape and name", shape_text)
+    return shape
 
 
 @dataclass(slots=True)
@@ -126,6 +165,9 @@ class InstructionReader:
         self.read_metadata = read_metadata
         self.read_inline = read_inline
         self.tails: dict[str, AttributeList] = {}
+        # The fused path's own caches: only texts it checked (leaves_line_alone) and read.
+        self.printed_shapes: ShapeCache = {}
+        self.printed_tails: dict[str, AttributeList] = {}
 
     def read(self, state: ComputationState, line: str, lineno: int) -> None:
         """Read one instruction statement into ``state`` (nothing is added if it fails).
@@ -179,7 +221,8 @@ class InstructionReader:
         """
         match_line = _PRINTED_INSTRUCTION.match
         not_alone_after = _NOT_ALONE_AFTER.match
-        shapes, tails, defined = self.shapes, self.tails, state.defined
+        shapes, defined = self.shapes, state.defined
+        checked_shapes, tails = self.printed_shapes, self.printed_tails
         instructions = state.instructions
         last = len(lines) - 1  # the last line is left to the general path (end of text)
         head = match_line(lines[index]) if index < last else None
@@ -191,12 +234,8 @@ class InstructionReader:
             raw = head.string
             name, operand_text, tail_text = head.group(2, 5, 6)
             is_root = head.group(1) is not None
-            if (
-                name in defined
-                or (is_root and state.root_line)
-                or ("/" in tail_text and ("//" in tail_text or "/*" in tail_text))
-            ):
-                break  # a comment, or "//" in a string: the general path tells them apart
+            if name in defined or (is_root and state.root_line):
+                break  # the general path reports it
             opcode = intern(head.group(4))
             operands: tuple[str, ...] = ()
             parameter_number = literal = None
@@ -205,14 +244,13 @@ class InstructionReader:
                     parameter_number = _parameter_number(operand_text, 0, len(operand_text))
                 elif opcode == "constant":
                     literal = _literal(operand_text, 0, len(operand_text))
-                    if _has_bracket(literal) and not closes_in_order(literal):
-                        break  # brackets the statement reader cuts at (a tail that
-                        # reads has none: the attribute reader checks them)
+                    if not leaves_line_alone(literal):
+                        break
                 elif operand_text:
                     if operand_text[0] == "%":
                         names = operand_text[1:].split(", %")
                     elif " %" in operand_text:
-                        names = _shaped_operand_names(operand_text, shapes)
+                        names = _shaped_operand_names(operand_text, shapes, checked_shapes)
                     else:
                         names = operand_text.split(", ")
                     found = tuple(map(defined.get, names))
@@ -221,11 +259,17 @@ class InstructionReader:
                     operands = found  # type: ignore[assignment]
                 tail = tails.get(tail_text)
                 if tail is None:
+                    if not leaves_line_alone(tail_text):
+                        break
                     # No inline bodies here: a body written inline fails, and the
                     # general path reads it.
-                    tail = read_attribute_list(tail_text, self.read_metadata)
-                    tails[tail_text] = tail
-                shape = shapes.get(head.group(3)) or read_shape(raw, head.start(3), shapes)[0]
+                    tail = tails[tail_text] = read_attribute_list(tail_text, self.read_metadata)
+                shape_text = head.group(3)
+                shape = checked_shapes.get(shape_text)
+                if shape is None:
+                    shape = checked_shapes[shape_text] = _checked_shape(
+                        raw, head.start(3), shape_text, shapes
+                    )
             except Malformed:
                 break
             lineno = first_line + index

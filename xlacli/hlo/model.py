@@ -284,10 +284,12 @@ def _instruction_factory() -> Callable[..., Instruction]:
     # A parse makes 30,000 instructions. A frozen dataclass's __init__ sets
     # each field through object.__setattr__ (1.2 us for eleven fields);
     # setting the slots directly gives the same object in half the time.
-    (name_, opcode_, shape_, operands_, attributes_, metadata_, is_root_,
-     parameter_number_, literal_, called_, line_) = (
-        Instruction.__dict__[slot].__set__ for slot in Instruction.__slots__
-    )  # fmt: skip
+    # By name, so that reordering the fields cannot swap two values silently.
+    setter = {slot: Instruction.__dict__[slot].__set__ for slot in Instruction.__slots__}
+    name_, opcode_, shape_, operands_ = (setter[f] for f in ("name", "opcode", "shape", "operands"))
+    attributes_, metadata_, is_root_ = setter["attributes"], setter["metadata"], setter["is_root"]
+    parameter_number_, literal_ = setter["parameter_number"], setter["literal"]
+    called_, line_ = setter["called_computations"], setter["line"]
     new = object.__new__
 
     def make(

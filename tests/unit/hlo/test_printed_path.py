@@ -80,6 +80,22 @@ EDGE_CASES = {
     "  ROOT n = f32[] negate(p)\n}",
     "braces out of order in a literal": "ENTRY e {\n  c = f32[2] constant(}{1, 2})\n"
     "  ROOT n = f32[2] negate(c)\n}",
+    # Lines whose parts the attribute or shape readers accept but whose brackets,
+    # comments or ending make the statement reader cut or join them (found by review).
+    "unclosed tile": "ENTRY e {\n  p = f32[8,128]{1,0:T(8,128} parameter(0)\n"
+    "  ROOT n = f32[8,128] negate(p)\n}",
+    "bracket in an operand layout": "ENTRY e {\n  p = f32[2]{0} parameter(0)\n"
+    "  a = f32[2]{0} negate(f32[2]{0:[} %p)\n  ROOT n = f32[2] negate(a)\n}",
+    "bracket in a sharding": "ENTRY e {\n  p = f32[2] parameter(0), sharding={devices=]<=[2]}\n"
+    "  ROOT n = f32[2] negate(p)\n}",
+    "attribute ending with an arrow": "ENTRY e {\n  p = f32[] parameter(0), a=x->\n"
+    "  ROOT n = f32[] negate(p)\n}",
+    "arrow then the rest": "ENTRY e {\n  p = f32[] parameter(0), a=x->\n  y, b=c\n"
+    "  ROOT n = f32[] negate(p)\n}",
+    "line comment in a layout": "ENTRY e {\n  p = f32[2]{0://x} parameter(0)\n"
+    "  ROOT n = f32[2] negate(p)\n}",
+    "block comment in a layout": "ENTRY e {\n  p = f32[2]{0:/*x*/T(2)} parameter(0)\n"
+    "  ROOT n = f32[2] negate(p)\n}",
     "bad shape": "ENTRY e {\n  p = f33[] parameter(0)\n  ROOT n = f32[] negate(p)\n}",
     "bad parameter number": "ENTRY e {\n  p = f32[] parameter(x)\n  ROOT n = f32[] negate(p)\n}",
     "blank line after": "ENTRY e {\n  p = f32[] parameter(0)\n\n  ROOT n = f32[] negate(p)\n}",

@@ -1,6 +1,8 @@
-"""Bytes of an array shape, as XLA's ShapeUtil::ByteSizeOf counts them."""
+"""The HLO model: bytes of an array shape as XLA counts them, and the parser's fast constructor."""
 
 from __future__ import annotations
+
+from types import MappingProxyType
 
 import pytest
 
@@ -35,3 +37,21 @@ def test_every_element_type_has_bits() -> None:
     sized = {kind: element_bits(kind) for kind in ELEMENT_TYPES}
     assert {kind for kind, bits in sized.items() if bits == 0} == {"token", "opaque"}
     assert sized["s1"] == 1 and sized["u2"] == 2 and sized["f8e8m0fnu"] == 8
+
+
+def test_make_instruction_builds_what_the_dataclass_builds() -> None:
+    import dataclasses
+
+    from xlacli.hlo.model import Instruction, Metadata, make_instruction
+
+    shape, _ = read_shape("f32[2]{0}", 0, {})
+    values = dict(
+        name="n", opcode="add", shape=shape, operands=("a", "b"),
+        attributes=MappingProxyType({"k": "v"}), metadata=Metadata(op_type="x"),
+        is_root=True, parameter_number=3, literal="1", called_computations=("c",), line=7,
+    )  # fmt: skip
+    assert [field.name for field in dataclasses.fields(Instruction)] == list(values)
+    made, built = make_instruction(*values.values()), Instruction(**values)
+    assert made == built and repr(made) == repr(built) and made.line == 7
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.name = "m"  # type: ignore[misc]
