@@ -33,7 +33,7 @@ class HloGraph:
     computation_of: list[str]
     children: list[tuple[int, ...]]
     order: list[int]
-    computation_nodes: dict[str, tuple[int, range]] = field(default_factory=dict)
+    computation_nodes: dict[str, tuple[int, range]]
     _users: list[list[int]] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
