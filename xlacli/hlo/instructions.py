@@ -221,9 +221,8 @@ class InstructionReader:
         """
         match_line = _PRINTED_INSTRUCTION.match
         not_alone_after = _NOT_ALONE_AFTER.match
-        shapes, defined = self.shapes, state.defined
+        defined, instructions = state.defined, state.instructions
         checked_shapes, tails = self.printed_shapes, self.printed_tails
-        instructions = state.instructions
         last = len(lines) - 1  # the last line is left to the general path (end of text)
         head = match_line(lines[index]) if index < last else None
         while head is not None:
@@ -231,47 +230,19 @@ class InstructionReader:
             following = match_line(lines[index + 1]) if index + 1 < last else None
             if following is None and not_alone_after(lines[index + 1]):
                 break
-            raw = head.string
             name, operand_text, tail_text = head.group(2, 5, 6)
             is_root = head.group(1) is not None
             if name in defined or (is_root and state.root_line):
                 break  # the general path reports it
             opcode = intern(head.group(4))
-            operands: tuple[str, ...] = ()
-            parameter_number = literal = None
             try:
-                if opcode == "parameter":
-                    parameter_number = _parameter_number(operand_text, 0, len(operand_text))
-                elif opcode == "constant":
-                    literal = _literal(operand_text, 0, len(operand_text))
-                    if not leaves_line_alone(literal):
-                        break
-                elif operand_text:
-                    if operand_text[0] == "%":
-                        names = operand_text[1:].split(", %")
-                    elif " %" in operand_text:
-                        names = _shaped_operand_names(operand_text, shapes, checked_shapes)
-                    else:
-                        names = operand_text.split(", ")
-                    found = tuple(map(defined.get, names))
-                    if None in found:
-                        break  # a forward reference or an unusual list
-                    operands = found  # type: ignore[assignment]
-                tail = tails.get(tail_text)
-                if tail is None:
-                    if not leaves_line_alone(tail_text):
-                        break
-                    # No inline bodies here: a body written inline fails, and the
-                    # general path reads it.
-                    tail = tails[tail_text] = read_attribute_list(tail_text, self.read_metadata)
-                shape_text = head.group(3)
-                shape = checked_shapes.get(shape_text)
-                if shape is None:
-                    shape = checked_shapes[shape_text] = _checked_shape(
-                        raw, head.start(3), shape_text, shapes
-                    )
+                operands, parameter_number, literal = self._printed_operands(
+                    opcode, operand_text, defined
+                )
+                tail = tails.get(tail_text) or self._printed_tail(tail_text)
+                shape = checked_shapes.get(head.group(3)) or self._printed_shape(head)
             except Malformed:
-                break
+                break  # left to the general path, which reads it or says what is wrong
             lineno = first_line + index
             if is_root:
                 state.root_line = lineno
@@ -283,6 +254,55 @@ class InstructionReader:
             index += 1
             head = following
         return index
+
+    def _printed_operands(
+        self, opcode: str, text: str, defined: dict[str, str]
+    ) -> tuple[tuple[str, ...], int | None, str | None]:
+        """A printed line's operands, parameter number and literal.
+
+        Raises:
+            Malformed: Anything the fused path leaves to the general one (a
+                forward reference, an unusual list, a literal that does not
+                leave its line alone).
+        """
+        if opcode == "parameter":
+            return (), _parameter_number(text, 0, len(text)), None
+        if opcode == "constant":
+            literal = _literal(text, 0, len(text))
+            if not leaves_line_alone(literal):
+                raise Malformed(0, "a literal the statement reader leaves alone", literal)
+            return (), None, literal
+        if not text:
+            return (), None, None
+        if text[0] == "%":
+            names = text[1:].split(", %")
+        elif " %" in text:
+            names = _shaped_operand_names(text, self.shapes, self.printed_shapes)
+        else:
+            names = text.split(", ")
+        found = tuple(map(defined.get, names))
+        if None in found:
+            raise Malformed(0, "operands defined before", text)
+        return found, None, None  # type: ignore[return-value]
+
+    def _printed_tail(self, text: str) -> AttributeList:
+        """The attribute text of a printed line, read and kept once it is checked.
+
+        No inline bodies here: a body written inline fails, and the general
+        path reads it.
+        """
+        if not leaves_line_alone(text):
+            raise Malformed(0, "attributes the statement reader leaves alone", text)
+        tail = self.printed_tails[text] = read_attribute_list(text, self.read_metadata)
+        return tail
+
+    def _printed_shape(self, head: re.Match[str]) -> ArrayShape:
+        """The result shape of a printed line, read and kept once it is checked."""
+        text = head.group(3)
+        shape = self.printed_shapes[text] = _checked_shape(
+            head.string, head.start(3), text, self.shapes
+        )
+        return shape
 
     def _rest(
         self,
