@@ -1,13 +1,13 @@
-"""Reading instruction lines: the parser's hot loop.
+"""Reading instruction statements: the general path, and the pieces both paths share.
 
-A GPT-2 training step is 30,000 of these lines, so the common case is one
-regex for ``[ROOT] %name = f32[..]{..} opcode(``, a ``find`` for the closing
-parenthesis, one regex over a plain operand list and a dict lookup for the
-attribute text (which repeats across layers and is read once per distinct
-text); operand shapes printed before the names are read from a cache.
-Anything unusual (tuple shapes, nested literals, an omitted shape, an
+Lines as XLA prints them are read by the fused loop of ``xlacli.hlo.printed``;
+what it leaves (tuple shapes, nested literals, an omitted shape, an
 instruction written inline as an operand, ``%t#1`` for an element of a
-tuple) takes the general path, which also produces the precise errors.
+tuple, wrapped and commented statements) comes here: one regex for
+``[ROOT] %name = f32[..]{..} opcode(`` where it can, a ``find`` for the
+closing parenthesis, operands read piece by piece when they are not a plain
+list, and the attribute text read once per distinct text. This path also
+produces the precise errors.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from xlacli.hlo.attributes import AttributeList, MetadataReader, read_attribute_
 from xlacli.hlo.lexer import Malformed, found_at, read_name, scan_to, skip_space, split_top_level
 from xlacli.hlo.model import (
     OMITTED_SHAPE,
-    ArrayShape,
     Instruction,
     Shape,
     TupleShape,
@@ -36,75 +35,13 @@ _ARRAY_INSTRUCTION = re.compile(
     r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*"
     r"([a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?)\s*([a-z][a-z0-9\-]*)\("
 )
-# A whole printed line: the above, a plain operand list (no nested parentheses,
-# no comment) and the attribute text after it, without the line break.
-_PRINTED_INSTRUCTION = re.compile(
-    r"\s*(ROOT\s+)?%?([A-Za-z_][\w.\-]*)\s*=\s*"
-    r"([a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?)\s*([a-z][a-z0-9\-]*)\(([^()/]*)\)(.*)"
-)
 _OPCODE = re.compile(r"\s*([a-z][a-z0-9\-]*)\s*\(")
 _PARAMETER_NUMBER = re.compile(r"\s*(\d+)\s*")
 _LITERAL = re.compile(r"[^%\"=]+")
 _SHAPE_START = re.compile(r"\(|b\((?=\s*[a-z(])|[a-z][a-z0-9]*\[")
 _TUPLE_INDEX = re.compile(r"#(\d+)\s*")
-# A line after which a printed instruction line may not be a statement by itself:
-# a continuation (``, attr=...``), or a blank or ``#`` line the general path skips.
-_NOT_ALONE_AFTER = re.compile(r"\s*(?:,|#|$)")
 # Reads a called computation written inline: (statement, its line, value, offset, caller).
 InlineBodyReader = Callable[[str, int, str, int, str], str]
-
-
-def leaves_line_alone(part: str) -> bool:
-    """Whether a part of a printed line keeps the line a statement by itself.
-
-    The statement reader takes a line alone when its brackets balance by
-    count, it holds no comment and it does not end with ``,``, ``->`` or
-    ``=``; a line whose parts (shape, literal, operand shapes, attribute
-    text) each pass holds, so the fused path reads what the general path
-    would. A part that fails sends its line to the general path.
-    """
-    return (
-        part.count("(") == part.count(")")
-        and part.count("[") == part.count("]")
-        and part.count("{") == part.count("}")
-        and "//" not in part
-        and "/*" not in part
-        and not part.rstrip().endswith((",", "->", "="))
-    )
-
-
-def _shaped_operand_names(text: str, shapes: ShapeCache, checked: ShapeCache) -> list[str]:
-    """The names of an operand list printed with shapes: ``f32[2]{0} %a, f32[] %b``.
-
-    What ``HloModule::ToString()`` prints by default (``print_operand_shape``),
-    and so torch_xla's ``_get_xla_tensors_hlo``: a 27,000-line Llama step read
-    three times slower on the general path. Each shape is checked and read
-    once (``checked``), so a broken one still stops the fast path.
-
-    Raises:
-        Malformed: A piece is not ``shape %name``.
-    """
-    names = []
-    for piece in text.split(", "):
-        shape_text, _, name = piece.rpartition(" %")
-        if shape_text not in checked:
-            checked[shape_text] = _checked_shape(shape_text, 0, shape_text, shapes)
-        names.append(name)
-    return names
-
-
-def _checked_shape(text: str, start: int, shape_text: str, shapes: ShapeCache) -> ArrayShape:
-    """The array shape ``shape_text`` at ``text[start:]``, if it leaves its line alone.
-
-    Raises:
-        Malformed: It does not, or it is not one whole array shape.
-    """
-    if not leaves_line_alone(shape_text):
-        raise Malformed(start, "a shape the statement reader leaves alone", shape_text)
-    shape, end = read_shape(text, start, shapes)
-    if end != start + len(shape_text) or not isinstance(shape, ArrayShape):
-        raise Malformed(start, "an operand shape and name", shape_text)
-    return shape
 
 
 @dataclass(slots=True)
@@ -165,9 +102,6 @@ class InstructionReader:
         self.read_metadata = read_metadata
         self.read_inline = read_inline
         self.tails: dict[str, AttributeList] = {}
-        # The fused path's own caches: only texts it checked (leaves_line_alone) and read.
-        self.printed_shapes: ShapeCache = {}
-        self.printed_tails: dict[str, AttributeList] = {}
 
     def read(self, state: ComputationState, line: str, lineno: int) -> None:
         """Read one instruction statement into ``state`` (nothing is added if it fails).
@@ -204,106 +138,6 @@ class InstructionReader:
         defined[name] = name
         state.instructions.append(instruction)
 
-    def read_printed(
-        self, state: ComputationState, lines: list[str], index: int, first_line: int
-    ) -> int:
-        """Read instruction lines as XLA prints them, from ``lines[index]`` on.
-
-        The parser's hot loop, fused: a GPT-2 step is 30,000 such lines, and
-        the layers of the general path (statement cutting, ``read``, ``_rest``)
-        cost twice the reading itself. A line is taken here only when it is a
-        statement by itself (no comment, the next line no continuation) and
-        reads without a problem; anything else stops the run, the line is left
-        unread, and the general path reads it (and reports its errors).
-
-        Returns:
-            The index of the first line not read.
-        """
-        match_line = _PRINTED_INSTRUCTION.match
-        not_alone_after = _NOT_ALONE_AFTER.match
-        defined, instructions = state.defined, state.instructions
-        checked_shapes, tails = self.printed_shapes, self.printed_tails
-        last = len(lines) - 1  # the last line is left to the general path (end of text)
-        head = match_line(lines[index]) if index < last else None
-        while head is not None:
-            # The next line is matched once: as the look-ahead here, then as the line.
-            following = match_line(lines[index + 1]) if index + 1 < last else None
-            if following is None and not_alone_after(lines[index + 1]):
-                break
-            name, operand_text, tail_text = head.group(2, 5, 6)
-            is_root = head.group(1) is not None
-            if name in defined or (is_root and state.root_line):
-                break  # the general path reports it
-            opcode = intern(head.group(4))
-            try:
-                operands, parameter_number, literal = self._printed_operands(
-                    opcode, operand_text, defined
-                )
-                tail = tails.get(tail_text) or self._printed_tail(tail_text)
-                shape = checked_shapes.get(head.group(3)) or self._printed_shape(head)
-            except Malformed:
-                break  # left to the general path, which reads it or says what is wrong
-            lineno = first_line + index
-            if is_root:
-                state.root_line = lineno
-            defined[name] = name
-            instructions.append(
-                _instruction(name, opcode, shape, operands, tail, is_root, parameter_number,
-                             literal, lineno)
-            )  # fmt: skip
-            index += 1
-            head = following
-        return index
-
-    def _printed_operands(
-        self, opcode: str, text: str, defined: dict[str, str]
-    ) -> tuple[tuple[str, ...], int | None, str | None]:
-        """A printed line's operands, parameter number and literal.
-
-        Raises:
-            Malformed: Anything the fused path leaves to the general one (a
-                forward reference, an unusual list, a literal that does not
-                leave its line alone).
-        """
-        if opcode == "parameter":
-            return (), _parameter_number(text, 0, len(text)), None
-        if opcode == "constant":
-            literal = _literal(text, 0, len(text))
-            if not leaves_line_alone(literal):
-                raise Malformed(0, "a literal the statement reader leaves alone", literal)
-            return (), None, literal
-        if not text:
-            return (), None, None
-        if text[0] == "%":
-            names = text[1:].split(", %")
-        elif " %" in text:
-            names = _shaped_operand_names(text, self.shapes, self.printed_shapes)
-        else:
-            names = text.split(", ")
-        found = tuple(map(defined.get, names))
-        if None in found:
-            raise Malformed(0, "operands defined before", text)
-        return found, None, None  # type: ignore[return-value]
-
-    def _printed_tail(self, text: str) -> AttributeList:
-        """The attribute text of a printed line, read and kept once it is checked.
-
-        No inline bodies here: a body written inline fails, and the general
-        path reads it.
-        """
-        if not leaves_line_alone(text):
-            raise Malformed(0, "attributes the statement reader leaves alone", text)
-        tail = self.printed_tails[text] = read_attribute_list(text, self.read_metadata)
-        return tail
-
-    def _printed_shape(self, head: re.Match[str]) -> ArrayShape:
-        """The result shape of a printed line, read and kept once it is checked."""
-        text = head.group(3)
-        shape = self.printed_shapes[text] = _checked_shape(
-            head.string, head.start(3), text, self.shapes
-        )
-        return shape
-
     def _rest(
         self,
         state: ComputationState,
@@ -322,13 +156,13 @@ class InstructionReader:
         operands: tuple[str, ...] = ()
         parameter_number = literal = None
         if opcode == "parameter":
-            parameter_number = _parameter_number(line, start, close)
+            parameter_number = read_parameter_number(line, start, close)
         elif opcode == "constant":
-            literal = _literal(line, start, close)
+            literal = read_literal(line, start, close)
         elif start != close:
             operands = self._operands(state, statement, start, close, name)
         tail = self.tails.get(line[close + 1 :]) or self._read_tail(statement, close + 1, name)
-        return _instruction(
+        return build_instruction(
             name, opcode, shape, operands, tail, is_root, parameter_number, literal,
             statement.lineno,
         )  # fmt: skip
@@ -486,7 +320,7 @@ class InstructionReader:
         return attributes
 
 
-def _instruction(
+def build_instruction(
     name: str,
     opcode: str,
     shape: Shape,
@@ -497,20 +331,23 @@ def _instruction(
     literal: str | None,
     line: int,
 ) -> Instruction:
+    """An instruction from what a line says and its attribute text, read."""
     return make_instruction(
         name, opcode, shape, operands, tail.attributes, tail.metadata, is_root,
         parameter_number, literal, tail.called_computations, line,
     )  # fmt: skip
 
 
-def _parameter_number(line: str, start: int, close: int) -> int:
+def read_parameter_number(line: str, start: int, close: int) -> int:
+    """The N of ``parameter(N)`` in ``line[start:close]``."""
     match = _PARAMETER_NUMBER.fullmatch(line, start, close)
     if not match:
         raise Malformed(start, "a parameter number", found_at(line[:close], start))
     return int(match.group(1))
 
 
-def _literal(line: str, start: int, close: int) -> str:
+def read_literal(line: str, start: int, close: int) -> str:
+    """The literal of ``constant(...)`` in ``line[start:close]``, spaces normalized."""
     literal = line[start:close].strip()
     if not literal or not _LITERAL.fullmatch(literal):
         raise Malformed(start, "a constant literal", found_at(line[:close], start))

@@ -1,7 +1,7 @@
 """The HLO text parser: statements as XLA's parser reads them, fast paths as XLA prints them.
 
 Runs of instruction lines as XLA prints them are read straight from the
-lines (``InstructionReader.read_printed``): one compiled regex per line
+lines (``xlacli.hlo.printed``): one compiled regex per line
 finds ``[ROOT] %name = shape opcode(operands)`` and the attribute text,
 which repeats across layers and is read once per distinct text. Everything
 else goes through ``StatementReader``, which cuts the text into statements
@@ -47,6 +47,7 @@ from xlacli.hlo.model import (
     StackFrameIndex,
 )
 from xlacli.hlo.preamble import SECTION_NAMES, ModuleHeader, PreambleBuilder, read_header
+from xlacli.hlo.printed import PrintedLineReader
 from xlacli.hlo.shapes import ShapeCache
 from xlacli.hlo.statements import MODULE_SEPARATOR, StatementReader, locate
 
@@ -184,6 +185,7 @@ class _ModuleParser:
         self.metadata: dict[str, Metadata] = {}
         self.stack_frames: StackFrameIndex | None = None
         self.reader = InstructionReader(self.shapes, self._metadata, self._inline_body)
+        self.printed = PrintedLineReader(self.shapes, self._metadata)
         self.computation_lines: dict[str, int] = {}
         self.entry_line = 0
         self.inline: list[Computation] = []  # bodies written inline, awaiting their caller
@@ -324,7 +326,7 @@ class _ModuleParser:
     def _instructions(self, statements: StatementReader, state: ComputationState) -> str | None:
         """Read instructions up to a closing ``}`` (returned) or the end (None)."""
         read = self.reader.read
-        read_printed = self.reader.read_printed
+        read_printed = self.printed.read
         while True:
             unread = statements.unread_lines()
             if unread is not None:  # lines as XLA prints them first, fused (parse speed)

@@ -1,6 +1,6 @@
 """The parser's fused path for printed lines reads exactly what its general path reads.
 
-``InstructionReader.read_printed`` takes runs of instruction lines straight
+``PrintedLineReader.read`` takes runs of instruction lines straight
 from the text, without the statement reader; it must never change a module,
 an instruction's line, or an error. The oracle is the same parser with the
 fused path turned off, over hand-written edge cases, the golden dumps,
@@ -20,12 +20,13 @@ from test_fuzz import FUZZ, SEEDS, mutated
 
 from xlacli.errors import HloParseError
 from xlacli.hlo import parse_hlo_modules
-from xlacli.hlo.instructions import ComputationState, InstructionReader
+from xlacli.hlo.instructions import ComputationState
 from xlacli.hlo.model import HloModule
+from xlacli.hlo.printed import PrintedLineReader
 
 
 def _none_printed(
-    self: InstructionReader, state: ComputationState, lines: list[str], index: int, first: int
+    self: PrintedLineReader, state: ComputationState, lines: list[str], index: int, first: int
 ) -> int:
     return index
 
@@ -49,7 +50,7 @@ def _outcome(text: str) -> tuple[tuple[HloModule, ...], list[list[int]]] | str:
 
 def _general_outcome(text: str) -> tuple[tuple[HloModule, ...], list[list[int]]] | str:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(InstructionReader, "read_printed", _none_printed)
+        patch.setattr(PrintedLineReader, "read", _none_printed)
         return _outcome(text)
 
 
