@@ -27,6 +27,7 @@ from xlacli.hlo.instructions import (
 from xlacli.hlo.lexer import Malformed
 from xlacli.hlo.model import ArrayShape
 from xlacli.hlo.shapes import ShapeCache, read_shape
+from xlacli.hlo.statements import leaves_line_alone
 
 # A whole printed line: name, array shape and opcode, a plain operand list (no nested parentheses,
 # no comment) and the attribute text after it, without the line break.
@@ -38,25 +39,6 @@ _PRINTED_INSTRUCTION = re.compile(
 # A line after which a printed instruction line may not be a statement by itself:
 # a continuation (``, attr=...``), or a blank or ``#`` line the general path skips.
 _NOT_ALONE_AFTER = re.compile(r"\s*(?:,|#|$)")
-
-
-def leaves_line_alone(part: str) -> bool:
-    """Whether a part of a printed line keeps the line a statement by itself.
-
-    The statement reader takes a line alone when its brackets balance by
-    count, it holds no comment and it does not end with ``,``, ``->`` or
-    ``=``; a line whose parts (shape, literal, operand shapes, attribute
-    text) each pass holds, so the fused path reads what the general path
-    would. A part that fails sends its line to the general path.
-    """
-    return (
-        part.count("(") == part.count(")")
-        and part.count("[") == part.count("]")
-        and part.count("{") == part.count("}")
-        and "//" not in part
-        and "/*" not in part
-        and not part.rstrip().endswith((",", "->", "="))
-    )
 
 
 def _shaped_operand_names(text: str, shapes: ShapeCache, checked: ShapeCache) -> list[str]:

@@ -179,12 +179,12 @@ class StatementReader:
         line = raw[:-1] if ended_with_newline else raw
         if "//" in line or ("/*" in line and _has_other_comment(line)):
             return None
-        if line.count("(") != line.count(")") or line.count("[") != line.count("]"):
+        if not _parentheses_and_brackets_balance(line):
             return None
         braces = line.count("{") - line.count("}")
         if braces and not _is_simple_brace_line(line, braces):
             return None
-        if line[-1] in _MAY_CONTINUE and line.rstrip().endswith((",", "->", "=")):
+        if _ends_open(line):
             return None
         following = index + 1
         while following < count and not is_content(lines[following]):
@@ -216,9 +216,7 @@ class StatementReader:
             following = self._next_content()
             if following is None:
                 return text
-            if _CONTINUATION.match(following[0]) or (
-                text[-1] in _MAY_CONTINUE and text.rstrip().endswith((",", "->", "="))
-            ):
+            if _CONTINUATION.match(following[0]) or _ends_open(text):
                 self._join(text, following)
                 text = self._joined
                 continue
@@ -292,12 +290,35 @@ def _exact_depth(text: str, is_head: bool) -> tuple[int, int | None]:
 
 
 def closes_in_order(text: str) -> bool:
-    """Whether the brackets of ``text`` (strings skipped) all close, none before it opens.
-
-    Text that does, inside an instruction line, leaves that line a statement
-    by itself.
-    """
+    """Whether the brackets of ``text`` (strings skipped) all close, none before it opens."""
     return _exact_depth(text, is_head=False) == (0, None)
+
+
+def leaves_line_alone(part: str) -> bool:
+    """Whether a part of a printed line keeps the line a statement by itself.
+
+    ``__next__`` takes a line alone when its brackets balance by count, it
+    holds no comment and it does not end open (``,``, ``->``, ``=``); a line
+    whose parts (shape, literal, operand shapes, attribute text) each pass
+    holds, so the fused path of ``xlacli.hlo.printed`` reads what the general
+    path would. A part that fails sends its line to the general path.
+    """
+    return (
+        _parentheses_and_brackets_balance(part)
+        and part.count("{") == part.count("}")
+        and "//" not in part
+        and "/*" not in part
+        and not _ends_open(part)
+    )
+
+
+def _parentheses_and_brackets_balance(text: str) -> bool:
+    return text.count("(") == text.count(")") and text.count("[") == text.count("]")
+
+
+def _ends_open(text: str) -> bool:
+    """Whether text ends with ``,``, ``->`` or ``=``: the statement goes on, the next line joins."""
+    return bool(text) and text[-1] in _MAY_CONTINUE and text.rstrip().endswith((",", "->", "="))
 
 
 def _is_simple_brace_line(line: str, braces: int) -> bool:
