@@ -52,8 +52,6 @@ from xlacli.hlo.shapes import ShapeCache
 from xlacli.hlo.statements import MODULE_SEPARATOR, StatementReader, locate
 
 T = TypeVar("T")
-# Detection reads the first significant lines: a prefix, not a copy of the whole text.
-_DETECTION_PREFIX = 65536
 
 
 def parse_hlo(text: str, filename: str = "<string>") -> HloModule:
@@ -69,9 +67,7 @@ def parse_hlo(text: str, filename: str = "<string>") -> HloModule:
             the column and what was expected there.
     """
     with gc_paused():
-        if is_proto_text(io.StringIO(text[:_DETECTION_PREFIX])):
-            return parse_proto_module(text, filename)
-        return _ModuleParser(io.StringIO(text, newline=None), filename).parse()
+        return _parse_one(io.StringIO(text, newline=None).readlines(), filename)
 
 
 def parse_hlo_modules(text: str, filename: str = "<string>") -> tuple[HloModule, ...]:
