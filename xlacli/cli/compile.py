@@ -50,6 +50,7 @@ def compile_command(
     """
     from xlacli.analysis.budgets import check_budgets
     from xlacli.config import load_config
+    from xlacli.flows.compare import raise_first_error
     from xlacli.flows.session import capture, resolve_target
     from xlacli.render.compile_report import render_compile_report
 
@@ -92,9 +93,7 @@ def compile_command(
 
         for result in results:
             announce_run_html(result.paths.root, result.report)
-    for result in results:  # each mode's own error first, then the budgets of each
-        if result.error is not None:
-            raise result.error
+    raise_first_error(results)  # each mode's own error first, then the budgets of each
     for result in results:
         check_budgets(result.report, max_compiles=max_compiles, fail_on_recompile=fail_on_recompile)
     return 0

@@ -121,7 +121,8 @@ def compare_compile(
     return list(results.values())
 
 
-def _raise_first_error(results: Any) -> None:
+def raise_first_error(results: Any) -> None:
+    """Raise the first run's error, in mode order (lazy first), if any run failed."""
     for result in results:
         if result.error is not None:
             raise result.error
@@ -161,5 +162,5 @@ def compare_profile(target: Any, request: Any) -> int:
 
         for result, _ in runs.values():
             announce_run_html(result.paths.root, result.report)
-    _raise_first_error(result for result, _ in runs.values())
+    raise_first_error(result for result, _ in runs.values())
     return 0
