@@ -8,6 +8,7 @@ appends events to ``events.jsonl`` as it goes. Its exit code is the one the pare
 from __future__ import annotations
 
 import faulthandler
+import os
 import signal
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 from xlacli.capture.device import DeviceStartError
 from xlacli.capture.events import EventWriter
+from xlacli.capture.hang_watch import HANG_STACKS_ENV
 from xlacli.capture.lifeline import die_with_parent
 from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.capture.stop import request_stop
@@ -30,6 +32,11 @@ def main(argv: list[str]) -> int:
     paths = RunPaths(request_path.parent)
     # A crash in native code prints the Python stack into child.log.
     faulthandler.enable()
+    if os.environ.get(HANG_STACKS_ENV):
+        # --hang-timeout: the parent asks for every thread's stack. faulthandler
+        # dumps from the signal itself, so a thread blocked in a collective's
+        # native wait is shown too (a Python handler would never run).
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     # SIGTERM (a timeout, a CI cancel) ends like Ctrl-C: stop, flush, report.
     signal.signal(signal.SIGINT, _interrupt_once)
     signal.signal(signal.SIGTERM, _interrupt_once)

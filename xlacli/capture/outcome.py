@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from xlacli.capture.hang_watch import STACKS_FILE
 from xlacli.capture.request import RunPaths
 from xlacli.capture.runner import ChildOutcome, log_tail
 from xlacli.errors import (
@@ -17,6 +18,10 @@ from xlacli.report import ErrorRecord
 _ERROR_TYPES: dict[str, type[XlacliError]] = {
     cls.__name__: cls for cls in (CaptureError, CheckFailed, ModelError, UsageError)
 }
+
+
+class HangStopped(ModelError):
+    """No rank made progress for ``--hang-timeout`` seconds: the run was stopped."""
 
 
 class Interrupted(XlacliError):
@@ -36,6 +41,13 @@ def outcome_error(
     step = len(outcome.log.steps)
     event = outcome.log.error
     by = f" ({signal_name})" if signal_name else ""
+    if outcome.hung_after_s is not None:  # the watchdog's stop comes as a signal
+        return HangStopped(
+            f"no rank made progress for {outcome.hung_after_s:.0f} s (--hang-timeout) "
+            f"during step {step}: "
+            "stopped; the stacks and the partial report were kept",
+            hint=f"the stacks are in {paths.root / STACKS_FILE}",
+        )
     if outcome.interrupted or (event and event.get("kind") == "interrupted"):
         return Interrupted(f"interrupted during step {step}{by}; the partial report was kept")
     if signal_name:
@@ -65,6 +77,7 @@ def error_record(error: XlacliError | None) -> ErrorRecord | None:
         return None
     kind = {
         Interrupted: "interrupted",
+        HangStopped: "hang",
         ModelError: "model",
         UsageError: "usage",
     }.get(type(error), "capture")

@@ -18,6 +18,12 @@ from pathlib import Path
 
 from xlacli.capture.env import capture_environment, flag_safe_dump_dir
 from xlacli.capture.events import ChildLog, EventFollower, read_events
+from xlacli.capture.hang_watch import (
+    HANG_STACKS_ENV,
+    HEARTBEAT_FILE,
+    HangWatch,
+    dump_child_stacks,
+)
 from xlacli.capture.lifeline import PARENT_PID_ENV
 from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.capture.signals import StopSignals
@@ -35,6 +41,7 @@ class ChildOutcome:
     returncode: int  # negative: killed by that signal
     log: ChildLog
     interrupted: bool  # the parent got SIGINT or SIGTERM
+    hung_after_s: float | None = None  # the hang watchdog stopped it after that long idle
 
     @property
     def signal_name(self) -> str | None:
@@ -124,13 +131,15 @@ def run_child(
     *,
     stop: StopSignals | None = None,
     on_stopping: Callable[[str], None] | None = None,
+    watch: HangWatch | None = None,
 ) -> ChildOutcome:
     """Run the capture child to completion and return how it ended.
 
     SIGINT and SIGTERM are caught in one place (``stop``; a new one when not
     given) and forwarded to the child's process group; the parent then waits
     for the child to flush its artifacts, so nothing captured is lost.
-    ``on_stopping`` is told once, when that wait begins.
+    ``on_stopping`` is told once, when that wait begins. ``watch``: the hang
+    watchdog, which dumps the child's stack and stops it when no rank progresses.
     """
     request.save(paths.request)
     with contextlib.ExitStack() as stack:
@@ -139,6 +148,8 @@ def run_child(
         dump_dir = stack.enter_context(flag_safe_dump_dir(paths))
         env = capture_environment(os.environ, request, paths, dump_dir=dump_dir)
         env[PARENT_PID_ENV] = str(os.getpid())
+        if watch is not None:
+            env[HANG_STACKS_ENV] = "1"
         command = [sys.executable, "-m", "xlacli.capture.child", str(paths.request)]
         log = stack.enter_context(paths.child_log.open("wb"))
         # Its own process group: a terminal's Ctrl-C reaches xlacli alone, which
@@ -146,8 +157,12 @@ def run_child(
         process = subprocess.Popen(
             command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
         )
-        returncode = _follow(process, stop, EventFollower(paths.events), on_progress, on_stopping)
-    return ChildOutcome(returncode, read_events(paths.events), stop.received is not None)
+        follower = EventFollower(paths.events)
+        returncode = _follow(process, stop, follower, on_progress, on_stopping, watch, paths)
+    hung_after = watch.fired_after_s if watch is not None else None
+    return ChildOutcome(
+        returncode, read_events(paths.events), stop.received is not None, hung_after
+    )
 
 
 def _follow(
@@ -156,10 +171,13 @@ def _follow(
     follower: EventFollower,
     on_progress: Callable[[ChildLog], None] | None,
     on_stopping: Callable[[str], None] | None,
+    watch: HangWatch | None = None,
+    paths: RunPaths | None = None,
     grace_s: float = 60.0,
 ) -> int:
     """Wait for the child, feeding progress; on a signal, forward it and give the
-    child ``grace_s`` to flush (a second signal: no more waiting), then insist."""
+    child ``grace_s`` to flush (a second signal: no more waiting), then insist.
+    When ``watch`` finds every rank stalled: the child's stack, then stop it."""
     deadline: float | None = None
     try:
         while True:
@@ -176,9 +194,18 @@ def _follow(
                 return _kill_group(process)
             if on_progress is not None:
                 on_progress(follower.poll())
+            if watch is not None and paths is not None and deadline is None:
+                watch.beat(process.pid, paths.root / HEARTBEAT_FILE)
+                if watch.stalled():
+                    idle = watch.fired_after_s or 0.0
+                    dump_child_stacks(process.pid, paths, idle, watch.timeout_s)
+                    watch.wait_for_peers()
+                    return _kill_group(process)
     finally:
         # Whatever the child left behind in its group (helpers it started) goes too.
         _signal_group(process, signal.SIGKILL)
+        if paths is not None:
+            (paths.root / HEARTBEAT_FILE).unlink(missing_ok=True)
 
 
 def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:

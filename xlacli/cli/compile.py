@@ -39,6 +39,8 @@ def compile_command(
     devices: options.Devices = None,
     mode: options.Mode = options.RunMode.lazy,
     html: options.Html = False,
+    hang_timeout: options.HangTimeout = None,
+    ranks_timeout: options.RanksTimeout = 300.0,
 ) -> int:
     """Trace MODEL lazily on an XLA device, dump IR and HLO, and report each graph.
 
@@ -51,6 +53,7 @@ def compile_command(
     from xlacli.analysis.budgets import check_budgets
     from xlacli.config import load_config
     from xlacli.flows.compare import raise_first_error
+    from xlacli.flows.ranks import finish_rank, launched_rank
     from xlacli.flows.session import capture, resolve_target
     from xlacli.render.compile_report import render_compile_report
 
@@ -85,8 +88,20 @@ def compile_command(
             explain_warmup=warmup,
             devices=devices,
             mode=mode.value,
+            hang_timeout=hang_timeout,
         )
-        render_compile_report(result.report, output_format.value)
+        place = launched_rank()
+        if place is None:
+            render_compile_report(result.report, output_format.value)
+        else:  # one run folder per rank; rank 0 prints them merged
+            finish_rank(
+                place,
+                result.paths.root.parent,
+                failed=result.error is not None,
+                output_format=output_format.value,
+                timeout_s=ranks_timeout,
+                hang_timeout_s=hang_timeout,
+            )
         results = [result]
     if html:
         from xlacli.render.html.run_page import announce_run_html

@@ -83,6 +83,27 @@ Html = Annotated[
     typer.Option("--html", help="Also write a self-contained HTML report, RUN/report.html."),
 ]
 
+HangTimeout = Annotated[
+    float | None,
+    typer.Option(
+        "--hang-timeout",
+        min=1,
+        help="When no rank (or this one process) makes progress for S seconds: print "
+        "every rank's stack and last step, then stop them all.",
+        metavar="S",
+    ),
+]
+RanksTimeout = Annotated[
+    float,
+    typer.Option(
+        "--ranks-timeout",
+        min=0,
+        help="Under a launcher (torchrun, a pod): how long rank 0 waits for the other "
+        "ranks' reports before merging without them.",
+        metavar="S",
+    ),
+]
+
 Module = Annotated[
     str | None,
     typer.Option(

@@ -12,14 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xlacli.capture.events import ChildLog
+from xlacli.capture.hang_watch import HangWatch
 from xlacli.capture.outcome import Interrupted, error_record, outcome_error
 from xlacli.capture.request import CaptureRequest, RunPaths
+from xlacli.capture.ranks import RankPlace, rank_folder, rank_folders, rank_place
 from xlacli.capture.runner import check_torch_xla_installed, prepare_run_dir, run_child
 from xlacli.capture.signals import StopSignals
 from xlacli.collect import RawRun, build_report, read_raw_run
 from xlacli.config import ProjectConfig, model_argument
 from xlacli.discover import ModelTarget, check_model_file, find_module_file, parse_target
-from xlacli.errors import UsageError, XlacliError
+from xlacli.errors import CaptureError, UsageError, XlacliError
 from xlacli.flows.modes import check_mode
 from xlacli.graph_files import HloCache
 from xlacli.paths import display_path
@@ -104,15 +106,23 @@ def capture(
     runs_dir: Path | None = None,
     max_trace_steps: int | None = None,
     mode: str = "lazy",
+    hang_timeout: float | None = None,
 ) -> CaptureResult:
     """Run the model in a child process and build, save and return its report.
 
     SIGINT and SIGTERM, from the child's start until the report is saved,
     stop the child and end in a partial report (see ``capture.signals``).
+    Under a launcher (torchrun, a pod), the run folder is ``out/rank-R``.
+    ``hang_timeout``: stop the run, with every rank's stack, when no rank has
+    progressed for that long.
     """
     check_torch_xla_installed()
     check_mode(target, mode)
-    paths = prepare_run_dir(out, target.path.stem, force=force, runs_dir=runs_dir)
+    place = rank_place(os.environ)
+    paths = _prepare_folder(out, target, force=force, runs_dir=runs_dir, place=place)
+    watch = None
+    if hang_timeout is not None:
+        watch = HangWatch(hang_timeout, lambda: _watched_folders(paths, place))
     run_to_end = target.is_script and steps is None
     steps = steps if steps is not None else (0 if target.is_script else DEFAULT_MODEL_STEPS)
     request = CaptureRequest(
@@ -144,6 +154,7 @@ def capture(
                 on_progress=progress.update,
                 stop=stop,
                 on_stopping=lambda name: progress.stopping(name, tracing=profile),
+                watch=watch,
             )
         error = outcome_error(outcome, paths, stop.name)
         raw, report, hlo = report_from_run(
@@ -154,6 +165,40 @@ def capture(
     for warning in outcome.log.warnings:
         stderr_console().print(f"[yellow]warning:[/] {warning}")
     return CaptureResult(report, paths, error, raw, hlo)
+
+
+def _prepare_folder(
+    out: Path | None,
+    target: ModelTarget,
+    *,
+    force: bool,
+    runs_dir: Path | None,
+    place: RankPlace | None,
+) -> RunPaths:
+    """The run folder: ``out`` for one process; ``out/rank-R`` for rank R of a
+    launched run, so that no two processes write the same file."""
+    if place is None:
+        return prepare_run_dir(out, target.path.stem, force=force, runs_dir=runs_dir)
+    if out is None:
+        raise UsageError(
+            f"rank {place.rank} of {place.world_size} ({place.launcher}) needs --out: "
+            "every rank writes under the same run folder",
+            hint="pass --out runs/NAME; each process writes runs/NAME/rank-R/",
+        )
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise CaptureError(f"cannot create the output folder {out}: {error.strerror}") from None
+    if place.is_merger and force:
+        remove_merged(out)
+    return prepare_run_dir(rank_folder(out, place.rank), target.path.stem, force=force)
+
+
+def _watched_folders(paths: RunPaths, place: RankPlace | None) -> list[RunPaths]:
+    """The folders whose growth counts as progress: every rank's, under a launcher."""
+    if place is None:
+        return [paths]
+    return [RunPaths(folder) for folder in rank_folders(paths.root.parent).values()]
 
 
 def report_from_run(

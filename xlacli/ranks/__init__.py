@@ -1,0 +1,1 @@
+"""Many processes, one story: the merged report of a launched run's ranks."""

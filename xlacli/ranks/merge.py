@@ -1,0 +1,107 @@
+"""Rank 0's merge: every rank's run folder into one ``ranks.json`` (pure: reads
+the folders the ranks wrote, runs no model), so ``xlacli report OUT`` can redo it."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping
+from pathlib import Path
+
+from xlacli.analysis.collectives import collective_kind
+from xlacli.analysis.divergence import find_divergence
+from xlacli.analysis.hangs import explain_hang
+from xlacli.capture.hang_watch import HANG_FILE, STACKS_FILE
+from xlacli.capture.ranks import rank_folders
+from xlacli.errors import UsageError
+from xlacli.parse.frames import current_code_roots
+from xlacli.ranks.model import RankHang, RankSummary, RanksReport
+from xlacli.report import REPORT_FILE, RunReport, load_report
+
+
+def merge_ranks(
+    out: Path, world_size: int, launcher: str, hang_timeout_s: float | None = None
+) -> RanksReport:
+    """Merge the rank folders under ``out`` of a run of ``world_size`` ranks."""
+    folders = rank_folders(out)
+    reports = {
+        rank: load_report(folders[rank])
+        for rank in range(world_size)
+        if rank in folders and (folders[rank] / REPORT_FILE).exists()
+    }
+    missing = tuple(rank for rank in range(world_size) if rank not in reports)
+
+    def collectives(rank: int, graph_hash: str) -> tuple[str, ...]:
+        return _graph_collectives(folders[rank], reports[rank], graph_hash)
+
+    return RanksReport(
+        world_size=world_size,
+        launcher=launcher,
+        ranks=tuple(_summary(rank, reports[rank], out) for rank in sorted(reports)),
+        missing=missing,
+        divergence=find_divergence(reports, collectives) if len(reports) > 1 else None,
+        hangs=_hangs(folders, reports),
+        hang_timeout_s=hang_timeout_s,
+    )
+
+
+def world_size_of(out: Path) -> int:
+    """The ranks a merged folder holds (for ``xlacli report OUT`` without ranks.json).
+
+    Raises:
+        UsageError: no rank folder there.
+    """
+    folders = rank_folders(out)
+    if not folders:
+        raise UsageError(f"{out} holds no rank-R folder")
+    return max(folders) + 1
+
+
+def _summary(rank: int, report: RunReport, out: Path) -> RankSummary:
+    times = [r.wall_time_s for r in report.step_records[report.warmup :]]
+    return RankSummary(
+        rank=rank,
+        run_dir=str(Path(report.run_dir).relative_to(out.resolve()))
+        if Path(report.run_dir).is_relative_to(out.resolve())
+        else report.run_dir,
+        steps=report.steps,
+        compilations=report.compilations,
+        executions=report.executions,
+        graphs=len(report.graphs),
+        steady_state_compiles=report.steady_state_compiles,
+        error=report.error.message if report.error else None,
+        step_time_s=statistics.median(times) if times else None,
+    )
+
+
+def _hangs(folders: Mapping[int, Path], reports: Mapping[int, RunReport]) -> tuple[RankHang, ...]:
+    """Each rank's place, when the watchdog stopped any of them; else nothing."""
+    if not any((folder / HANG_FILE).exists() for folder in folders.values()):
+        return ()
+    roots = current_code_roots()
+    hangs = []
+    for rank, folder in folders.items():
+        stacks = folder / STACKS_FILE
+        text = stacks.read_text(encoding="utf-8", errors="replace") if stacks.exists() else None
+        hangs.append(explain_hang(rank, reports.get(rank), text, roots))
+    return tuple(hangs)
+
+
+def _graph_collectives(folder: Path, report: RunReport, graph_hash: str) -> tuple[str, ...]:
+    """The collective ops in a graph's HLO, by opcode (the text is scanned, not
+    parsed: a merge must not fail on one graph)."""
+    graph = next((g for g in report.graphs if g.hash == graph_hash), None)
+    name = graph.files.get("hlo_before") if graph else None
+    if not name:
+        return ()
+    try:
+        text = (folder / name).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ()
+    kinds = []
+    for line in text.splitlines():
+        _, _, rhs = line.partition(" = ")
+        words = rhs.split("(", 1)[0].split()
+        kind = collective_kind(words[-1]) if words else None
+        if kind and kind not in kinds:
+            kinds.append(kind)
+    return tuple(kinds)

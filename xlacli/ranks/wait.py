@@ -1,0 +1,38 @@
+"""Waiting for the other ranks through the shared run folder (no network:
+the ranks may be on other hosts; a shared file system is all they share)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from xlacli.capture.ranks import rank_folder
+from xlacli.ranks.model import MERGED_FILE
+from xlacli.report import REPORT_FILE
+
+_POLL_S = 0.25
+
+
+def wait_for_reports(out: Path, world_size: int, timeout_s: float) -> tuple[int, ...]:
+    """Wait until every rank has saved its report; returns the ranks still
+    missing when ``timeout_s`` runs out (empty: all there)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        missing = tuple(
+            rank
+            for rank in range(world_size)
+            if not (rank_folder(out, rank) / REPORT_FILE).exists()
+        )
+        if not missing or time.monotonic() >= deadline:
+            return missing
+        time.sleep(_POLL_S)
+
+
+def wait_for_merged(out: Path, timeout_s: float) -> bool:
+    """Wait for rank 0's merged report; False when ``timeout_s`` ran out."""
+    deadline = time.monotonic() + timeout_s
+    while not (out / MERGED_FILE).exists():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(_POLL_S)
+    return True

@@ -1,0 +1,156 @@
+"""The merged view of a multi-process run: ranks side by side, the first
+divergence, and where each rank waited when a hang was stopped."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rich.console import Console, Group, RenderableType
+from rich.markup import escape
+from rich.text import Text
+
+from xlacli.paths import display_location, display_path, source_line
+from xlacli.ranks.model import Divergence, RankGraph, RankHang, RanksReport, dump_ranks
+from xlacli.render.console import plain_table, stdout_console
+from xlacli.render.units import format_seconds, short_hash
+
+_TRIGGER_WORDS = {"host_sync": "value read", "step_end": "step", "user_sync": "sync"}
+
+
+def render_ranks(
+    report: RanksReport, out: Path, output_format: str, console: Console | None = None
+) -> None:
+    """Print the merged report on stdout: text, or JSON only."""
+    if output_format == "json":
+        sys.stdout.write(dump_ranks(report))
+        return
+    console = console or stdout_console()
+    console.print(ranks_text(report, out))
+
+
+def ranks_text(report: RanksReport, out: Path) -> RenderableType:
+    parts: list[RenderableType] = [
+        Text.from_markup(
+            f"[bold]{report.world_size} ranks[/] ({escape(report.launcher)}), "
+            f"run folder {escape(display_path(out))}"
+        ),
+        _rank_table(report),
+    ]
+    if report.missing:
+        missing = ", ".join(str(r) for r in report.missing)
+        parts.append(Text(f"Missing: rank {missing} never wrote a report.", style="red"))
+    parts.append(_divergence_view(report))
+    if report.hangs:
+        parts.append(_hang_view(report))
+    parts.append(Text(f"Each rank's own report: xlacli report {display_path(out)}/rank-R"))
+    return Group(*parts)
+
+
+def _rank_table(report: RanksReport) -> RenderableType:
+    table = plain_table(
+        ("rank", "right"),
+        ("steps", "right"),
+        ("compiles", "right"),
+        ("steady-state", "right"),
+        ("executions", "right"),
+        ("graphs", "right"),
+        ("step time", "right"),
+        ("status", "left"),
+    )
+    for rank in report.ranks:
+        table.add_row(
+            str(rank.rank),
+            str(rank.steps),
+            str(rank.compilations),
+            str(rank.steady_state_compiles),
+            str(rank.executions),
+            str(rank.graphs),
+            format_seconds(rank.step_time_s) if rank.step_time_s is not None else "-",
+            "ok" if rank.error is None else escape(rank.error),
+        )
+    return table
+
+
+def _divergence_view(report: RanksReport) -> RenderableType:
+    divergence = report.divergence
+    if divergence is None:
+        steps = max((r.steps for r in report.ranks), default=0)
+        return Text(
+            f"The ranks agree: every rank ran the same graphs in each of its {steps} steps.",
+            style="green",
+        )
+    lines: list[RenderableType] = [
+        Text.from_markup(f"[bold red]First divergence[/] at {escape(divergence.summary)}")
+    ]
+    for group in divergence.groups:
+        lines.append(_group_line(group.ranks, group.graphs, group.reference))
+        # The reference's own causes tell its history, not the divergence.
+        lines.extend(_graph_line(graph, not group.reference) for graph in group.only_here)
+    lines.append(_collectives_line(divergence))
+    return Group(*lines)
+
+
+def _group_line(ranks: tuple[int, ...], graphs: tuple[str, ...], reference: bool) -> Text:
+    who = "rank " + ", ".join(str(r) for r in ranks)
+    ran = " ".join(short_hash(g) for g in graphs) if graphs else "no step"
+    return Text(f"  {who}: ran {ran}{'  (the reference)' if reference else ''}")
+
+
+def _graph_line(graph: RankGraph, with_cause: bool) -> Text:
+    site = display_location(graph.site) or "?"
+    code = source_line(graph.site) if graph.site else None
+    text = f"    {short_hash(graph.hash)} at {site}"
+    text += f" ({_TRIGGER_WORDS.get(graph.trigger, graph.trigger)})"
+    if code:
+        text += f"  {code.strip()}"
+    if graph.cause and with_cause:
+        where = display_location(graph.cause_location)
+        text += f"\n      cause: {graph.cause}" + (f" at {where}" if where else "")
+        if graph.cause_detail:
+            text += f": {graph.cause_detail}"
+    if graph.collectives:
+        text += f"\n      collectives: {', '.join(graph.collectives)}"
+    return Text(text)
+
+
+def _collectives_line(divergence: Divergence) -> Text:
+    if divergence.collectives:
+        return Text(
+            "  The diverging graphs hold collectives: on real hardware the ranks hang or "
+            "deadlock there.",
+            style="red",
+        )
+    return Text(
+        "  No collective in the diverging graphs: the ranks compile and run different "
+        "programs (a hang comes only from a collective the others do not join).",
+        style="dim",
+    )
+
+
+def _hang_view(report: RanksReport) -> RenderableType:
+    after = f" for {report.hang_timeout_s:g} s" if report.hang_timeout_s else ""
+    lines: list[RenderableType] = [
+        Text.from_markup(
+            f"[bold red]Hang:[/] no rank made progress{after}; every rank was stopped."
+        )
+    ]
+    for hang in report.hangs:
+        lines.append(Text(f"  {hang_sentence(hang)}"))
+        lines.extend(Text(f"      {escape(frame)}", style="dim") for frame in hang.stack)
+    return Group(*lines)
+
+
+def hang_sentence(hang: RankHang) -> str:
+    """``rank 0 waits in all_reduce at train.py:22 (average), after step 2 ...``."""
+    where = display_location(hang.location) or "an unknown line"
+    last = ""
+    if hang.last_graph:
+        last = f"; last graph {short_hash(hang.last_graph)} at {display_location(hang.last_site)}"
+    if hang.state != "waiting":
+        return f"rank {hang.rank} had ended after {hang.step} steps{last}"
+    function = f" ({hang.function})" if hang.function else ""
+    return (
+        f"rank {hang.rank} waits in {hang.waits_in} at {where}{function}, "
+        f"during step {hang.step}{last}"
+    )
