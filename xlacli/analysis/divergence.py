@@ -124,16 +124,19 @@ def _compile_event(report: RunReport, graph_hash: str, step: int) -> CompileEven
 def _divergence(
     step: int, groups: tuple[RankAtStep, ...], reports: Mapping[int, RunReport]
 ) -> Divergence:
-    subject_group, subject = _subject(groups)
     has_collectives = any(graph.collectives for group in groups for graph in group.only_here)
-    if subject is None:  # a rank ran no step here: it ended early
-        short = [g for g in groups if not g.graphs]
-        ended = short[0].ranks if short else subject_group.ranks
+    ended = [group for group in groups if not group.graphs]  # no such step: it stopped
+    if ended:
+        ranks = ended[0].ranks
         summary = (
-            f"{_ranks(ended)} ran {len(reports[ended[0]].step_records)} steps; "
-            f"{_ranks(_other_ranks(groups, ended))} ran more"
+            f"step {step}: {_ranks(ranks)} ran {len(reports[ranks[0]].step_records)} steps; "
+            f"{_ranks(_other_ranks(groups, ranks))} ran more"
         )
         return Divergence(step, "step_count", None, summary, groups, has_collectives)
+    subject_group, subject = _subject(groups)
+    if subject is None:  # the same graphs, in another order
+        summary = f"step {step}: the ranks ran the same graphs in another order"
+        return Divergence(step, "graph_order", None, summary, groups, has_collectives)
     category = _category(subject)
     location = subject.cause_location or subject.site
     return Divergence(

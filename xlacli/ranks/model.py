@@ -164,6 +164,7 @@ def _divergence_from_dict(data: dict[str, Any]) -> Divergence:
                 for o in g["only_here"]
             ),
             reference=g["reference"],
+            inputs=tuple(g.get("inputs", ())),
         )
         for g in data["groups"]
     )
