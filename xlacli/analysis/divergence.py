@@ -189,9 +189,7 @@ def _summary(
     return text
 
 
-def _changed_inputs(
-    inputs: tuple[str, ...], reference: tuple[str, ...]
-) -> tuple[str, str] | None:
+def _changed_inputs(inputs: tuple[str, ...], reference: tuple[str, ...]) -> tuple[str, str] | None:
     """The inputs that differ from the reference's (``f32[12,8]`` vs ``f32[16,8]``)."""
     if not inputs or not reference or inputs == reference:
         return None

@@ -100,13 +100,8 @@ def _settled(paths: RunPaths) -> bool:
 
 
 def _progress_size(paths: RunPaths) -> int:
-    total = 0
-    for path in (paths.events, paths.child_log, paths.debug_log, paths.root / HEARTBEAT_FILE):
-        try:
-            total += path.stat().st_size
-        except OSError:
-            pass
-    return total
+    files = (paths.events, paths.child_log, paths.debug_log, paths.root / HEARTBEAT_FILE)
+    return sum(_size(path) for path in files)
 
 
 def child_cpu(pid: int) -> tuple[str, float] | None:

@@ -87,6 +87,9 @@ def check_command(
         ),
     ] = None,
     html: options.Html = False,
+    hang_timeout: options.HangTimeout = None,
+    ranks_timeout: options.RanksTimeout = 300.0,
+    nproc: options.Nproc = None,
 ) -> int:
     """Run MODEL and compare its compile counts with a committed baseline.
 
@@ -95,6 +98,12 @@ def check_command(
     """
     from xlacli.flows.check import CheckRequest, run_check
 
+    if nproc is not None and nproc > 1:
+        import sys
+
+        from xlacli.flows.launch import run_under_torchrun
+
+        return run_under_torchrun(nproc, sys.argv[1:], out)
     model, script_args = options.split_script_args(ctx, model, module)
     return run_check(
         CheckRequest(
@@ -119,5 +128,7 @@ def check_command(
             html=html,
             module=module,
             script_args=script_args,
+            hang_timeout=hang_timeout,
+            ranks_timeout=ranks_timeout,
         )
     )

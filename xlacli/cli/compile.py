@@ -41,6 +41,7 @@ def compile_command(
     html: options.Html = False,
     hang_timeout: options.HangTimeout = None,
     ranks_timeout: options.RanksTimeout = 300.0,
+    nproc: options.Nproc = None,
 ) -> int:
     """Trace MODEL lazily on an XLA device, dump IR and HLO, and report each graph.
 
@@ -57,6 +58,12 @@ def compile_command(
     from xlacli.flows.session import capture, resolve_target
     from xlacli.render.compile_report import render_compile_report
 
+    if nproc is not None and nproc > 1:
+        import sys
+
+        from xlacli.flows.launch import run_under_torchrun
+
+        return run_under_torchrun(nproc, sys.argv[1:], out)
     model, script_args = options.split_script_args(ctx, model, module)
     target = resolve_target(model, module, script_args)
     devices = devices if devices is not None else load_config().devices

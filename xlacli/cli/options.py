@@ -103,6 +103,15 @@ RanksTimeout = Annotated[
         metavar="S",
     ),
 ]
+Nproc = Annotated[
+    int | None,
+    typer.Option(
+        "--nproc",
+        min=1,
+        help="Run N processes under torchrun (torchrun --nproc_per_node N), one run "
+        "folder each under --out, merged by rank 0.",
+    ),
+]
 
 Module = Annotated[
     str | None,

@@ -32,16 +32,21 @@ def report_command(
     ] = None,
 ) -> int:
     """Show a saved run: its graphs, recompiles and fallbacks, and its profile summary
-    if it was profiled (capture once, render many).
+    if it was profiled (capture once, render many). A multi-process run's folder
+    (rank-0/, rank-1/...) shows the ranks merged, merged again from their folders.
 
     A run whose report was never written (xlacli was killed) gets one rebuilt
     from its raw files."""
+    from xlacli.flows.ranks import is_merged_run, show_merged_run
     from xlacli.flows.rebuild import can_rebuild, rebuild_report
     from xlacli.profile_report import load_summary, summary_to_dict
     from xlacli.render.compile_report import render_compile_report
     from xlacli.render.profile import render_profile
     from xlacli.report import load_report, report_to_dict
 
+    if is_merged_run(run_dir):  # a launched run: one folder per rank, merged
+        show_merged_run(run_dir, "json" if output_format.value == "json" else "text")
+        return 0
     if can_rebuild(run_dir):  # xlacli was killed before it wrote the report
         rebuild_report(run_dir)
     if output_format.value == "html":

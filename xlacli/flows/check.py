@@ -16,10 +16,13 @@ from xlacli.analysis.baseline import (
 )
 from xlacli.analysis.check import CheckOutcome, check_time_budget, compare
 from xlacli.analysis.memory_check import DEFAULT_MEMORY_TOLERANCE, compare_peaks
+from xlacli.capture.ranks import RankPlace
 from xlacli.config import ProjectConfig, load_config, project_runs_dir
 from xlacli.errors import EXIT_CHECK_FAILED, CheckFailed, UsageError, XlacliError
-from xlacli.flows.session import capture, configured_target
+from xlacli.flows.ranks import check_finished, check_ranks, finish_rank, launched_rank
+from xlacli.flows.session import CaptureResult, capture, configured_target
 from xlacli.paths import display_path
+from xlacli.ranks.wait import report_saved
 from xlacli.render.check import (
     check_json,
     print_check,
@@ -62,6 +65,8 @@ class CheckRequest:
     html: bool = False
     module: str | None = None  # -m MODULE
     script_args: tuple[str, ...] = ()  # the script's arguments, after --
+    hang_timeout: float | None = None  # --hang-timeout: stop a run where no rank progresses
+    ranks_timeout: float = 300.0  # under a launcher: rank 0's wait for the other ranks
 
 
 def run_check(request: CheckRequest) -> int:
@@ -114,13 +119,67 @@ def _run_check(request: CheckRequest) -> int:
         label=f"Checking {target.module or target.path.name}",
         devices=request.devices if request.devices is not None else config.devices,
         runs_dir=project_runs_dir(config),
+        hang_timeout=request.hang_timeout,
     )
+    judge = _Judge(baseline, baseline_path, settings.optimizer, config.memory_tolerance)
+    place = launched_rank()
+    if place is None:
+        return _judge(request, result, judge)
+    try:  # a rank of a launched run: rank 0 also judges the ranks together
+        code = _judge(request, result, judge, place)
+    except XlacliError:
+        _finish_rank(request, result, place, failed=True, updating=baseline is None)
+        raise
+    _finish_rank(request, result, place, failed=False, updating=baseline is None)
+    return code
+
+
+@dataclass(frozen=True)
+class _Judge:
+    """What a run is judged against."""
+
+    baseline: Baseline | None  # None: --update-baseline
+    path: Path
+    optimizer: str
+    memory_tolerance: float | None
+
+
+def _finish_rank(
+    request: CheckRequest,
+    result: CaptureResult,
+    place: RankPlace,
+    *,
+    failed: bool,
+    updating: bool,
+) -> None:
+    out = result.paths.root.parent
+    merged = finish_rank(
+        place,
+        out,
+        failed=failed,
+        output_format=request.output_format,
+        timeout_s=request.ranks_timeout,
+        hang_timeout_s=request.hang_timeout,
+        done=report_saved if updating else check_finished,
+    )
+    if merged is not None and not failed:
+        check_ranks(merged, out)
+
+
+def _judge(
+    request: CheckRequest, result: CaptureResult, judge: _Judge, place: RankPlace | None = None
+) -> int:
+    """Compare the run with the baseline (or write it), print and save the outcome.
+    Under a launcher only rank 0 prints and writes the shared files."""
+    baseline, baseline_path = judge.baseline, judge.path
+    merger = place is None or place.is_merger
     if result.error is not None:
         _write_html(request, result.paths.root)
         raise result.error
-    current = baseline_from_report(result.report, baseline_path, settings.optimizer)
+    current = baseline_from_report(result.report, baseline_path, judge.optimizer)
     if baseline is None:
-        write_baseline(current, baseline_path)
+        if merger:  # one baseline: rank 0's
+            write_baseline(current, baseline_path)
         _write_html(request, result.paths.root)
         print_message(
             f"Baseline written to {display_path(baseline_path)}: "
@@ -129,7 +188,7 @@ def _run_check(request: CheckRequest) -> int:
         )
         return 0
     outcome = compare(baseline, current, request.tolerance)
-    memory_tolerance = _first(config.memory_tolerance, DEFAULT_MEMORY_TOLERANCE)
+    memory_tolerance = _first(judge.memory_tolerance, DEFAULT_MEMORY_TOLERANCE)
     peaks = compare_peaks(
         baseline.peak_bytes,
         current.peak_bytes,
@@ -143,12 +202,13 @@ def _run_check(request: CheckRequest) -> int:
             result.report.total_compile_time_s, request.time_budget, request.time_tolerance
         )
         outcome = CheckOutcome((*outcome.results, budget))
-    print_check(outcome, result.report, baseline_path, request.output_format)
+    if merger:  # the other ranks' outcomes are in their folders
+        print_check(outcome, result.report, baseline_path, request.output_format)
     save_check(check_json(outcome, result.report, baseline_path), result.paths.root)
     _write_html(request, result.paths.root)
-    if request.junit is not None:
+    if request.junit is not None and merger:
         write_junit(outcome, request.junit, allow_improvements=request.allow_improvements)
-    if request.github:
+    if request.github and merger:
         # Workflow commands go to stdout, unless stdout is reserved for JSON.
         write_github(outcome, result.report, to_stderr=request.output_format == "json")
     _verdict(outcome, request.allow_improvements, baseline_path)

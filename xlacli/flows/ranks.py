@@ -3,14 +3,18 @@ the others hand over to it (see ``xlacli.ranks``)."""
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
-from xlacli.capture.ranks import RankPlace, rank_place
+from xlacli.capture.ranks import RankPlace, rank_folders, rank_place
+from xlacli.errors import CheckFailed, UsageError
 from xlacli.paths import display_path
-from xlacli.ranks.merge import merge_ranks
-from xlacli.ranks.model import RanksReport, save_ranks
-from xlacli.ranks.wait import wait_for_merged, wait_for_reports
+from xlacli.ranks.merge import merge_ranks, world_size_of
+from xlacli.ranks.model import RanksReport, load_ranks, save_ranks
+from xlacli.ranks.wait import report_saved, wait_for_merged, wait_for_reports
+from xlacli.render.check import CHECK_FILE
 from xlacli.render.console import print_message
 from xlacli.render.ranks import render_ranks
 
@@ -30,6 +34,7 @@ def finish_rank(
     output_format: str,
     timeout_s: float = DEFAULT_RANKS_TIMEOUT_S,
     hang_timeout_s: float | None = None,
+    done: Callable[[Path], bool] = report_saved,
 ) -> RanksReport | None:
     """Rank 0: wait up to ``timeout_s`` for every rank's report, merge, save and
     print. Another rank: say where its report is; when it failed, wait for the
@@ -43,7 +48,7 @@ def finish_rank(
         if failed:
             wait_for_merged(out, timeout_s)
         return None
-    missing = wait_for_reports(out, place.world_size, timeout_s)
+    missing = wait_for_reports(out, place.world_size, timeout_s, done)
     if missing:
         print_message(
             f"[yellow]warning:[/] rank {', '.join(map(str, missing))} had not finished "
@@ -51,5 +56,69 @@ def finish_rank(
         )
     merged = merge_ranks(out, place.world_size, place.launcher, hang_timeout_s)
     save_ranks(merged, out)
+    render_ranks(merged, out, output_format)
+    return merged
+
+
+def check_finished(folder: Path) -> bool:
+    """A rank of ``check`` is done when its check is saved, or its run failed."""
+    if (folder / CHECK_FILE).exists():
+        return True
+    try:
+        report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return False
+    return report.get("error") is not None
+
+
+def check_ranks(merged: RanksReport, out: Path) -> None:
+    """``check`` across ranks: fail when they diverge, a rank is missing, or any
+    rank's own check failed.
+
+    Raises:
+        CheckFailed: naming each reason.
+    """
+    reasons = []
+    if merged.divergence is not None:
+        reasons.append(f"the ranks diverge at {merged.divergence.summary}")
+    if merged.missing:
+        reasons.append(f"rank {', '.join(map(str, merged.missing))} never finished")
+    for rank in merged.ranks:
+        reason = _rank_check_failure(out / rank.run_dir, rank.error)
+        if reason:
+            reasons.append(f"rank {rank.rank}: {reason}")
+    if reasons:
+        raise CheckFailed("; ".join(reasons))
+
+
+def _rank_check_failure(folder: Path, error: str | None) -> str | None:
+    if error is not None:
+        return error
+    try:
+        check = json.loads((folder / CHECK_FILE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None  # rank 0's own check is judged by its own verdict
+    regressions = check.get("regressions", 0)
+    return f"{regressions} check(s) regressed against the baseline" if regressions else None
+
+
+def is_merged_run(folder: Path) -> bool:
+    """A launched run's folder: rank folders, and no report of its own."""
+    return folder.is_dir() and not (folder / "report.json").exists() and bool(rank_folders(folder))
+
+
+def show_merged_run(out: Path, output_format: str) -> RanksReport:
+    """Merge a launched run's rank folders again (the first divergence with this
+    xlacli's analysis) and print it; ``ranks.json`` keeps the world size."""
+    try:
+        previous = load_ranks(out)
+        world_size, launcher, hang_s = (
+            previous.world_size,
+            previous.launcher,
+            previous.hang_timeout_s,
+        )
+    except UsageError:
+        world_size, launcher, hang_s = world_size_of(out), "unknown", None
+    merged = merge_ranks(out, world_size, launcher, hang_s)
     render_ranks(merged, out, output_format)
     return merged

@@ -14,8 +14,8 @@ from pathlib import Path
 from xlacli.capture.events import ChildLog
 from xlacli.capture.hang_watch import HangWatch
 from xlacli.capture.outcome import Interrupted, error_record, outcome_error
-from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.capture.ranks import RankPlace, rank_folder, rank_folders, rank_place
+from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.capture.runner import check_torch_xla_installed, prepare_run_dir, run_child
 from xlacli.capture.signals import StopSignals
 from xlacli.collect import RawRun, build_report, read_raw_run
@@ -25,6 +25,7 @@ from xlacli.errors import CaptureError, UsageError, XlacliError
 from xlacli.flows.modes import check_mode
 from xlacli.graph_files import HloCache
 from xlacli.paths import display_path
+from xlacli.ranks.model import remove_merged
 from xlacli.render.console import print_message, stderr_console
 from xlacli.report import RunReport, save_report
 from xlacli.source_snippets import save_snippets

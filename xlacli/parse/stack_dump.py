@@ -1,12 +1,12 @@
 """faulthandler's dump of every thread's stack (``faulthandler.dump_traceback``).
 
-    Thread 0x00007f55ab7fe640 (most recent call first):
-      File "/usr/lib/python3.11/threading.py", line 324 in wait
+Thread 0x00007f55ab7fe640 (most recent call first):
+  File "/usr/lib/python3.11/threading.py", line 324 in wait
 
-    Current thread 0x00007f55e0e4c740 (most recent call first):
-      File "/work/train.py", line 22 in average
-      File "/work/train.py", line 61 in main
-      File "/work/train.py", line 70 in <module>
+Current thread 0x00007f55e0e4c740 (most recent call first):
+  File "/work/train.py", line 22 in average
+  File "/work/train.py", line 61 in main
+  File "/work/train.py", line 70 in <module>
 """
 
 from __future__ import annotations

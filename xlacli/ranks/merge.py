@@ -14,7 +14,7 @@ from xlacli.capture.hang_watch import HANG_FILE, STACKS_FILE
 from xlacli.capture.ranks import rank_folders
 from xlacli.errors import UsageError
 from xlacli.parse.frames import current_code_roots
-from xlacli.ranks.model import RankHang, RankSummary, RanksReport
+from xlacli.ranks.model import RankHang, RanksReport, RankSummary
 from xlacli.report import REPORT_FILE, RunReport, load_report
 
 

@@ -4,6 +4,7 @@ the ranks may be on other hosts; a shared file system is all they share)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from xlacli.capture.ranks import rank_folder
@@ -13,16 +14,18 @@ from xlacli.report import REPORT_FILE
 _POLL_S = 0.25
 
 
-def wait_for_reports(out: Path, world_size: int, timeout_s: float) -> tuple[int, ...]:
-    """Wait until every rank has saved its report; returns the ranks still
-    missing when ``timeout_s`` runs out (empty: all there)."""
+def report_saved(folder: Path) -> bool:
+    return (folder / REPORT_FILE).exists()
+
+
+def wait_for_reports(
+    out: Path, world_size: int, timeout_s: float, done: Callable[[Path], bool] = report_saved
+) -> tuple[int, ...]:
+    """Wait until every rank is ``done`` (default: has saved its report); returns
+    the ranks still missing when ``timeout_s`` runs out (empty: all there)."""
     deadline = time.monotonic() + timeout_s
     while True:
-        missing = tuple(
-            rank
-            for rank in range(world_size)
-            if not (rank_folder(out, rank) / REPORT_FILE).exists()
-        )
+        missing = tuple(rank for rank in range(world_size) if not done(rank_folder(out, rank)))
         if not missing or time.monotonic() >= deadline:
             return missing
         time.sleep(_POLL_S)

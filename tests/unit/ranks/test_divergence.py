@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from xlacli.analysis.divergence import find_divergence
 from tests.unit.ranks.reports import FIRST, STEP, compile_event, graph, rank_report
+from xlacli.analysis.divergence import find_divergence
 
 
 def test_identical_ranks_agree():

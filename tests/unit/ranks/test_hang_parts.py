@@ -2,13 +2,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.unit.ranks.reports import FIRST, STEP, rank_report
 from xlacli.analysis.hangs import explain_hang
 from xlacli.capture.hang_watch import HANG_FILE, HEARTBEAT_FILE, HangWatch
 from xlacli.capture.ranks import rank_folders, rank_place
 from xlacli.capture.request import RunPaths
 from xlacli.parse.frames import CodeRoots
 from xlacli.parse.stack_dump import main_thread, parse_stack_dump
-from tests.unit.ranks.reports import FIRST, STEP, rank_report
 
 DUMP = """\
 some output the script printed
@@ -97,3 +97,11 @@ def test_another_ranks_hang_fires_the_watch_at_once(tmp_path: Path):
     assert not watch.stalled()
     (tmp_path / "rank-1" / HANG_FILE).write_text("{}")
     assert watch.stalled()
+
+
+def test_nproc_is_taken_out_of_the_command_the_ranks_run():
+    from xlacli.flows.launch import without_nproc
+
+    argv = ["compile", "t.py", "--nproc", "2", "--out", "o", "--", "--nproc", "3"]
+    assert without_nproc(argv) == ["compile", "t.py", "--out", "o", "--", "--nproc", "3"]
+    assert without_nproc(["check", "--nproc=4", "t.py"]) == ["check", "t.py"]

@@ -5,12 +5,12 @@ from pathlib import Path
 
 from rich.console import Console
 
+from tests.unit.ranks.reports import FIRST, STEP, compile_event, graph, rank_report
 from xlacli.ranks.merge import merge_ranks
 from xlacli.ranks.model import load_ranks, save_ranks
 from xlacli.ranks.wait import wait_for_merged, wait_for_reports
 from xlacli.render.ranks import ranks_text
 from xlacli.report import save_report
-from tests.unit.ranks.reports import FIRST, STEP, compile_event, graph, rank_report
 
 
 def _save(out: Path, rank: int, report) -> None:

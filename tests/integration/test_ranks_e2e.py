@@ -1,0 +1,172 @@
+"""Multi-process runs under torchrun with 2 processes (examples/ranks/): each
+rank's folder, the merged report, the first divergence and the hang watchdog.
+
+On XLA:CPU every process is its own world of one device; the gloo backend's
+collectives on CPU tensors cross processes, so the skipped all_reduce is a
+real deadlock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES
+from xlacli.parse.metrics_report import parse_metrics_report
+
+pytestmark = pytest.mark.e2e
+RANKS = EXAMPLES / "ranks"
+
+
+@dataclass(frozen=True)
+class RanksRun:
+    code: int
+    stdout: str
+    stderr: str
+    out: Path
+
+    @property
+    def merged(self) -> dict:
+        return json.loads((self.out / "ranks.json").read_text())
+
+    def rank_report(self, rank: int) -> dict:
+        return json.loads((self.out / f"rank-{rank}" / "report.json").read_text())
+
+
+def torchrun(out: Path, example: str, *args: str) -> RanksRun:
+    """``torchrun --nproc_per_node 2 -m xlacli compile EXAMPLE --out OUT ARGS``."""
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "xlacli",
+        "compile",
+        str(RANKS / example),
+        "--out",
+        str(out),
+        *args,
+    ]
+    env = {**os.environ, "COLUMNS": "200", "PJRT_DEVICE": "CPU"}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    return RanksRun(done.returncode, done.stdout, done.stderr, out)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, RanksRun]:
+    root = tmp_path_factory.mktemp("ranks")
+    return {
+        name: torchrun(root / name, f"{name}.py")
+        for name in ("healthy", "master_print", "short_shard", "rank_branch")
+    }
+
+
+@pytest.fixture(scope="module")
+def hang(tmp_path_factory) -> RanksRun:
+    out = tmp_path_factory.mktemp("hang") / "run"
+    return torchrun(out, "skipped_all_reduce.py", "--hang-timeout", "20")
+
+
+def test_each_rank_writes_its_own_folder_and_rank_0_merges(runs):
+    healthy = runs["healthy"]
+    assert healthy.code == 0, healthy.stderr[-3000:]
+    assert sorted(p.name for p in healthy.out.iterdir()) == ["rank-0", "rank-1", "ranks.json"]
+    merged = healthy.merged
+    assert (merged["world_size"], merged["launcher"], merged["missing"]) == (2, "torchrun", [])
+    assert merged["divergence"] is None
+    assert "The ranks agree" in healthy.stdout
+    assert healthy.stdout.count("2 ranks (torchrun)") == 1  # printed once, by rank 0
+
+
+def test_counts_per_rank_equal_torch_xlas_own_metrics(runs):
+    for run in runs.values():
+        for row in run.merged["ranks"]:
+            report = run.rank_report(row["rank"])
+            folder = run.out / f"rank-{row['rank']}"
+            metrics = parse_metrics_report((folder / "metrics.txt").read_text())
+            assert row["compilations"] == report["compilations"]
+            assert report["compilations"] == metrics.counter("UncachedCompile")
+            assert report["executions"] == metrics.counter("ExecuteComputation")
+
+
+def _divergence(run: RanksRun) -> dict:
+    assert run.code == 0, run.stderr[-3000:]
+    divergence = run.merged["divergence"]
+    assert divergence is not None, run.stdout
+    return divergence
+
+
+def _diverging(divergence: dict) -> dict:
+    """The non-reference group and its first graph."""
+    group = next(g for g in divergence["groups"] if not g["reference"])
+    return {"ranks": group["ranks"], "graph": group["only_here"][0]}
+
+
+def test_master_only_value_read(runs):
+    divergence = _divergence(runs["master_print"])
+    assert (divergence["step"], divergence["category"]) == (2, "host_sync")
+    assert divergence["location"].endswith("master_print.py:31")
+    side = _diverging(divergence)
+    assert side["ranks"] == [0] and side["graph"]["trigger"] == "host_sync"
+    assert "rank 0 ran an extra graph" in divergence["summary"]
+    assert "master_print.py:31" in runs["master_print"].stdout
+    assert "loss.item()" in runs["master_print"].stdout  # the user's line, as written
+
+
+def test_rank_with_a_shorter_last_batch(runs):
+    divergence = _divergence(runs["short_shard"])
+    assert (divergence["step"], divergence["category"]) == (1, "input_shape")
+    assert divergence["location"].endswith("short_shard.py:32")
+    assert _diverging(divergence)["ranks"] == [1]
+    assert "f32[12,8] (at short_shard.py:32) where rank 0 had f32[16,8]" in divergence["summary"]
+
+
+def test_branch_on_the_rank(runs):
+    divergence = _divergence(runs["rank_branch"])
+    assert (divergence["step"], divergence["category"]) == (2, "graph_structure")
+    side = _diverging(divergence)
+    assert side["ranks"] == [1] and side["graph"]["site"].endswith("rank_branch.py:32")
+    assert not divergence["collectives"]  # gloo's collectives are outside the XLA graphs
+    rows = {row["rank"]: row for row in runs["rank_branch"].merged["ranks"]}
+    assert (rows[0]["compilations"], rows[1]["compilations"]) == (1, 2)
+
+
+def test_hang_shows_both_ranks_stacks_and_stops_them(hang):
+    assert hang.code != 0
+    merged = hang.merged
+    waits = {h["rank"]: h for h in merged["hangs"]}
+    assert waits[0]["state"] == waits[1]["state"] == "waiting"
+    assert waits[0]["waits_in"] == "all_reduce" and waits[1]["waits_in"] == "recv"
+    assert waits[0]["location"].endswith("skipped_all_reduce.py:20")
+    assert waits[1]["location"].endswith("skipped_all_reduce.py:26")
+    assert waits[0]["step"] == waits[1]["step"] == 3
+    assert "rank 0 waits in all_reduce at" in hang.stdout
+    assert "rank 1 waits in recv at" in hang.stdout
+    for rank in (0, 1):
+        assert (hang.out / f"rank-{rank}" / "hang-stacks.txt").exists()
+        assert "no rank made progress for 20 s" in hang.rank_report(rank)["error"]["message"]
+
+
+def test_hang_leaves_no_process_behind(hang):
+    leftover = subprocess.run(
+        ["pgrep", "-f", str(hang.out)], capture_output=True, text=True
+    ).stdout.split()
+    assert leftover == []
+
+
+def test_a_normal_run_leaves_no_trace_of_the_watchdog(tmp_path):
+    run = torchrun(tmp_path / "run", "healthy.py", "--hang-timeout", "120")
+    assert run.code == 0, run.stderr[-3000:]
+    for rank in (0, 1):
+        names = {p.name for p in (run.out / f"rank-{rank}").iterdir()}
+        assert not names & {"hang.json", "hang-stacks.txt", ".hang-heartbeat"}
+    assert run.merged["hangs"] == []
