@@ -39,8 +39,8 @@ class RanksRun:
         return json.loads((self.out / f"rank-{rank}" / "report.json").read_text())
 
 
-def torchrun(out: Path, example: str, *args: str) -> RanksRun:
-    """``torchrun --nproc_per_node 2 -m xlacli compile EXAMPLE --out OUT ARGS``."""
+def torchrun(out: Path, example: str, *args: str, command_name: str = "compile") -> RanksRun:
+    """``torchrun --nproc_per_node 2 -m xlacli COMMAND EXAMPLE --out OUT ARGS``."""
     command = [
         sys.executable,
         "-m",
@@ -50,7 +50,7 @@ def torchrun(out: Path, example: str, *args: str) -> RanksRun:
         "2",
         "-m",
         "xlacli",
-        "compile",
+        command_name,
         str(RANKS / example),
         "--out",
         str(out),
@@ -133,6 +133,7 @@ def test_rank_with_a_shorter_last_batch(runs):
 def test_branch_on_the_rank(runs):
     divergence = _divergence(runs["rank_branch"])
     assert (divergence["step"], divergence["category"]) == (2, "graph_structure")
+    assert divergence["location"].endswith("rank_branch.py:28")  # the branch's own line
     side = _diverging(divergence)
     assert side["ranks"] == [1] and side["graph"]["site"].endswith("rank_branch.py:32")
     assert not divergence["collectives"]  # gloo's collectives are outside the XLA graphs
@@ -170,3 +171,28 @@ def test_a_normal_run_leaves_no_trace_of_the_watchdog(tmp_path):
         names = {p.name for p in (run.out / f"rank-{rank}").iterdir()}
         assert not names & {"hang.json", "hang-stacks.txt", ".hang-heartbeat"}
     assert run.merged["hangs"] == []
+
+
+def test_check_passes_agreeing_ranks_and_fails_diverging_ones(tmp_path):
+    healthy = torchrun(
+        tmp_path / "healthy",
+        "healthy.py",
+        "--baseline",
+        str(tmp_path / "healthy.json"),
+        "--update-baseline",
+        command_name="check",
+    )
+    assert healthy.code == 0, healthy.stderr[-3000:]
+    assert (tmp_path / "healthy.json").exists()  # written once, by rank 0
+    diverging = torchrun(
+        tmp_path / "master",
+        "master_print.py",
+        "--baseline",
+        str(tmp_path / "master.json"),
+        "--update-baseline",
+        command_name="check",
+    )
+    assert diverging.code == 1
+    assert "xlacli: error: the ranks diverge at step 2: rank 0 ran an extra graph" in (
+        diverging.stderr
+    )

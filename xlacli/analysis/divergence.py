@@ -13,29 +13,42 @@ before, which is what the reference ran.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from xlacli.parse.ir_dump import IrNode
 from xlacli.ranks.model import Divergence, RankAtStep, RankGraph
 from xlacli.report import CompileEvent, RunReport
 
 # The collective ops in a rank's graph (rank, graph hash) -> ("all-reduce", ...).
 Collectives = Callable[[int, str], tuple[str, ...]]
+# The lazy IR nodes of a rank's graph (rank, graph hash); empty when not dumped.
+IrNodes = Callable[[int, str], Sequence[IrNode]]
+# Causes whose user line says where the graphs part less well than the IR does.
+_STRUCTURAL = ("graph_structure", "unknown")
 Steps = tuple[tuple[str, ...] | None, ...]  # per step, the graphs run (None: no such step)
 
 
 def find_divergence(
-    reports: Mapping[int, RunReport], collectives: Collectives | None = None
+    reports: Mapping[int, RunReport],
+    collectives: Collectives | None = None,
+    ir_nodes: IrNodes | None = None,
 ) -> Divergence | None:
-    """The first step where the ranks' graph sequences differ; None when they agree."""
+    """The first step where the ranks' graph sequences differ; None when they agree.
+
+    ``ir_nodes``: when given, a structural difference is placed at the first
+    line of the diverging graph's file whose ops the reference's graph lacks
+    (a branch on the rank), compared across ranks rather than within one."""
     sequences = {rank: _sequence(report) for rank, report in reports.items()}
     length = max((len(s) for s in sequences.values()), default=0)
     for step in range(length):
         at = {rank: seq[step] if step < len(seq) else None for rank, seq in sequences.items()}
         if len(set(at.values())) > 1:
             groups = _groups(step, at, reports, collectives or _no_collectives)
-            return _divergence(step, groups, reports)
+            divergence = _divergence(step, groups, reports)
+            return _placed_by_ir(divergence, ir_nodes) if ir_nodes else divergence
     return None
 
 
@@ -147,6 +160,39 @@ def _divergence(
         groups,
         has_collectives,
     )
+
+
+def _placed_by_ir(divergence: Divergence, ir_nodes: IrNodes) -> Divergence:
+    if divergence.category not in _STRUCTURAL:
+        return divergence
+    group, graph = _subject(divergence.groups)
+    reference = next(g for g in divergence.groups if g.reference)
+    if graph is None or group.reference or not graph.site or not reference.graphs:
+        return divergence
+    nodes = ir_nodes(group.ranks[0], graph.hash)
+    before = [n for h in reference.graphs for n in ir_nodes(reference.ranks[0], h)]
+    line = first_added_line(nodes, before, graph.site)
+    if line is None or line == divergence.location:
+        return divergence
+    summary = divergence.summary.replace(_short(divergence.location), _short(line), 1)
+    return dataclasses.replace(divergence, location=line, summary=summary)
+
+
+def first_added_line(nodes: Sequence[IrNode], reference: Sequence[IrNode], site: str) -> str | None:
+    """The first node in the site's file, in graph order, with no counterpart
+    (same op, same line) among the reference's nodes: ``/abs/train.py:28``."""
+    path = site.rpartition(":")[0]
+    name = Path(path).name
+    left = Counter((n.op, n.location.line) for n in reference if n.location)
+    for node in nodes:
+        if node.location is None or node.location.file != name:
+            continue
+        key = (node.op, node.location.line)
+        if left[key] > 0:
+            left[key] -= 1
+        else:
+            return f"{path}:{node.location.line}"
+    return None
 
 
 def _subject(groups: tuple[RankAtStep, ...]) -> tuple[RankAtStep, RankGraph | None]:

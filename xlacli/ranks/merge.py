@@ -14,6 +14,7 @@ from xlacli.capture.hang_watch import HANG_FILE, STACKS_FILE
 from xlacli.capture.ranks import rank_folders
 from xlacli.errors import UsageError
 from xlacli.parse.frames import current_code_roots
+from xlacli.parse.ir_dump import IrNode, parse_ir_node
 from xlacli.ranks.model import RankHang, RanksReport, RankSummary
 from xlacli.report import REPORT_FILE, RunReport, load_report
 
@@ -31,14 +32,21 @@ def merge_ranks(
     missing = tuple(rank for rank in range(world_size) if rank not in reports)
 
     def collectives(rank: int, graph_hash: str) -> tuple[str, ...]:
-        return _graph_collectives(folders[rank], reports[rank], graph_hash)
+        return _graph_collectives(
+            _graph_text(folders[rank], reports[rank], graph_hash, "hlo_before")
+        )
+
+    def ir_nodes(rank: int, graph_hash: str) -> tuple[IrNode, ...]:
+        text = _graph_text(folders[rank], reports[rank], graph_hash, "ir")
+        nodes = (parse_ir_node(line) for line in text.splitlines())
+        return tuple(node for node in nodes if node is not None)
 
     return RanksReport(
         world_size=world_size,
         launcher=launcher,
         ranks=tuple(_summary(rank, reports[rank], out) for rank in sorted(reports)),
         missing=missing,
-        divergence=find_divergence(reports, collectives) if len(reports) > 1 else None,
+        divergence=find_divergence(reports, collectives, ir_nodes) if len(reports) > 1 else None,
         hangs=_hangs(folders, reports),
         hang_timeout_s=hang_timeout_s,
     )
@@ -86,17 +94,21 @@ def _hangs(folders: Mapping[int, Path], reports: Mapping[int, RunReport]) -> tup
     return tuple(hangs)
 
 
-def _graph_collectives(folder: Path, report: RunReport, graph_hash: str) -> tuple[str, ...]:
+def _graph_text(folder: Path, report: RunReport, graph_hash: str, role: str) -> str:
+    """One of a graph's kept files (``ir``, ``hlo_before``), or "" when not kept."""
+    graph = next((g for g in report.graphs if g.hash == graph_hash), None)
+    name = graph.files.get(role) if graph else None
+    if not name:
+        return ""
+    try:
+        return (folder / name).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _graph_collectives(text: str) -> tuple[str, ...]:
     """The collective ops in a graph's HLO, by opcode (the text is scanned, not
     parsed: a merge must not fail on one graph)."""
-    graph = next((g for g in report.graphs if g.hash == graph_hash), None)
-    name = graph.files.get("hlo_before") if graph else None
-    if not name:
-        return ()
-    try:
-        text = (folder / name).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ()
     kinds = []
     for line in text.splitlines():
         _, _, rhs = line.partition(" = ")

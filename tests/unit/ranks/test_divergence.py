@@ -85,3 +85,27 @@ def test_collectives_in_the_diverging_graph_are_named():
     assert divergence is not None and divergence.collectives
     only = [g for group in divergence.groups for g in group.only_here]
     assert [g.collectives for g in only] == [("all-reduce",)]
+
+
+def test_a_structural_divergence_is_placed_at_the_first_line_the_reference_lacks():
+    from xlacli.analysis.divergence import first_added_line
+    from xlacli.parse.ir_dump import parse_ir_node
+
+    def nodes(text: str):
+        return [parse_ir_node(line) for line in text.strip().splitlines()]
+
+    reference = nodes(
+        """
+  %0 = f32[16,4]{1,0} aten::addmm(%1, %2, %3), location=forward@linear.py:134
+  %1 = f32[16,4]{1,0} aten::pow(%0, %4), location=main@train.py:26
+"""
+    )
+    branched = nodes(
+        """
+  %0 = f32[16,4]{1,0} aten::addmm(%1, %2, %3), location=forward@linear.py:134
+  %1 = f32[16,4]{1,0} aten::pow(%0, %4), location=main@train.py:26
+  %2 = f32[4,8]{1,0} aten::abs(%5), location=main@train.py:28
+"""
+    )
+    assert first_added_line(branched, reference, "/w/train.py:32") == "/w/train.py:28"
+    assert first_added_line(reference, reference, "/w/train.py:32") is None
