@@ -196,3 +196,17 @@ def test_check_passes_agreeing_ranks_and_fails_diverging_ones(tmp_path):
     assert "xlacli: error: the ranks diverge at step 2: rank 0 ran an extra graph" in (
         diverging.stderr
     )
+
+
+def test_profile_puts_the_ranks_step_times_side_by_side(tmp_path):
+    run = torchrun(
+        tmp_path / "prof", "rank_branch.py", "--warmup", "1", "--steps", "3", command_name="profile"
+    )
+    assert run.code == 0, run.stderr[-3000:]
+    stragglers = run.merged["stragglers"]
+    rows = {r["rank"]: r for r in stragglers["ranks"]}
+    assert sorted(rows) == [0, 1] and rows[0]["steps"] == rows[1]["steps"] == 3
+    # Rank 1 compiles its branch inside the profiled window; rank 0 compiles nothing there.
+    assert rows[1]["per_step_s"]["compile"] > 0 == rows[0]["per_step_s"]["compile"]
+    assert run.merged["divergence_checked"] is False
+    assert "Step time per rank" in run.stdout and "Slowest: rank" in run.stdout

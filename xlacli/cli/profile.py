@@ -58,6 +58,8 @@ def profile_command(
     devices: options.Devices = None,
     mode: options.Mode = options.RunMode.lazy,
     html: options.Html = False,
+    hang_timeout: options.HangTimeout = None,
+    ranks_timeout: options.RanksTimeout = 300.0,
 ) -> int:
     """Profile MODEL's steps with torch_xla's profiler and summarize where the time goes.
 
@@ -87,5 +89,7 @@ def profile_command(
             html=html,
             module=module,
             script_args=script_args,
+            hang_timeout=hang_timeout,
+            ranks_timeout=ranks_timeout,
         )
     )

@@ -27,6 +27,7 @@ from xlacli.collect import execution_records
 from xlacli.config import load_config, project_runs_dir
 from xlacli.discover import ModelTarget
 from xlacli.errors import CaptureError, UsageError
+from xlacli.flows.ranks import finish_rank, launched_rank, profile_finished
 from xlacli.flows.session import CaptureResult, capture, configured_target
 from xlacli.flows.tensorboard import (
     DEFAULT_PORT,
@@ -73,6 +74,8 @@ class ProfileRequest:
     html: bool = False
     module: str | None = None  # -m MODULE
     script_args: tuple[str, ...] = ()  # the script's arguments, after --
+    hang_timeout: float | None = None  # --hang-timeout: stop a run where no rank progresses
+    ranks_timeout: float = 300.0  # under a launcher: rank 0's wait for the other ranks
 
 
 def run_profile(request: ProfileRequest) -> int:
@@ -94,14 +97,29 @@ def run_profile(request: ProfileRequest) -> int:
 
         return compare_profile(target, request)
     result, summary = capture_profile(target, request)
-    render_profile(summary, request.output_format)
+    place = launched_rank()
+    # Under a launcher, rank 0 prints (as JSON: only the merged report); the other
+    # ranks' summaries are in their folders.
+    if place is None or (place.is_merger and request.output_format != "json"):
+        render_profile(summary, request.output_format)
+    if place is not None:  # rank 0 adds the ranks side by side: the stragglers
+        finish_rank(
+            place,
+            result.paths.root.parent,
+            failed=result.error is not None,
+            output_format="json" if request.output_format == "json" else "text",
+            timeout_s=request.ranks_timeout,
+            hang_timeout_s=request.hang_timeout,
+            done=profile_finished,
+            compare_steps=False,
+        )
     if request.html:
         from xlacli.render.html.run_page import announce_run_html
 
         announce_run_html(result.paths.root, result.report)
     if result.error is not None:
         raise result.error
-    if summary.trace_files:
+    if summary.trace_files and (place is None or place.is_merger):
         _view(summary, request)
     return 0
 
@@ -134,6 +152,7 @@ def capture_profile(
         devices=request.devices if request.devices is not None else config.devices,
         runs_dir=project_runs_dir(config),
         max_trace_steps=_trace_limit(request),
+        hang_timeout=request.hang_timeout,
     )
     summary = summarize(result)
     save_summary(summary, result.paths.root)

@@ -11,6 +11,7 @@ from pathlib import Path
 from xlacli.capture.ranks import RankPlace, rank_folders, rank_place
 from xlacli.errors import CheckFailed, UsageError
 from xlacli.paths import display_path
+from xlacli.profile_report import PROFILE_FILE
 from xlacli.ranks.merge import merge_ranks, world_size_of
 from xlacli.ranks.model import RanksReport, load_ranks, save_ranks
 from xlacli.ranks.wait import report_saved, wait_for_merged, wait_for_reports
@@ -35,6 +36,7 @@ def finish_rank(
     timeout_s: float = DEFAULT_RANKS_TIMEOUT_S,
     hang_timeout_s: float | None = None,
     done: Callable[[Path], bool] = report_saved,
+    compare_steps: bool = True,
 ) -> RanksReport | None:
     """Rank 0: wait up to ``timeout_s`` for every rank's report, merge, save and
     print. Another rank: say where its report is; when it failed, wait for the
@@ -54,7 +56,9 @@ def finish_rank(
             f"[yellow]warning:[/] rank {', '.join(map(str, missing))} had not finished "
             f"after {timeout_s:g} s: merging the ranks that did"
         )
-    merged = merge_ranks(out, place.world_size, place.launcher, hang_timeout_s)
+    merged = merge_ranks(
+        out, place.world_size, place.launcher, hang_timeout_s, compare_steps=compare_steps
+    )
     save_ranks(merged, out)
     render_ranks(merged, out, output_format)
     return merged
@@ -62,7 +66,16 @@ def finish_rank(
 
 def check_finished(folder: Path) -> bool:
     """A rank of ``check`` is done when its check is saved, or its run failed."""
-    if (folder / CHECK_FILE).exists():
+    return _saved_or_failed(folder, CHECK_FILE)
+
+
+def profile_finished(folder: Path) -> bool:
+    """A rank of ``profile`` is done when its summary is saved, or its run failed."""
+    return _saved_or_failed(folder, PROFILE_FILE)
+
+
+def _saved_or_failed(folder: Path, name: str) -> bool:
+    if (folder / name).exists():
         return True
     try:
         report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
@@ -112,13 +125,14 @@ def show_merged_run(out: Path, output_format: str) -> RanksReport:
     xlacli's analysis) and print it; ``ranks.json`` keeps the world size."""
     try:
         previous = load_ranks(out)
-        world_size, launcher, hang_s = (
-            previous.world_size,
-            previous.launcher,
-            previous.hang_timeout_s,
-        )
     except UsageError:
-        world_size, launcher, hang_s = world_size_of(out), "unknown", None
-    merged = merge_ranks(out, world_size, launcher, hang_s)
+        previous = RanksReport(world_size_of(out), "unknown", (), (), None)
+    merged = merge_ranks(
+        out,
+        previous.world_size,
+        previous.launcher,
+        previous.hang_timeout_s,
+        compare_steps=previous.divergence_checked,
+    )
     render_ranks(merged, out, output_format)
     return merged

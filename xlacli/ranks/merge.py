@@ -10,19 +10,27 @@ from pathlib import Path
 from xlacli.analysis.collectives import collective_kind
 from xlacli.analysis.divergence import find_divergence
 from xlacli.analysis.hangs import explain_hang
+from xlacli.analysis.stragglers import find_stragglers
 from xlacli.capture.hang_watch import HANG_FILE, STACKS_FILE
 from xlacli.capture.ranks import rank_folders
 from xlacli.errors import UsageError
 from xlacli.parse.frames import current_code_roots
 from xlacli.parse.ir_dump import IrNode, parse_ir_node
+from xlacli.profile_report import ProfileSummary, load_summary
 from xlacli.ranks.model import RankHang, RanksReport, RankSummary
 from xlacli.report import REPORT_FILE, RunReport, load_report
 
 
 def merge_ranks(
-    out: Path, world_size: int, launcher: str, hang_timeout_s: float | None = None
+    out: Path,
+    world_size: int,
+    launcher: str,
+    hang_timeout_s: float | None = None,
+    *,
+    compare_steps: bool = True,
 ) -> RanksReport:
-    """Merge the rank folders under ``out`` of a run of ``world_size`` ranks."""
+    """Merge the rank folders under ``out`` of a run of ``world_size`` ranks
+    (``compare_steps`` False: no first divergence, as for a profile)."""
     folders = rank_folders(out)
     reports = {
         rank: load_report(folders[rank])
@@ -46,10 +54,26 @@ def merge_ranks(
         launcher=launcher,
         ranks=tuple(_summary(rank, reports[rank], out) for rank in sorted(reports)),
         missing=missing,
-        divergence=find_divergence(reports, collectives, ir_nodes) if len(reports) > 1 else None,
+        divergence=find_divergence(reports, collectives, ir_nodes)
+        if compare_steps and len(reports) > 1
+        else None,
         hangs=_hangs(folders, reports),
         hang_timeout_s=hang_timeout_s,
+        stragglers=find_stragglers(_profiles(folders, reports)),
+        divergence_checked=compare_steps,
     )
+
+
+def _profiles(
+    folders: Mapping[int, Path], reports: Mapping[int, RunReport]
+) -> dict[int, ProfileSummary]:
+    """The ranks' profile summaries (a ``profile`` run), by rank."""
+    found = {}
+    for rank in reports:
+        summary = load_summary(folders[rank])
+        if summary is not None:
+            found[rank] = summary
+    return found
 
 
 def world_size_of(out: Path) -> int:

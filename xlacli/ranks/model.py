@@ -87,6 +87,28 @@ class RankHang:
 
 
 @dataclass(frozen=True)
+class RankStepTime:
+    """One rank's profiled step time and where it went, per step."""
+
+    rank: int
+    steps: int
+    p50_s: float
+    mean_s: float
+    per_step_s: dict[str, float]  # compile, execute, transfers, tracing, python
+
+
+@dataclass(frozen=True)
+class Stragglers:
+    """``profile`` across ranks: step time side by side, and where the slowest
+    rank's extra time goes (its seconds per step minus the others' median)."""
+
+    ranks: tuple[RankStepTime, ...]
+    slowest: int
+    extra_s: float  # the slowest rank's median step time minus the others' median
+    extra_by_row_s: dict[str, float]
+
+
+@dataclass(frozen=True)
 class RanksReport:
     """The ranks of one launched run, merged by rank 0."""
 
@@ -97,6 +119,10 @@ class RanksReport:
     divergence: Divergence | None  # None: every rank ran the same graphs in each step
     hangs: tuple[RankHang, ...] = ()
     hang_timeout_s: float | None = None
+    stragglers: Stragglers | None = None  # profile only
+    # False for a profile: its steps do not wait for the device, so a step's
+    # executions may be counted in the next, and steps cannot be compared.
+    divergence_checked: bool = True
     schema_version: int = RANKS_SCHEMA_VERSION
 
     @property
@@ -151,6 +177,19 @@ def ranks_from_dict(data: dict[str, Any]) -> RanksReport:
             RankHang(**{**h, "stack": tuple(h.get("stack", ()))}) for h in data.get("hangs", [])
         ),
         hang_timeout_s=data.get("hang_timeout_s"),
+        stragglers=_stragglers_from_dict(data.get("stragglers")),
+        divergence_checked=data.get("divergence_checked", True),
+    )
+
+
+def _stragglers_from_dict(data: dict[str, Any] | None) -> Stragglers | None:
+    if not data:
+        return None
+    return Stragglers(
+        ranks=tuple(RankStepTime(**r) for r in data["ranks"]),
+        slowest=data["slowest"],
+        extra_s=data["extra_s"],
+        extra_by_row_s=dict(data["extra_by_row_s"]),
     )
 
 

@@ -11,7 +11,14 @@ from rich.markup import escape
 from rich.text import Text
 
 from xlacli.paths import display_location, display_path, source_line
-from xlacli.ranks.model import Divergence, RankGraph, RankHang, RanksReport, dump_ranks
+from xlacli.ranks.model import (
+    Divergence,
+    RankGraph,
+    RankHang,
+    RanksReport,
+    Stragglers,
+    dump_ranks,
+)
 from xlacli.render.console import plain_table, stdout_console
 from xlacli.render.units import format_seconds, short_hash
 
@@ -43,6 +50,8 @@ def ranks_text(report: RanksReport, out: Path) -> RenderableType:
     parts.append(_divergence_view(report))
     if report.hangs:
         parts.append(_hang_view(report))
+    if report.stragglers is not None:
+        parts.append(_straggler_view(report.stragglers))
     parts.append(Text(f"Each rank's own report: xlacli report {display_path(out)}/rank-R"))
     return Group(*parts)
 
@@ -74,6 +83,12 @@ def _rank_table(report: RanksReport) -> RenderableType:
 
 def _divergence_view(report: RanksReport) -> RenderableType:
     divergence = report.divergence
+    if not report.divergence_checked:
+        return Text(
+            "Steps are not compared in a profile (its steps do not wait for the device); "
+            "xlacli compile finds the first divergence.",
+            style="dim",
+        )
     if divergence is None:
         steps = max((r.steps for r in report.ranks), default=0)
         return Text(
@@ -154,3 +169,36 @@ def hang_sentence(hang: RankHang) -> str:
         f"rank {hang.rank} waits in {hang.waits_in} at {where}{function}, "
         f"during step {hang.step}{last}"
     )
+
+
+def _straggler_view(stragglers: Stragglers) -> RenderableType:
+    rows = list(stragglers.extra_by_row_s)
+    table = plain_table(
+        ("rank", "right"),
+        ("steps", "right"),
+        ("step p50", "right"),
+        ("mean", "right"),
+        *((f"{row} /step", "right") for row in rows),
+    )
+    for rank in stragglers.ranks:
+        table.add_row(
+            str(rank.rank),
+            str(rank.steps),
+            format_seconds(rank.p50_s),
+            format_seconds(rank.mean_s),
+            *(format_seconds(rank.per_step_s[row]) for row in rows),
+        )
+    biggest = sorted(stragglers.extra_by_row_s.items(), key=lambda item: -item[1])
+    where = ", ".join(f"{row} {_signed(seconds)}" for row, seconds in biggest if seconds > 0)
+    return Group(
+        Text("Step time per rank (profiled steps):", style="bold"),
+        table,
+        Text(
+            f"Slowest: rank {stragglers.slowest}, {_signed(stragglers.extra_s)} a step over "
+            f"the others' median" + (f"; per step: {where}" if where else "")
+        ),
+    )
+
+
+def _signed(seconds: float) -> str:
+    return ("+" if seconds >= 0 else "-") + format_seconds(abs(seconds))
