@@ -20,7 +20,7 @@ from pathlib import Path
 
 from xlacli.parse.ir_dump import IrNode
 from xlacli.ranks.model import Divergence, RankAtStep, RankGraph
-from xlacli.report import CompileEvent, RunReport
+from xlacli.report.run import CompileEvent, RunReport
 
 # The collective ops in a rank's graph (rank, graph hash) -> ("all-reduce", ...).
 Collectives = Callable[[int, str], tuple[str, ...]]

@@ -12,8 +12,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping
 
-from xlacli.profile_report import ProfileSummary
 from xlacli.ranks.model import RankStepTime, Stragglers
+from xlacli.report.profile import ProfileSummary
 
 # The rows, from the profile's breakdown (seconds in the profiled window).
 ROWS = {

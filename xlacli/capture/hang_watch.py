@@ -24,13 +24,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xlacli.capture.request import RunPaths
-from xlacli.report import REPORT_FILE
+from xlacli.report.run import REPORT_FILE
+from xlacli.run.hang import HANG_FILE, HEARTBEAT_FILE, STACKS_FILE
+from xlacli.run.request import RunPaths
 
-HANG_STACKS_ENV = "XLACLI_HANG_STACKS"  # set: the child dumps its stack on SIGUSR1
-HANG_FILE = "hang.json"
-HEARTBEAT_FILE = ".hang-heartbeat"  # removed when the child ends
-STACKS_FILE = "hang-stacks.txt"
 _STACK_WAIT_S = 3.0
 _PEERS_WAIT_S = 10.0
 _BUSY_WINDOW_S = 1.0

@@ -17,17 +17,13 @@ from importlib import metadata
 from pathlib import Path
 
 from xlacli.capture.env import capture_environment, flag_safe_dump_dir
-from xlacli.capture.events import ChildLog, EventFollower, read_events
-from xlacli.capture.hang_watch import (
-    HANG_STACKS_ENV,
-    HEARTBEAT_FILE,
-    HangWatch,
-    dump_child_stacks,
-)
-from xlacli.capture.lifeline import PARENT_PID_ENV
-from xlacli.capture.request import CaptureRequest, RunPaths
+from xlacli.capture.hang_watch import HangWatch, dump_child_stacks
 from xlacli.capture.signals import StopSignals
 from xlacli.errors import CaptureError, UsageError
+from xlacli.run.events import ChildLog, EventFollower, read_events
+from xlacli.run.hang import HANG_STACKS_ENV, HEARTBEAT_FILE
+from xlacli.run.lifeline import PARENT_PID_ENV
+from xlacli.run.request import CaptureRequest, RunPaths
 
 DEFAULT_RUNS_DIR = Path(".xlacli") / "runs"
 SUPPORTED = {"torch": "2.9", "torch-xla": "2.9"}
@@ -150,7 +146,7 @@ def run_child(
         env[PARENT_PID_ENV] = str(os.getpid())
         if watch is not None:
             env[HANG_STACKS_ENV] = "1"
-        command = [sys.executable, "-m", "xlacli.capture.child", str(paths.request)]
+        command = [sys.executable, "-m", "xlacli.child.child", str(paths.request)]
         log = stack.enter_context(paths.child_log.open("wb"))
         # Its own process group: a terminal's Ctrl-C reaches xlacli alone, which
         # forwards it once, and the whole group can be stopped together.

@@ -39,10 +39,10 @@ def report_command(
     from its raw files."""
     from xlacli.flows.ranks import is_merged_run, show_merged_run
     from xlacli.flows.rebuild import can_rebuild, rebuild_report
-    from xlacli.profile_report import load_summary, summary_to_dict
     from xlacli.render.compile_report import render_compile_report
     from xlacli.render.profile import render_profile
-    from xlacli.report import load_report, report_to_dict
+    from xlacli.report.profile import load_summary, summary_to_dict
+    from xlacli.report.run import load_report, report_to_dict
 
     if is_merged_run(run_dir):  # a launched run: one folder per rank, merged
         show_merged_run(run_dir, "json" if output_format.value == "json" else "text")

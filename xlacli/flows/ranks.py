@@ -11,13 +11,13 @@ from pathlib import Path
 from xlacli.capture.ranks import RankPlace, rank_folders, rank_place
 from xlacli.errors import CheckFailed, UsageError
 from xlacli.paths import display_path
-from xlacli.profile_report import PROFILE_FILE
 from xlacli.ranks.merge import merge_ranks, world_size_of
 from xlacli.ranks.model import RanksReport, load_ranks, save_ranks
 from xlacli.ranks.wait import report_saved, wait_for_merged, wait_for_reports
 from xlacli.render.check import CHECK_FILE
 from xlacli.render.console import print_message
 from xlacli.render.ranks import render_ranks
+from xlacli.report.profile import PROFILE_FILE
 
 DEFAULT_RANKS_TIMEOUT_S = 300.0
 

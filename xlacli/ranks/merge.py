@@ -11,14 +11,14 @@ from xlacli.analysis.collectives import collective_kind
 from xlacli.analysis.divergence import find_divergence
 from xlacli.analysis.hangs import explain_hang
 from xlacli.analysis.stragglers import find_stragglers
-from xlacli.capture.hang_watch import HANG_FILE, STACKS_FILE
 from xlacli.capture.ranks import rank_folders
 from xlacli.errors import UsageError
 from xlacli.parse.frames import current_code_roots
 from xlacli.parse.ir_dump import IrNode, parse_ir_node
-from xlacli.profile_report import ProfileSummary, load_summary
 from xlacli.ranks.model import RankHang, RanksReport, RankSummary
-from xlacli.report import REPORT_FILE, RunReport, load_report
+from xlacli.report.profile import ProfileSummary, load_summary
+from xlacli.report.run import REPORT_FILE, RunReport, load_report
+from xlacli.run.hang import HANG_FILE, STACKS_FILE
 
 
 def merge_ranks(

@@ -20,7 +20,7 @@ from xlacli.ranks.model import (
     dump_ranks,
 )
 from xlacli.render.console import plain_table, stdout_console
-from xlacli.render.units import format_seconds, short_hash
+from xlacli.units import format_seconds, short_hash
 
 _TRIGGER_WORDS = {"host_sync": "value read", "step_end": "step", "user_sync": "sync"}
 

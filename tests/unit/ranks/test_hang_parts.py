@@ -4,11 +4,12 @@ from pathlib import Path
 
 from tests.unit.ranks.reports import FIRST, STEP, rank_report
 from xlacli.analysis.hangs import explain_hang
-from xlacli.capture.hang_watch import HANG_FILE, HEARTBEAT_FILE, HangWatch
+from xlacli.capture.hang_watch import HangWatch
 from xlacli.capture.ranks import rank_folders, rank_place
-from xlacli.capture.request import RunPaths
 from xlacli.parse.frames import CodeRoots
 from xlacli.parse.stack_dump import main_thread, parse_stack_dump
+from xlacli.run.hang import HANG_FILE, HEARTBEAT_FILE
+from xlacli.run.request import RunPaths
 
 DUMP = """\
 some output the script printed

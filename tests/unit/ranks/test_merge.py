@@ -10,7 +10,7 @@ from xlacli.ranks.merge import merge_ranks
 from xlacli.ranks.model import load_ranks, save_ranks
 from xlacli.ranks.wait import wait_for_merged, wait_for_reports
 from xlacli.render.ranks import ranks_text
-from xlacli.report import save_report
+from xlacli.report.run import save_report
 
 
 def _save(out: Path, rank: int, report) -> None:

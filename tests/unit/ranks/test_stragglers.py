@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from xlacli.analysis.stragglers import ROWS, find_stragglers
-from xlacli.profile_report import ProfileSummary, StepTimes
+from xlacli.report.profile import ProfileSummary, StepTimes
 
 
 def _summary(p50: float, compile_s: float, python_s: float) -> ProfileSummary:
