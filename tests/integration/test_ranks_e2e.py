@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, run_cli
 from xlacli.parse.metrics_report import parse_metrics_report
 
 pytestmark = pytest.mark.e2e
@@ -154,7 +154,7 @@ def test_hang_shows_both_ranks_stacks_and_stops_them(hang):
     assert "rank 1 waits in recv at" in hang.stdout
     for rank in (0, 1):
         assert (hang.out / f"rank-{rank}" / "hang-stacks.txt").exists()
-        assert "no rank made progress for 20 s" in hang.rank_report(rank)["error"]["message"]
+        assert "nothing progressed for 20 s" in hang.rank_report(rank)["error"]["message"]
 
 
 def test_hang_leaves_no_process_behind(hang):
@@ -164,9 +164,14 @@ def test_hang_leaves_no_process_behind(hang):
     assert leftover == []
 
 
-def test_a_normal_run_leaves_no_trace_of_the_watchdog(tmp_path):
-    run = torchrun(tmp_path / "run", "healthy.py", "--hang-timeout", "120")
+def test_nproc_launches_torchrun_and_a_normal_run_leaves_no_trace_of_the_watchdog(tmp_path):
+    out = tmp_path / "run"
+    result = run_cli(
+        "compile", RANKS / "healthy.py", "--nproc", "2", "--out", out, "--hang-timeout", "120"
+    )
+    run = RanksRun(result.code, result.stdout, result.stderr, out)
     assert run.code == 0, run.stderr[-3000:]
+    assert run.merged["world_size"] == 2 and "The ranks agree" in run.stdout
     for rank in (0, 1):
         names = {p.name for p in (run.out / f"rank-{rank}").iterdir()}
         assert not names & {"hang.json", "hang-stacks.txt", ".hang-heartbeat"}
@@ -210,3 +215,29 @@ def test_profile_puts_the_ranks_step_times_side_by_side(tmp_path):
     assert rows[1]["per_step_s"]["compile"] > 0 == rows[0]["per_step_s"]["compile"]
     assert run.merged["divergence_checked"] is False
     assert "Step time per rank" in run.stdout and "Slowest: rank" in run.stdout
+
+
+STUCK_SCRIPT = """\
+import threading
+
+import torch
+import torch_xla
+
+x = torch.ones(4).to(torch_xla.device())
+y = (x * 2).sum()
+torch_xla.sync()
+threading.Event().wait()  # nothing will ever set it
+"""
+
+
+def test_one_process_hang_is_explained_too(tmp_path):
+    script = tmp_path / "stuck.py"
+    script.write_text(STUCK_SCRIPT)
+    result = run_cli("compile", script, "--out", tmp_path / "run", "--hang-timeout", "5")
+    assert result.code == 3, result.stderr
+    assert "nothing progressed for 5 s (--hang-timeout) during step 1" in result.stderr
+    assert (
+        "the process waits in wait at" in result.stderr and "stuck.py:9 (<module>)" in result.stderr
+    )
+    assert (tmp_path / "run" / "hang-stacks.txt").exists()
+    assert not (tmp_path / "run" / ".hang-heartbeat").exists()

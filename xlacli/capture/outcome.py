@@ -43,7 +43,7 @@ def outcome_error(
     by = f" ({signal_name})" if signal_name else ""
     if outcome.hung_after_s is not None:  # the watchdog's stop comes as a signal
         return HangStopped(
-            f"no rank made progress for {outcome.hung_after_s:.0f} s (--hang-timeout) "
+            f"nothing progressed for {outcome.hung_after_s:.0f} s (--hang-timeout) "
             f"during step {step}: "
             "stopped; the stacks and the partial report were kept",
             hint=f"the stacks are in {paths.root / STACKS_FILE}",

@@ -69,6 +69,9 @@ def compile_command(
     devices = devices if devices is not None else load_config().devices
     if mode is options.RunMode.both:
         from xlacli.flows.compare import compare_compile
+        from xlacli.flows.launch import refuse_under_launcher
+
+        refuse_under_launcher("--mode both")
         from xlacli.flows.modes import check_mode
 
         check_mode(target, "dynamo")  # before the lazy run, not after it

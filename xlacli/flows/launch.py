@@ -38,8 +38,7 @@ def run_under_torchrun(nproc: int, argv: Sequence[str], out: str | None) -> int:
     Raises:
         UsageError: no ``--out``: the ranks must share one run folder.
     """
-    if rank_place(os.environ) is not None:
-        raise UsageError(f"{NPROC_OPTION} under a launcher: the launcher already made the ranks")
+    refuse_under_launcher(NPROC_OPTION)
     if out is None:
         raise UsageError(
             f"{NPROC_OPTION} {nproc} needs --out: every rank writes under the same run folder",
@@ -48,3 +47,15 @@ def run_under_torchrun(nproc: int, argv: Sequence[str], out: str | None) -> int:
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
     command += ["--nproc_per_node", str(nproc), "-m", "xlacli", *without_nproc(argv)]
     return subprocess.call(command)
+
+
+def refuse_under_launcher(what: str) -> None:
+    """Raises:
+    UsageError: this process is a rank of a launched run, where ``what`` has no place.
+    """
+    place = rank_place(os.environ)
+    if place is not None:
+        raise UsageError(
+            f"{what} under a launcher (rank {place.rank} of {place.world_size}, "
+            f"{place.launcher}): run it as one process"
+        )

@@ -24,6 +24,7 @@ from xlacli.config import ProjectConfig, model_argument
 from xlacli.errors import CaptureError, UsageError, XlacliError
 from xlacli.flows.modes import check_mode
 from xlacli.paths import display_path
+from xlacli.ranks.hang import print_hang
 from xlacli.ranks.model import remove_merged
 from xlacli.render.console import print_message, stderr_console
 from xlacli.report.run import RunReport, save_report
@@ -163,6 +164,8 @@ def capture(
         )
     if error is None and stop.received is not None:  # came while the report was built
         error = Interrupted(f"interrupted after the run ({stop.name}); the report was kept")
+    if outcome.hung_after_s is not None and place is None:  # ranks: rank 0 prints them all
+        print_hang(paths, report)
     for warning in outcome.log.warnings:
         stderr_console().print(f"[yellow]warning:[/] {warning}")
     return CaptureResult(report, paths, error, raw, hlo)
