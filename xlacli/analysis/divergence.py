@@ -5,10 +5,10 @@ order; torch_xla's graph hash is the same in every process for the same graph,
 so equal ranks have equal sequences. The first step where they differ is where
 one rank built a different graph: a value read only rank 0 makes, a short last
 batch on one shard, a branch on the rank. The ranks are grouped by what they ran
-there; the largest group (the one that compiled nothing new, on a tie) is the
-reference, and every other group's graphs are named with the recompile cause
-that made them, since that cause says why it differs from what the rank ran
-before, which is what the reference ran.
+there; the largest group (on a tie, the one that compiled nothing new there,
+then the one that ran fewer graphs) is the reference, and every other group's
+graphs are named with the recompile cause that made them, since that cause says
+why it differs from what the rank ran before, which is what the reference ran.
 """
 
 from __future__ import annotations
@@ -70,10 +70,12 @@ def _groups(
     for rank, graphs in sorted(at.items()):
         by_graphs.setdefault(graphs, []).append(rank)
 
-    def rank_key(item: tuple[tuple[str, ...] | None, list[int]]) -> tuple[int, int, int, int]:
+    def rank_key(item: tuple[tuple[str, ...] | None, list[int]]) -> tuple[int, ...]:
+        # The reference: the most ranks; then ranks that ran the step, compiled
+        # nothing new in it, and ran fewer graphs (an extra one is the anomaly).
         graphs, ranks = item
         new = any(_compiled_at(reports[r], step) for r in ranks)
-        return (-len(ranks), int(graphs is None), int(new), ranks[0])
+        return (-len(ranks), int(graphs is None), int(new), len(graphs or ()), ranks[0])
 
     ordered = sorted(by_graphs.items(), key=rank_key)
     reference = ordered[0][0] or ()

@@ -109,3 +109,22 @@ def test_a_structural_divergence_is_placed_at_the_first_line_the_reference_lacks
     )
     assert first_added_line(branched, reference, "/w/train.py:32") == "/w/train.py:28"
     assert first_added_line(reference, reference, "/w/train.py:32") is None
+
+
+def test_a_value_read_from_the_first_step_is_still_rank_0s_extra_graph():
+    read = graph("bbbb2222", "/w/train.py:31", trigger="host_sync")
+    rest = graph("cccc3333", "/w/train.py:32")
+    rank0 = rank_report(
+        [("bbbb2222", "cccc3333")] * 2,
+        [read, rest],
+        [
+            compile_event(0, "bbbb2222", "first_compile", "/w/train.py:31"),
+            compile_event(0, "cccc3333", "first_compile", "/w/train.py:32"),
+        ],
+    )
+    rank1 = rank_report([("aaaa1111",)] * 2, [STEP], [FIRST])
+    divergence = find_divergence({0: rank0, 1: rank1})
+    assert divergence is not None
+    assert (divergence.step, divergence.category) == (0, "host_sync")
+    assert divergence.location == "/w/train.py:31"
+    assert "rank 0 ran an extra graph" in divergence.summary
