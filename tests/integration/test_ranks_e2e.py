@@ -66,7 +66,7 @@ def runs(tmp_path_factory) -> dict[str, RanksRun]:
     root = tmp_path_factory.mktemp("ranks")
     return {
         name: torchrun(root / name, f"{name}.py")
-        for name in ("healthy", "master_print", "short_shard", "rank_branch")
+        for name in ("healthy", "master_print", "short_shard", "rank_branch", "master_eval")
     }
 
 
@@ -139,6 +139,14 @@ def test_branch_on_the_rank(runs):
     assert not divergence["collectives"]  # gloo's collectives are outside the XLA graphs
     rows = {row["rank"]: row for row in runs["rank_branch"].merged["ranks"]}
     assert (rows[0]["compilations"], rows[1]["compilations"]) == (1, 2)
+
+
+def test_evaluation_only_rank_0_runs(runs):
+    divergence = _divergence(runs["master_eval"])
+    assert (divergence["step"], divergence["category"]) == (1, "sync_site")
+    assert divergence["location"].endswith("master_eval.py:42")  # the call, in the loop
+    side = _diverging(divergence)
+    assert side["ranks"] == [0] and side["graph"]["site"].endswith("master_eval.py:24")
 
 
 def test_hang_shows_both_ranks_stacks_and_stops_them(hang):

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from xlacli.parse.frames import parse_frame
 from xlacli.parse.ir_dump import IrNode
 from xlacli.ranks.model import Divergence, RankAtStep, RankGraph
 from xlacli.report.run import CompileEvent, RunReport
@@ -47,7 +48,7 @@ def find_divergence(
         at = {rank: seq[step] if step < len(seq) else None for rank, seq in sequences.items()}
         if len(set(at.values())) > 1:
             groups = _groups(step, at, reports, collectives or _no_collectives)
-            divergence = _divergence(step, groups, reports)
+            divergence = _placed_by_frames(_divergence(step, groups, reports), reports)
             return _placed_by_ir(divergence, ir_nodes) if ir_nodes else divergence
     return None
 
@@ -164,6 +165,44 @@ def _divergence(
     )
 
 
+def _placed_by_frames(divergence: Divergence, reports: Mapping[int, RunReport]) -> Divergence:
+    """A graph at a sync site the reference never reached (an evaluation only
+    rank 0 runs) is placed where the two Python stacks part, seen from the
+    outside: the line of the common caller that went another way
+    (``main@36 evaluate(...)`` against the reference's ``main@29``)."""
+    if divergence.category != "sync_site":
+        return divergence
+    group, graph = _subject(divergence.groups)
+    reference = next(g for g in divergence.groups if g.reference)
+    if graph is None or group.reference or not reference.graphs:
+        return divergence
+    mine = _frames(reports[group.ranks[0]], graph.hash)
+    theirs = _frames(reports[reference.ranks[0]], reference.graphs[-1])
+    line = parting_line(mine, theirs)
+    if line is None or line == divergence.location:
+        return divergence
+    summary = divergence.summary.replace(_short(divergence.location), _short(line), 1)
+    return dataclasses.replace(divergence, location=line, summary=summary)
+
+
+def _frames(report: RunReport, graph_hash: str) -> tuple[str, ...]:
+    graph = next((g for g in report.graphs if g.hash == graph_hash), None)
+    return graph.frames if graph else ()
+
+
+def parting_line(mine: Sequence[str], theirs: Sequence[str]) -> str | None:
+    """The first of ``mine`` (frames innermost first, ``fn (file:line)``) that
+    differs from ``theirs`` seen from the outermost frame, when it is the user's
+    (not in site-packages or the standard library): its ``file:line``."""
+    for frame, other in zip(reversed(mine), reversed(theirs), strict=False):
+        if frame != other:
+            parsed = parse_frame(frame)
+            if parsed is None or "/site-packages/" in parsed.file or parsed.file[:1] == "<":
+                return None
+            return parsed.location
+    return None
+
+
 def _placed_by_ir(divergence: Divergence, ir_nodes: IrNodes) -> Divergence:
     if divergence.category not in _STRUCTURAL:
         return divergence
@@ -207,8 +246,12 @@ def _subject(groups: tuple[RankAtStep, ...]) -> tuple[RankAtStep, RankGraph | No
 
 
 def _category(graph: RankGraph) -> str:
+    """The recompile cause's category; a graph first compiled at its site is
+    ``sync_site`` (a sync the other ranks never reach), a value read's ``host_sync``."""
     if graph.trigger == "host_sync" and graph.cause in (None, "first_compile"):
         return "host_sync"
+    if graph.cause == "first_compile":
+        return "sync_site"
     return graph.cause or "unknown"
 
 
@@ -229,7 +272,9 @@ def _summary(
         f"step {step}: {_ranks(group.ranks)} ran {what} ({graph.hash[:8]}, {category}) "
         f"at {where} that {_ranks(others)} did not"
     )
-    if graph.cause_detail and category != "host_sync":
+    if category == "sync_site":
+        text += f": it syncs at {_short(graph.site)}, where {_ranks(others)} never did"
+    elif graph.cause_detail and category != "host_sync":
         text += f": {graph.cause_detail}"
     changed = _changed_inputs(group.inputs, reference.inputs)
     if changed and not group.reference:

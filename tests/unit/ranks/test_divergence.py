@@ -128,3 +128,25 @@ def test_a_value_read_from_the_first_step_is_still_rank_0s_extra_graph():
     assert (divergence.step, divergence.category) == (0, "host_sync")
     assert divergence.location == "/w/train.py:31"
     assert "rank 0 ran an extra graph" in divergence.summary
+
+
+def test_a_sync_only_one_rank_reaches_is_placed_where_the_stacks_part():
+    from xlacli.analysis.divergence import parting_line
+
+    runpy = ("_run_code (<frozen runpy>:88)",)
+    evaluate = (
+        "sync (/v/site-packages/torch_xla/torch_xla.py:87)",
+        "evaluate (/w/train.py:16)",
+        "main (/w/train.py:35)",
+        "<module> (/w/train.py:40)",
+        *runpy,
+    )
+    loader = (
+        "sync (/v/site-packages/torch_xla/torch_xla.py:87)",
+        "next (/v/site-packages/torch_xla/distributed/parallel_loader.py:46)",
+        "main (/w/train.py:29)",
+        "<module> (/w/train.py:40)",
+        *runpy,
+    )
+    assert parting_line(evaluate, loader) == "/w/train.py:35"
+    assert parting_line(loader, loader) is None
