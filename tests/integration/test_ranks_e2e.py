@@ -146,7 +146,7 @@ def test_evaluation_only_rank_0_runs(runs):
     assert (divergence["step"], divergence["category"]) == (1, "sync_site")
     assert divergence["location"].endswith("master_eval.py:42")  # the call, in the loop
     side = _diverging(divergence)
-    assert side["ranks"] == [0] and side["graph"]["site"].endswith("master_eval.py:24")
+    assert side["ranks"] == [0] and side["graph"]["site"].endswith("master_eval.py:23")
 
 
 def test_hang_shows_both_ranks_stacks_and_stops_them(hang):
