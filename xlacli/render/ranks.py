@@ -76,9 +76,14 @@ def _rank_table(report: RanksReport) -> RenderableType:
             str(rank.executions),
             str(rank.graphs),
             format_seconds(rank.step_time_s) if rank.step_time_s is not None else "-",
-            "ok" if rank.error is None else escape(rank.error),
+            "ok" if rank.error is None else escape(_headline(rank.error)),
         )
     return table
+
+
+def _headline(message: str) -> str:
+    """The part of an error before its details: ``x.py raised RuntimeError``."""
+    return message.split(": ", 1)[0]
 
 
 def _divergence_view(report: RanksReport) -> RenderableType:
