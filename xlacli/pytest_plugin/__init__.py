@@ -168,7 +168,11 @@ def _measured(state: PluginState, item: pytest.Item) -> Generator[None, Any, Any
     try:
         budget = Budget.from_marker(marker.args, marker.kwargs) if marker else None
     except BudgetError as error:
-        pytest.fail(f"{item.nodeid}: {error}", pytrace=False)
+        bad_marker: BudgetError | None = error
+    else:
+        bad_marker = None
+    if bad_marker is not None:
+        pytest.fail(f"{item.nodeid}: {bad_marker}", pytrace=False)
     measure = TestMeasure(Path(str(item.path)), state.dumps, state.too_late)
     item.stash[MEASURE] = measure
     try:

@@ -133,8 +133,8 @@ def overrun_message(overrun: Overrun, report: RunReport | None, notes: Sequence[
     elif overrun.made:
         parts.append(Text("\nCompiles made:"))
         parts.extend(event_block(event) for event in overrun.made)
-    parts.extend(Text(note) for note in notes)
-    return plain_text(Group(*parts))
+    # Notes are appended as they are: a path wrapped at the width could not be copied.
+    return "\n".join([plain_text(Group(*parts)), *notes])
 
 
 def plain_text(renderable: Any) -> str:
@@ -143,7 +143,7 @@ def plain_text(renderable: Any) -> str:
 
     buffer = io.StringIO()
     console = Console(
-        file=buffer, width=MESSAGE_WIDTH, color_system=None, highlight=False, soft_wrap=True
+        file=buffer, width=MESSAGE_WIDTH, color_system=None, highlight=False, soft_wrap=False
     )
     console.print(renderable)
     # rich pads indented blocks to the width; a message keeps its lines short.

@@ -63,9 +63,14 @@ class XlaCompiles:
         the test's steps), with xlacli's explanation of each extra compile.
         """
         try:
-            block = BudgetBlock(Budget(max, exact, steady, warmup), self.count)
+            budget = Budget(max, exact, steady, warmup)
         except BudgetError as error:
-            pytest.fail(str(error), pytrace=False)
+            bad: str | None = str(error)
+        else:
+            bad = None
+        if bad is not None:
+            pytest.fail(bad, pytrace=False)
+        block = BudgetBlock(budget, self.count)
         yield block
         block.count = self.count - block.first
         message = self._measure.check(block.budget, self._state.runs_dir, first=block.first)

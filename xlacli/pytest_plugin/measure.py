@@ -94,9 +94,9 @@ class TestMeasure:
 
     def _notes(self, overrun: Overrun, report: RunReport | None, runs_dir: Path) -> list[str]:
         if report is None:
-            return [f"\nNo explanation: {self.too_late}"]
+            return ["", f"No explanation: {self.too_late}"]
         kept = keep_run(Path(report.run_dir), runs_dir, self.test_file.stem)
-        return [f"\nThe dumps (IR, HLO, report.json): {kept}", f"Next: xlacli report {kept}"]
+        return ["", f"The dumps (IR, HLO, report.json): {kept}", f"Next: xlacli report {kept}"]
 
     def close(self) -> None:
         """Unhook (the test raised, or it is over) and drop the work folder."""
