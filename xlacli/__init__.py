@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from xlacli.api import ProfileResult, compile, diff_hlo, load_report, profile
     from xlacli.errors import XlacliError
-    from xlacli.report import RunReport
+    from xlacli.report.run import RunReport
 
 _LAZY = {
     "compile": "xlacli.api",
@@ -23,10 +23,19 @@ _LAZY = {
     "load_report": "xlacli.api",
     "diff_hlo": "xlacli.api",
     "ProfileResult": "xlacli.api",
-    "RunReport": "xlacli.report",
+    "RunReport": "xlacli.report.run",
     "XlacliError": "xlacli.errors",
 }
-__all__ = [*sorted(_LAZY), "__version__"]
+__all__ = [
+    "ProfileResult",
+    "RunReport",
+    "XlacliError",
+    "__version__",
+    "compile",
+    "diff_hlo",
+    "load_report",
+    "profile",
+]
 
 
 def __getattr__(name: str) -> Any:

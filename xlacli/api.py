@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from xlacli.hlo.changes import DiffReport
-    from xlacli.profile_report import ProfileSummary
-    from xlacli.report import RunReport
+    from xlacli.report.profile import ProfileSummary
+    from xlacli.report.run import RunReport
 
 StrPath = str | os.PathLike[str]
 
 
-def compile(  # noqa: A001 - xlacli.compile mirrors ``xlacli compile``
+def compile(
     target: StrPath | None = None,
     *,
     module: str | None = None,
@@ -157,7 +157,7 @@ def load_report(run_dir: StrPath) -> RunReport:
     Raises:
         UsageError: no report there, or one of another schema version.
     """
-    from xlacli.report import load_report as load
+    from xlacli.report.run import load_report as load
 
     return load(Path(run_dir))
 

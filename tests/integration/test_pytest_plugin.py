@@ -113,7 +113,9 @@ def test_budgets_pass_fail_and_explain_like_compile(session: pytest.Pytester) ->
     kept = _kept_runs(session)
     assert len(kept) == 2, kept
     assert all(str(run) in out for run in kept)
-    report = json.loads(next(r for r in kept if "budgets" in r.name).joinpath("report.json").read_text())
+    report = json.loads(
+        next(r for r in kept if "budgets" in r.name).joinpath("report.json").read_text()
+    )
     assert [e["cause"]["category"] for e in report["events"]][-1] == "input_shape"
     assert report["events"][-1]["steady_state"] is True
     assert _left_in_tmp(session) == []
@@ -180,7 +182,8 @@ def test_two_shapes():
 @pytest.mark.xla_compiles(max=5)
 def test_worker_folder():
     print("DEBUG_FILE", os.environ["PT_XLA_DEBUG_FILE"])
-    assert "xlacli-pytest-" + os.environ["PYTEST_XDIST_WORKER"] + "-" in os.environ["PT_XLA_DEBUG_FILE"]
+    worker = os.environ["PYTEST_XDIST_WORKER"]
+    assert f"xlacli-pytest-{worker}-" in os.environ["PT_XLA_DEBUG_FILE"]
 """
 
 

@@ -61,7 +61,7 @@ class PluginState:
 
 
 STATE = pytest.StashKey[PluginState]()
-MEASURE = pytest.StashKey["TestMeasure"]()
+MEASURE: pytest.StashKey[TestMeasure] = pytest.StashKey()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -99,7 +99,18 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # Here, not only at unconfigure: an xdist worker's process ends right after
+    # its session does.
+    _disarm(session.config)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
+    _disarm(config)
+
+
+def _disarm(config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
     if state is None:
         return
@@ -107,6 +118,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         state.watch.remove()
     if state.dumps is not None:
         state.dumps.disarm()
+        state.dumps = None
 
 
 def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> None:
@@ -149,7 +161,7 @@ def _count_only(state: PluginState, item: pytest.Item) -> Generator[None, Any, A
     """--xla-compiles without a budget: the test's count, for the summary."""
     if not state.asked or "torch_xla" not in sys.modules:
         return (yield)
-    from xlacli.capture.in_process import compiles_so_far
+    from xlacli.child.in_process import compiles_so_far
 
     before = compiles_so_far()
     try:

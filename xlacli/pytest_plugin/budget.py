@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from xlacli.report import CompileEvent, RunReport
+from xlacli.report.run import CompileEvent, RunReport
 from xlacli.words import counted
 
 # As xlacli compile's --warmup: the first compile and the cached re-run.
@@ -57,7 +57,9 @@ class Budget:
         unknown = sorted(set(kwargs) - known)
         if unknown or len(args) > 1:
             what = ", ".join(unknown) if unknown else f"{len(args)} positional arguments"
-            raise BudgetError(f"xla_compiles does not take {what}; it takes {', '.join(sorted(known))}")
+            raise BudgetError(
+                f"xla_compiles does not take {what}; it takes {', '.join(sorted(known))}"
+            )
         values = dict(kwargs)
         if args:
             if "max" in values:

@@ -14,7 +14,7 @@ from xlacli.pytest_plugin.budget import DEFAULT_WARMUP, Budget, BudgetError
 if TYPE_CHECKING:
     from xlacli.pytest_plugin import PluginState
     from xlacli.pytest_plugin.measure import TestMeasure
-    from xlacli.report import CompileEvent, GraphRecord, RunReport
+    from xlacli.report.run import CompileEvent, GraphRecord, RunReport
 
 
 @dataclass
@@ -52,7 +52,7 @@ class XlaCompiles:
     @contextlib.contextmanager
     def budget(
         self,
-        max: int | None = None,  # noqa: A002 - the marker's own word
+        max: int | None = None,
         *,
         exact: int | None = None,
         steady: int | None = None,

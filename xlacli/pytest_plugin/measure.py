@@ -15,10 +15,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-
 from xlacli.pytest_plugin.budget import Budget, Overrun, check_budget, overrun_message
 from xlacli.pytest_plugin.dumps import SessionDumps
-from xlacli.report import RunReport
+from xlacli.report.run import RunReport
 
 
 class TestMeasure:
@@ -27,7 +26,7 @@ class TestMeasure:
     __test__ = False  # not a test class, whatever pytest collects
 
     def __init__(self, test_file: Path, dumps: SessionDumps | None, too_late: str | None):
-        from xlacli.capture.in_process import TestSteps
+        from xlacli.child.in_process import TestSteps
 
         self.test_file = test_file
         self.dumps = dumps
@@ -49,10 +48,10 @@ class TestMeasure:
 
         ``final``: the test is over; its dumps are moved, not copied.
         """
-        from xlacli.capture.events import read_events
-        from xlacli.capture.request import CaptureRequest, RunPaths
-        from xlacli.discover import ModelTarget
+        from xlacli.capture.discover import ModelTarget
         from xlacli.flows.session import report_from_run
+        from xlacli.run.events import read_events
+        from xlacli.run.request import CaptureRequest, RunPaths
 
         if final:
             self.steps.stop()
@@ -107,7 +106,7 @@ class TestMeasure:
 def keep_run(folder: Path, runs_dir: Path, stem: str) -> Path:
     """Move a run folder under ``runs_dir`` with a name of its own (xdist
     workers share it) and point its report at the new place."""
-    from xlacli.report import load_report, save_report
+    from xlacli.report.run import load_report, save_report
 
     runs_dir.mkdir(parents=True, exist_ok=True)
     kept = Path(tempfile.mkdtemp(prefix=f"{stem}-", dir=runs_dir))
@@ -116,5 +115,3 @@ def keep_run(folder: Path, runs_dir: Path, stem: str) -> Path:
     report = load_report(kept)
     save_report(dataclasses.replace(report, run_dir=str(kept)), kept)
     return kept
-
-

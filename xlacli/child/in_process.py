@@ -19,10 +19,10 @@ import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 import torch_xla.runtime as xr
 
-from xlacli.capture.events import EventWriter
-from xlacli.capture.recorder import StepRecorder
-from xlacli.capture.sync_hook import SyncHook
-from xlacli.capture.transfers import TransferLog
+from xlacli.child.recorder import StepRecorder
+from xlacli.child.sync_hook import SyncHook
+from xlacli.child.transfers import TransferLog
+from xlacli.run.events import EventWriter
 
 COMPILE_COUNTER = "UncachedCompile"
 
