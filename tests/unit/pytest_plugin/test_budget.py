@@ -2,26 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+from tests.unit.test_render_recompiles import event
 from xlacli.pytest_plugin.budget import Budget, BudgetError, check_budget, overrun_message
-from xlacli.report.run import CompileCause, CompileEvent
+from xlacli.report.run import CompileEvent
 
 
 def _event(step: int, category: str, *, steady: bool, line: int = 12) -> CompileEvent:
-    return CompileEvent(
-        step=step,
-        graph_hash=f"hash{step}",
-        compile_time_s=0.2,
-        steady_state=steady,
-        cause=CompileCause(
-            category=category,
-            location=f"/nowhere/test_model.py:{line}",
-            library_location=None,
-            detail="input 0 shape f32[12,16] -> f32[6,16]",
-            hint="pad or bucket input shapes",
-        ),
+    shown = event(
+        step,
+        category,
+        f"/nowhere/test_model.py:{line}",
+        detail="input 0 shape f32[12,16] -> f32[6,16]",
+        hint="pad or bucket input shapes",
     )
+    return dataclasses.replace(shown, steady_state=steady)
 
 
 EVENTS = (
