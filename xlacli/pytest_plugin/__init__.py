@@ -158,18 +158,20 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
 
 
 def _count_only(state: PluginState, item: pytest.Item) -> Generator[None, Any, Any]:
-    """--xla-compiles without a budget: the test's count, for the summary."""
-    if not state.asked or "torch_xla" not in sys.modules:
-        return (yield)
-    from xlacli.child.in_process import compiles_so_far
+    """A test without a budget: its count for the summary (--xla-compiles), and
+    its dumps dropped once it is over (nobody reads them: the folder stays small)."""
+    counting = state.asked and "torch_xla" in sys.modules
+    if counting:
+        from xlacli.child.in_process import compiles_so_far
 
-    before = compiles_so_far()
+        before = compiles_so_far()
     try:
         return (yield)
     finally:
-        state.counts[item.nodeid] = compiles_so_far() - before
+        if counting:
+            state.counts[item.nodeid] = compiles_so_far() - before
         if state.dumps is not None:
-            state.dumps.clear()  # nobody reads them: keep the folder small
+            state.dumps.clear()
 
 
 def _measured(state: PluginState, item: pytest.Item) -> Generator[None, Any, Any]:
