@@ -32,6 +32,14 @@ def compiles_so_far() -> int:
     return met.counter_value(COMPILE_COUNTER) or 0
 
 
+def compiles_since(start: int) -> int:
+    """Compilations since the count was ``start``. A test that clears torch_xla's
+    counters (``met.clear_all()``, as torch_xla's own tests do) is counted from
+    the clear: never a negative count."""
+    now = compiles_so_far()
+    return now - start if now >= start else now
+
+
 class _NoObservers:
     """The test's own process has no SPMD, Dynamo or memory observers: they
     wrap torch_xla and torch for a whole run, and a test is one piece of one."""
@@ -77,7 +85,7 @@ class TestSteps:
     @property
     def compiles(self) -> int:
         """Compilations since the test started."""
-        return compiles_so_far() - self.first_compile
+        return compiles_since(self.first_compile)
 
     def flush(self) -> None:
         """Wait for the graphs in flight, so their log lines are written."""

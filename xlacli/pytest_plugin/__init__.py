@@ -162,14 +162,14 @@ def _count_only(state: PluginState, item: pytest.Item) -> Generator[None, Any, A
     its dumps dropped once it is over (nobody reads them: the folder stays small)."""
     counting = state.asked and "torch_xla" in sys.modules
     if counting:
-        from xlacli.child.in_process import compiles_so_far
+        from xlacli.child.in_process import compiles_since, compiles_so_far
 
         before = compiles_so_far()
     try:
         return (yield)
     finally:
         if counting:
-            state.counts[item.nodeid] = compiles_so_far() - before
+            state.counts[item.nodeid] = compiles_since(before)
         if state.dumps is not None:
             state.dumps.clear()
 
