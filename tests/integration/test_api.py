@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 import xlacli
-from tests.conftest import EXAMPLES, imported_after
+from tests.conftest import EXAMPLES, imported_after, run_cli
 from xlacli.errors import UsageError
 from xlacli.report.run import SCHEMA_VERSION, RunReport
 
@@ -28,6 +29,18 @@ def test_compile_returns_the_explained_report(compiled: RunReport) -> None:
     assert steady[0].step == 3
     assert steady[0].cause.location is not None
     assert steady[0].cause.location.endswith("input_shape.py:21")  # the get_inputs line
+
+
+@pytest.mark.e2e
+def test_compile_is_what_the_command_reports(compiled: RunReport, tmp_path: Path) -> None:
+    model = EXAMPLES / "recompile" / "input_shape.py"
+    result = run_cli("compile", model, "--steps", "5", "--format", "json", "--out", tmp_path / "r")
+    assert result.code == 0, result.stderr
+    command = json.loads(result.stdout)
+    assert [g["hash"] for g in command["graphs"]] == [g.hash for g in compiled.graphs]
+    assert [
+        (e["step"], e["cause"]["category"], e["cause"]["location"]) for e in command["events"]
+    ] == [(e.step, e.cause.category, e.cause.location) for e in compiled.events]
 
 
 @pytest.mark.e2e
