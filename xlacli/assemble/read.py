@@ -1,12 +1,5 @@
-"""Stage 1 of the assembler: a run folder's raw artifacts, parsed.
-
-torch_xla and XLA describe each compile in three places that share no key but
-their order: the debug log's "Compilation Analysis" blocks (graph hash,
-frames), the ``CompileTime`` metric's samples (seconds), and the XLA dump's
-modules (numbered in compile order). Executions likewise pair the debug log's
-"Execution Analysis" blocks with ``ExecuteTime`` samples. The child records
-counter deltas per step, which places every compile and execution in its step.
-"""
+"""Stage 1 of the assembler: a run folder's raw artifacts, parsed (each by its
+parser in ``parse/``); ``organise.py`` joins them by order (see there why)."""
 
 from __future__ import annotations
 
