@@ -15,7 +15,8 @@ are frozen dataclasses; their JSON form carries ``schema_version``
 Usage and environment problems raise ``xlacli.XlacliError`` (its
 ``exit_code`` is the command's). A model that fails mid-run does not
 raise: the partial report comes back with ``report.error`` set, as the
-command prints the report before it exits 3.
+command prints the report before it exits 3; an analysis of xlacli's that
+failed leaves its section empty and is listed in ``report.problems``.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def compile(
         warmup: Steps whose compiles are expected; later ones are steady-state recompiles.
         train: Forward, loss, backward and an optimizer step (model files).
         optimizer: ``sgd`` or ``adamw`` with ``train``.
-        devices: Virtual XLA:CPU devices for SPMD.
+        devices: Virtual XLA:CPU devices for SPMD (default: ``[tool.xlacli] devices``).
         mode: ``lazy`` or ``dynamo`` (the step under ``torch.compile``).
         out: The run folder (default: a new one under ``.xlacli/runs/``).
         force: Replace ``out`` if it is an earlier run folder.
@@ -71,9 +72,12 @@ def compile(
         XlacliError: a bad target or option (``UsageError``), or no working
             torch_xla (``CaptureError``).
     """
+    from xlacli.config import load_config
     from xlacli.flows.session import capture, resolve_target
 
     resolved = resolve_target(_text(target), module, args)
+    if devices is None:  # as the command: [tool.xlacli] devices, if the project sets it
+        devices = load_config().devices
     result = capture(
         resolved,
         steps=steps,

@@ -95,7 +95,13 @@ class TestMeasure:
         if report is None:
             return ["", f"No explanation: {self.too_late}"]
         kept = keep_run(Path(report.run_dir), runs_dir, self.test_file.stem)
-        return ["", f"The dumps (IR, HLO, report.json): {kept}", f"Next: xlacli report {kept}"]
+        notes = [""]
+        for problem in report.problems:  # an analysis that failed: its section is missing
+            notes.append(
+                f"xlacli could not build its {problem.processor!r} section "
+                f"({problem.exception}: {problem.message}); a bug in xlacli, please report it"
+            )
+        return [*notes, f"The dumps (IR, HLO, report.json): {kept}", f"Next: xlacli report {kept}"]
 
     def close(self) -> None:
         """Unhook (the test raised, or it is over) and drop the work folder."""
