@@ -15,7 +15,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.abc import MetaPathFinder
 from pathlib import Path
@@ -145,17 +145,3 @@ def _importing_line() -> str | None:
             return f"{name}:{frame.f_lineno}"
         frame = frame.f_back  # type: ignore[assignment]
     return None
-
-
-@contextlib.contextmanager
-def kept_environment() -> Iterator[None]:
-    """Restore ``os.environ``'s debug switches afterwards (tests of this module)."""
-    saved = {name: os.environ.get(name) for name in DEBUG_SWITCHES}
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
