@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from xlacli.assemble.collect import RawRun, build_report, read_raw_run
 from xlacli.assemble.graph_files import HloCache
+from xlacli.assemble.pipeline import build_report
+from xlacli.assemble.read import RawRun, read_raw_run
 from xlacli.assemble.source_snippets import save_snippets
 from xlacli.capture.discover import ModelTarget, check_model_file, find_module_file, parse_target
 from xlacli.capture.hang_watch import HangWatch
@@ -21,7 +22,7 @@ from xlacli.capture.ranks import RankPlace, rank_folder, rank_folders, rank_plac
 from xlacli.capture.runner import check_torch_xla_installed, prepare_run_dir, run_child
 from xlacli.capture.signals import StopSignals
 from xlacli.config import ProjectConfig, model_argument
-from xlacli.errors import CaptureError, UsageError, XlacliError
+from xlacli.errors import CaptureError, IncompleteReport, UsageError, XlacliError
 from xlacli.flows.modes import check_mode
 from xlacli.paths import display_path
 from xlacli.ranks.hang import print_hang
@@ -166,6 +167,8 @@ def capture(
         error = Interrupted(f"interrupted after the run ({stop.name}); the report was kept")
     if outcome.hung_after_s is not None and place is None:  # ranks: rank 0 prints them all
         print_hang(paths, report)
+    if error is None:
+        error = incomplete_report_error(report)
     for warning in outcome.log.warnings:
         stderr_console().print(f"[yellow]warning:[/] {warning}")
     return CaptureResult(report, paths, error, raw, hlo)
@@ -229,6 +232,18 @@ def report_from_run(
     save_report(report, paths.root)
     save_snippets(report, paths.root)  # the HTML page's source excerpts
     return raw, report, hlo
+
+
+def incomplete_report_error(report: RunReport) -> IncompleteReport | None:
+    """The error a run whose report misses a section ends with (exit 5), if any."""
+    if not report.problems:
+        return None
+    names = ", ".join(problem.processor for problem in report.problems)
+    return IncompleteReport(
+        f"the report is incomplete: the {names} analysis failed (a bug in xlacli)",
+        hint="the rest of the report was written; please report this with the run "
+        "folder's report.json",
+    )
 
 
 def run_options(request: CaptureRequest) -> tuple[str, ...]:
