@@ -33,10 +33,18 @@ _VOLATILE_KEY = re.compile(r"(^|_)(time|times)(_s|_ns)?$|_time_s$|^wall_time|^ve
 _VOLATILE_COUNTERS = ("CreateXlaTensor", "DestroyXlaTensor", "DestroyLtcTensor", "CreateLtcTensor")
 
 
+# Multi-process examples run under torchrun: tests/integration/test_ranks_e2e.py.
+MULTI_PROCESS = EXAMPLES / "ranks"
+
+
+def single_process_examples() -> list[Path]:
+    return [p for p in sorted(EXAMPLES.rglob("*.py")) if not p.is_relative_to(MULTI_PROCESS)]
+
+
 def example_commands() -> dict[str, list[str]]:
     """Each example's first documented ``xlacli compile`` command, as arguments."""
     commands = {}
-    for path in sorted(EXAMPLES.rglob("*.py")):
+    for path in single_process_examples():
         match = _COMMAND.search(path.read_text(encoding="utf-8"))
         if match is not None:
             name = path.relative_to(EXAMPLES).with_suffix("").as_posix().replace("/", "__")
@@ -66,7 +74,7 @@ COMMANDS = example_commands()
 def test_every_example_documents_its_command() -> None:
     examples = {
         p.relative_to(EXAMPLES).with_suffix("").as_posix().replace("/", "__")
-        for p in EXAMPLES.rglob("*.py")
+        for p in single_process_examples()
     }
     assert not examples - set(COMMANDS), examples - set(COMMANDS)
 
