@@ -7,18 +7,16 @@ appends events to ``events.jsonl`` as it goes. Its exit code is the one the pare
 
 from __future__ import annotations
 
-import faulthandler
-import os
 import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 from xlacli.child.device import DeviceStartError
+from xlacli.child.stack_dumps import enable_stack_dumps
 from xlacli.child.stop import request_stop
 from xlacli.errors import EXIT_INTERRUPTED, EXIT_OK, CaptureError, XlacliError
 from xlacli.run.events import EventWriter
-from xlacli.run.hang import HANG_STACKS_ENV
 from xlacli.run.lifeline import die_with_parent
 from xlacli.run.request import CaptureRequest, RunPaths
 
@@ -30,13 +28,8 @@ def main(argv: list[str]) -> int:
     die_with_parent()  # reliability: no orphan if xlacli itself is killed
     request = CaptureRequest.load(request_path)
     paths = RunPaths(request_path.parent)
-    # A crash in native code prints the Python stack into child.log.
-    faulthandler.enable()
-    if os.environ.get(HANG_STACKS_ENV):
-        # --hang-timeout: the parent asks for every thread's stack. faulthandler
-        # dumps from the signal itself, so a thread blocked in a collective's
-        # native wait is shown too (a Python handler would never run).
-        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    # A crash in native code (or --hang-timeout's SIGUSR1) prints the stacks into child.log.
+    enable_stack_dumps()
     # SIGTERM (a timeout, a CI cancel) ends like Ctrl-C: stop, flush, report.
     signal.signal(signal.SIGINT, _interrupt_once)
     signal.signal(signal.SIGTERM, _interrupt_once)
