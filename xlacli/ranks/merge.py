@@ -4,8 +4,9 @@ the folders the ranks wrote, runs no model), so ``xlacli report OUT`` can redo i
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 from xlacli.analysis.collectives import collective_kind
 from xlacli.analysis.divergence import find_divergence
@@ -20,6 +21,8 @@ from xlacli.report.profile import ProfileSummary, load_summary
 from xlacli.report.run import REPORT_FILE, RunReport, load_report
 from xlacli.run.hang import HANG_FILE, STACKS_FILE
 
+T = TypeVar("T")
+
 
 def merge_ranks(
     out: Path,
@@ -32,12 +35,16 @@ def merge_ranks(
     """Merge the rank folders under ``out`` of a run of ``world_size`` ranks
     (``compare_steps`` False: no first divergence, as for a profile)."""
     folders = rank_folders(out)
-    reports = {
-        rank: load_report(folders[rank])
-        for rank in range(world_size)
-        if rank in folders and (folders[rank] / REPORT_FILE).exists()
-    }
+    problems: list[str] = []
+    reports = _reports(folders, world_size, problems)
     missing = tuple(rank for rank in range(world_size) if rank not in reports)
+
+    def section(name: str, compute: Callable[[], T], empty: T) -> T:
+        try:
+            return compute()
+        except Exception as error:  # one analysis costs its section, never the merge
+            problems.append(f"{name}: {type(error).__name__}: {error}")
+            return empty
 
     def collectives(rank: int, graph_hash: str) -> tuple[str, ...]:
         return _graph_collectives(
@@ -54,14 +61,33 @@ def merge_ranks(
         launcher=launcher,
         ranks=tuple(_summary(rank, reports[rank], out) for rank in sorted(reports)),
         missing=missing,
-        divergence=find_divergence(reports, collectives, ir_nodes)
+        divergence=section(
+            "first divergence", lambda: find_divergence(reports, collectives, ir_nodes), None
+        )
         if compare_steps and len(reports) > 1
         else None,
-        hangs=_hangs(folders, reports),
+        hangs=section("hangs", lambda: _hangs(folders, reports), ()),
         hang_timeout_s=hang_timeout_s,
-        stragglers=find_stragglers(_profiles(folders, reports)),
+        stragglers=section(
+            "stragglers", lambda: find_stragglers(_profiles(folders, reports)), None
+        ),
         divergence_checked=compare_steps,
+        problems=tuple(problems),
     )
+
+
+def _reports(
+    folders: Mapping[int, Path], world_size: int, problems: list[str]
+) -> dict[int, RunReport]:
+    """Each rank's saved report; one that cannot be read is a problem, and missing."""
+    reports = {}
+    for rank in range(world_size):
+        if rank in folders and (folders[rank] / REPORT_FILE).exists():
+            try:
+                reports[rank] = load_report(folders[rank])
+            except UsageError as error:
+                problems.append(f"rank {rank}: {error.message}")
+    return reports
 
 
 def _profiles(

@@ -123,6 +123,7 @@ class RanksReport:
     # False for a profile: its steps do not wait for the device, so a step's
     # executions may be counted in the next, and steps cannot be compared.
     divergence_checked: bool = True
+    problems: tuple[str, ...] = ()  # an analysis that failed: its section is left empty
     schema_version: int = RANKS_SCHEMA_VERSION
 
     @property
@@ -179,6 +180,7 @@ def ranks_from_dict(data: dict[str, Any]) -> RanksReport:
         hang_timeout_s=data.get("hang_timeout_s"),
         stragglers=_stragglers_from_dict(data.get("stragglers")),
         divergence_checked=data.get("divergence_checked", True),
+        problems=tuple(data.get("problems", ())),
     )
 
 

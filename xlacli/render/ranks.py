@@ -52,6 +52,10 @@ def ranks_text(report: RanksReport, out: Path) -> RenderableType:
         parts.append(_hang_view(report))
     if report.stragglers is not None:
         parts.append(_straggler_view(report.stragglers))
+    parts.extend(
+        Text(f"xlacli could not work this out (a bug in xlacli): {problem}", style="yellow")
+        for problem in report.problems
+    )
     parts.append(Text(f"Each rank's own report: xlacli report {display_path(out)}/rank-R"))
     return Group(*parts)
 

@@ -65,3 +65,12 @@ def test_waits_end_at_their_timeout(tmp_path: Path):
     _save(tmp_path, 0, rank_report([("aaaa1111",)], [STEP], [FIRST]))
     assert wait_for_reports(tmp_path, 2, timeout_s=0.3) == (1,)
     assert not wait_for_merged(tmp_path, timeout_s=0.3)
+
+
+def test_an_unreadable_rank_report_is_a_problem_not_a_failed_merge(tmp_path: Path):
+    _save(tmp_path, 0, rank_report([("aaaa1111",)], [STEP], [FIRST]))
+    (tmp_path / "rank-1").mkdir()
+    (tmp_path / "rank-1" / "report.json").write_text("{not json")
+    merged = merge_ranks(tmp_path, 2, "torchrun")
+    assert merged.missing == (1,)
+    assert len(merged.problems) == 1 and merged.problems[0].startswith("rank 1: cannot read")
