@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from xlacli.analysis.advice import with_advice
+from xlacli.analysis.advice_inputs import load_advice_inputs
 from xlacli.analysis.collectives import Locate
 from xlacli.analysis.dynamo import EXTRACT_COUNTER, XlaEvents, explain_dynamo
 from xlacli.analysis.fallbacks import locate_fallbacks
@@ -158,7 +160,7 @@ def build_report(
         mode=request.mode,
         extractions=raw.counters.get(EXTRACT_COUNTER, 0),
     )
-    return RunReport(
+    report = RunReport(
         model=model_label,
         device=(raw.log.start or {}).get("device", "unknown"),
         steps=len(raw.log.steps),
@@ -181,6 +183,8 @@ def build_report(
         mode=request.mode,
         dynamo=dynamo,
     )
+    # Compile cost by line and the scan, bucket and value-read advisors.
+    return with_advice(load_advice_inputs(report, roots, hlo.module, hlo.stacks))
 
 
 def _metadata_locator(

@@ -15,6 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from xlacli.advice_report import (
+    BucketAdvice,
+    CompileCost,
+    ScanAdvice,
+    ValueReadCost,
+    bucket_advice_from_dict,
+    compile_cost_from_dict,
+    scan_advice_from_dict,
+    value_read_costs_from_dict,
+)
 from xlacli.errors import UsageError
 from xlacli.memory_report import (
     CheckpointFacts,
@@ -185,6 +195,11 @@ class RunReport:
     options: tuple[str, ...] = ()
     mode: str = "lazy"  # "lazy", or "dynamo" (xlacli ran the step under torch.compile)
     dynamo: DynamoRecord | None = None  # set when Dynamo ran, whoever called it
+    # Advice (advice_report.py): where compile cost comes from, and what would cut it.
+    compile_cost: CompileCost | None = None
+    scan_advice: tuple[ScanAdvice, ...] = ()
+    bucket_advice: tuple[BucketAdvice, ...] = ()
+    value_read_costs: tuple[ValueReadCost, ...] = ()
 
     @property
     def steady_state_compiles(self) -> int:
@@ -275,6 +290,10 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         options=tuple(data.get("options", ())),
         mode=data.get("mode", "lazy"),
         dynamo=_dynamo_from_dict(data.get("dynamo")),
+        compile_cost=compile_cost_from_dict(data.get("compile_cost")),
+        scan_advice=scan_advice_from_dict(data.get("scan_advice")),
+        bucket_advice=bucket_advice_from_dict(data.get("bucket_advice")),
+        value_read_costs=value_read_costs_from_dict(data.get("value_read_costs")),
     )
 
 
