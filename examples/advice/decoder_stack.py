@@ -5,7 +5,8 @@ layer's copy of the same ops, so compile time grows with depth.
 
 The report's scan advice names ``self.layers`` and predicts what
 ``torch_xla.experimental.scan_layers`` would save; ``benchmarks/advice/scan.py``
-applies it and measures.  ``DEPTH`` (environment ``DECODER_DEPTH``) sets the layers.
+applies it and measures. ``DECODER_DEPTH`` sets the layers; ``DECODER_SCAN=1``
+applies the advice (the report then has no scan advice left to give).
 """
 
 import os
@@ -16,6 +17,7 @@ from torch import nn
 WIDTH = 32
 SEQ_LEN = 8
 DEPTH = int(os.environ.get("DECODER_DEPTH", "8"))
+SCAN = os.environ.get("DECODER_SCAN") == "1"
 
 
 class DecoderBlock(nn.Module):
@@ -44,8 +46,13 @@ class Decoder(nn.Module):
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
         hidden = self.embed(hidden)
-        for layer in self.layers:
-            hidden = layer(hidden)
+        if SCAN:  # the advice applied: one layer's body, compiled once, in a loop
+            from torch_xla.experimental.scan_layers import scan_layers
+
+            hidden = scan_layers(self.layers, hidden)
+        else:
+            for layer in self.layers:
+                hidden = layer(hidden)
         return self.head(hidden)
 
 
