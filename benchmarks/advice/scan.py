@@ -94,7 +94,7 @@ def main() -> int:
             scan, scan_cpu, _ = measured(depth, True, args.repeats)
             saving = plain - scan
             # xlacli's predicted share of the compile saved, applied to the clean plain compile
-            fraction = advice.get("predicted_saving_s", 0.0) / advice.get("graph_compile_time_s", 1)
+            fraction = advice.get("predicted_saving_time_s", 0.0) / advice.get("graph_compile_time_s", 1)
             guess = fraction * plain
             ratio = guess / saving if saving > 0 else float("inf")
             ok = bool(advice) and 0.5 <= ratio <= 2.0
@@ -106,7 +106,7 @@ def main() -> int:
     for depth, advice, plain, plain_cpu, scan, scan_cpu, guess, saving, ratio, ok in rows:
         print(
             f"| {depth} | {advice.get('share', 0):.0%},"
-            f" {advice.get('predicted_saving_s', 0):.2f} of {advice.get('graph_compile_time_s', 0):.2f} s"
+            f" {advice.get('predicted_saving_time_s', 0):.2f} of {advice.get('graph_compile_time_s', 0):.2f} s"
             f" | {plain:.2f} s ({plain_cpu:.2f} s) | {scan:.2f} s ({scan_cpu:.2f} s)"
             f" | {guess:.2f} s | {saving:.2f} s | {ratio:.2f}{'' if ok else ' FAIL'} |"
         )

@@ -1,4 +1,5 @@
-"""What the advisors read: the report so far and each graph's kept artifacts.
+"""What the advisors read: the run's graphs, steps and explained compiles, and each
+graph's kept artifacts.
 
 The advisors (``compile_cost``, ``scan_advice``, ``buckets``, ``value_reads``)
 are pure functions of an ``AdviceInputs``; ``load_advice_inputs`` is the one
@@ -7,7 +8,7 @@ place that reads the run folder for them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -16,7 +17,7 @@ from xlacli.hlo.model import HloModule
 from xlacli.parse.frames import CodeRoots
 from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.parse.ir_dump import IrNode, parse_ir_node
-from xlacli.report import GraphRecord, RunReport
+from xlacli.report.run import CompileEvent, GraphRecord, StepRecord
 
 
 @dataclass(frozen=True)
@@ -31,32 +32,42 @@ class GraphArtifacts:
 
 @dataclass(frozen=True)
 class AdviceInputs:
-    """The run report so far, each graph's artifacts, and how to read source files."""
+    """The run's graphs with their artifacts, its steps and explained compiles."""
 
-    report: RunReport
     graphs: tuple[GraphArtifacts, ...]
     roots: CodeRoots
+    events: tuple[CompileEvent, ...] = ()
+    step_records: tuple[StepRecord, ...] = ()
     read_source: Callable[[str], str | None] = lambda _path: None
+
+    @property
+    def steps(self) -> int:
+        return len(self.step_records)
 
 
 def load_advice_inputs(
-    report: RunReport,
+    root: Path,
+    graphs: Sequence[GraphRecord],
     roots: CodeRoots,
-    load_module: Callable[[str | None], HloModule | None],
-    load_stacks: Callable[[str | None], list[StackedOp] | None],
+    loaders: tuple[
+        Callable[[str | None], HloModule | None], Callable[[str | None], list[StackedOp] | None]
+    ],
+    *,
+    events: Sequence[CompileEvent] = (),
+    step_records: Sequence[StepRecord] = (),
 ) -> AdviceInputs:
-    """Read each graph's stacks, IR and optimized HLO from the run folder."""
-    root = Path(report.run_dir)
-    graphs = tuple(
+    """Read each graph's stacks, IR and optimized HLO (``loaders``: module, stacks)."""
+    load_module, load_stacks = loaders
+    artifacts = tuple(
         GraphArtifacts(
             graph=graph,
             stacks=tuple(load_stacks(graph.files.get("hlo_stacks")) or ()),
             ir_nodes=_ir_nodes(root, graph.files.get("ir")),
             optimized=load_module(graph.files.get("hlo_after")),
         )
-        for graph in report.graphs
+        for graph in graphs
     )
-    return AdviceInputs(report, graphs, roots, _source_reader())
+    return AdviceInputs(artifacts, roots, tuple(events), tuple(step_records), _source_reader())
 
 
 def _ir_nodes(root: Path, relative: str | None) -> tuple[IrNode, ...]:

@@ -15,9 +15,9 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from xlacli.advice_report import BucketAdvice, BucketOption
+from xlacli.report.advice import BucketAdvice, BucketOption
 from xlacli.analysis.advice_inputs import AdviceInputs
-from xlacli.report import CompileEvent, RunReport
+from xlacli.report.run import CompileEvent, StepRecord
 
 SHAPE_CATEGORIES = ("input_shape", "intermediate_shape", "data_dependent_shape")
 # The advised option: the fewest buckets whose padding stays within this share.
@@ -77,22 +77,28 @@ def bucket_options(sizes: Sequence[tuple[int, int]]) -> tuple[BucketOption, ...]
 
 def advise_buckets(inputs: AdviceInputs) -> tuple[BucketAdvice, ...]:
     """Bucket advice for each site that recompiled for a changing size."""
-    return tuple(advice for site in _shape_sites(inputs.report) for advice in site)
+    return tuple(
+        advice
+        for site in _shape_sites(inputs.events, inputs.step_records)
+        for advice in site
+    )
 
 
-def _shape_sites(report: RunReport) -> list[list[BucketAdvice]]:
+def _shape_sites(
+    events: Sequence[CompileEvent], steps: Sequence[StepRecord]
+) -> list[list[BucketAdvice]]:
     groups: dict[tuple[str, str | None, str], list[CompileEvent]] = {}
-    for event in report.events:
+    for event in events:
         cause = event.cause
         match = _CHANGE.search(cause.detail)
         if cause.category in SHAPE_CATEGORIES and match and event.compared_with:
             what = (match["what"] or "").rsplit(": ", 1)[-1].removesuffix(" shape").strip()
             groups.setdefault((cause.category, cause.location, what), []).append(event)
-    return [_site_advice(report, key, events) for key, events in groups.items()]
+    return [_site_advice(steps, key, group) for key, group in groups.items()]
 
 
 def _site_advice(
-    report: RunReport, key: tuple[str, str | None, str], events: list[CompileEvent]
+    steps: Sequence[StepRecord], key: tuple[str, str | None, str], events: list[CompileEvent]
 ) -> list[BucketAdvice]:
     category, location, what = key
     shapes: dict[str, tuple[int, ...]] = {}
@@ -105,7 +111,7 @@ def _site_advice(
         return []
     observed = [
         dims
-        for step in report.step_records
+        for step in steps
         for graph_hash in step.graph_hashes
         if (dims := shapes.get(graph_hash))
     ]

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from xlacli.advice_report import CompileCost, GraphLineCost, LineCost
+from xlacli.report.advice import CompileCost, GraphLineCost, LineCost
 from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
 from xlacli.parse.frames import CodeRoots, Frame, first_user_frame
 from xlacli.parse.ir_dump import IrNode

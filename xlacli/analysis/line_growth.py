@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from xlacli.report import RunReport
+from xlacli.report.run import RunReport
 
 DATA_LINE = "(data)"  # parameters, inputs and constants: no line's work
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from xlacli.advice_report import ScanAdvice
+from xlacli.report.advice import ScanAdvice
 from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
 from xlacli.parse.frames import Frame
 from xlacli.parse.hlo_stacks import StackedOp
@@ -132,7 +132,7 @@ def _advice(
         share=share,
         graph_compile_time_s=time_s,
         predicted_compile_time_s=predicted,
-        predicted_saving_s=time_s - predicted,
+        predicted_saving_time_s=time_s - predicted,
         lines=tuple(frame.location for frame, _ in site.layer_frames.most_common(5)),
         differing=tuple(_describe(key, site.keys[key]) for key in odd[:5]),
         blockers=BLOCKERS if identical else (_differ_note(layers, odd), *BLOCKERS),

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from xlacli.advice_report import ValueReadCost
+from xlacli.report.advice import ValueReadCost
 from xlacli.analysis.advice_inputs import AdviceInputs
-from xlacli.report import GraphRecord
+from xlacli.report.run import GraphRecord
 
 _KINDS = (  # the first that matches the read's line
     ("print", re.compile(r"\bprint\(|\blog\w*\(|\.info\(|\.write\(")),
@@ -35,10 +35,9 @@ FIXES = {
 
 def rank_value_reads(inputs: AdviceInputs) -> tuple[ValueReadCost, ...]:
     """One entry per line that read a value, most expensive first."""
-    report = inputs.report
-    steps = max(1, report.steps)
+    steps = max(1, inputs.steps)
     by_site: dict[str | None, list[GraphRecord]] = defaultdict(list)
-    for graph in report.graphs:
+    for graph in (artifacts.graph for artifacts in inputs.graphs):
         if graph.trigger == "host_sync":
             by_site[graph.site].append(graph)
     costs = []
@@ -54,11 +53,11 @@ def rank_value_reads(inputs: AdviceInputs) -> tuple[ValueReadCost, ...]:
                 source=source,
                 reads_per_step=executions / steps,
                 executions_per_step=executions / steps,
-                cost_ms_per_step=1000 * time_s / steps,
+                extra_time_s=time_s / steps,
                 fix=FIXES[kind],
             )
         )
-    return tuple(sorted(costs, key=lambda cost: (-cost.cost_ms_per_step, cost.location or "")))
+    return tuple(sorted(costs, key=lambda cost: (-cost.extra_time_s, cost.location or "")))
 
 
 def read_kind(source: str) -> str:

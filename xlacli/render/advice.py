@@ -1,6 +1,6 @@
 """The advice in the terminal: where the graphs come from, and what would cut compiles.
 
-Reads the report's advice sections (``xlacli.advice_report``); each view returns
+Reads the report's advice sections (``xlacli.report.advice``); each view returns
 nothing when its section is empty, so runs without advice print as before.
 """
 
@@ -11,11 +11,11 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from xlacli.advice_report import BucketAdvice, CompileCost, ScanAdvice, ValueReadCost
+from xlacli.report.advice import BucketAdvice, CompileCost, ScanAdvice, ValueReadCost
 from xlacli.paths import display_location
 from xlacli.render.console import plain_table
-from xlacli.render.units import format_seconds, short_hash
-from xlacli.report import RunReport
+from xlacli.units import format_seconds, short_hash
+from xlacli.report.run import RunReport
 
 TOP_LINES = 8
 NO_FRAME = "(data and constants: parameters, inputs)"
@@ -86,7 +86,7 @@ def scan_view(advice: ScanAdvice) -> RenderableType:
                 "  torch_xla.experimental.scan_layers compiles one layer's body:"
                 f" predicted compile {format_seconds(advice.graph_compile_time_s)}"
                 f" -> {format_seconds(advice.predicted_compile_time_s)}"
-                f" (saves {format_seconds(advice.predicted_saving_s)}, an estimate by"
+                f" (saves {format_seconds(advice.predicted_saving_time_s)}, an estimate by"
                 " instruction count)"
             )
         )
@@ -137,7 +137,7 @@ def value_read_view(costs: tuple[ValueReadCost, ...]) -> RenderableType:
             escape(line_name(cost.location)),
             cost.kind,
             f"{cost.reads_per_step:.2g}",
-            f"{cost.cost_ms_per_step:.3g} ms",
+            f"{1000 * cost.extra_time_s:.3g} ms",
             escape(cost.fix),
         )
     return Group(

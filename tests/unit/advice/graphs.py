@@ -5,7 +5,7 @@ from __future__ import annotations
 from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
 from xlacli.parse.frames import CodeRoots, Frame
 from xlacli.parse.hlo_stacks import StackedOp
-from xlacli.report import GraphRecord, RunReport
+from xlacli.report.run import GraphRecord, RunReport
 
 MODEL = "/project/model.py"
 LIBRARY = "/lib/python3.11/site-packages/torch/nn/modules/module.py"
@@ -98,4 +98,4 @@ def inputs(stacks: list[StackedOp], compile_time_s: float = 2.0) -> AdviceInputs
     record = graph(compile_time_s=compile_time_s)
     artifacts = GraphArtifacts(record, tuple(stacks))
     sources = {MODEL: SOURCE}
-    return AdviceInputs(report(record), (artifacts,), ROOTS, sources.get)
+    return AdviceInputs((artifacts,), ROOTS, read_source=sources.get)

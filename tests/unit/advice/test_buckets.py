@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from tests.unit.advice.graphs import ROOTS, graph, report
+from tests.unit.advice.graphs import ROOTS
 from xlacli.analysis.advice_inputs import AdviceInputs
 from xlacli.analysis.buckets import advise_buckets, bucket_options, pad_code, solve_buckets
-from xlacli.report import CompileCause, CompileEvent, StepRecord
+from xlacli.report.run import CompileCause, CompileEvent, StepRecord
 
 
 def _padding(sizes: list[tuple[int, int]], edges: tuple[int, ...]) -> int:
@@ -82,8 +82,7 @@ def _shape_run(lengths: list[int]) -> AdviceInputs:
         StepRecord(step, 0.01, 0, 1, (f"input 0 s64[4,{n}]",), (hashes[n],))
         for step, n in enumerate(lengths)
     )
-    graphs = tuple(graph(h) for h in hashes.values())
-    return AdviceInputs(report(*graphs, events=tuple(events), step_records=steps), (), ROOTS)
+    return AdviceInputs((), ROOTS, events=tuple(events), step_records=steps)
 
 
 def test_advisor_collects_every_step_size_at_the_site() -> None:

@@ -6,13 +6,14 @@ import dataclasses
 
 import pytest
 
-from tests.unit.advice.graphs import MODEL, ROOTS, block_ops, graph, inputs, outside_ops, report
-from xlacli.advice_report import compile_cost_from_dict
-from xlacli.analysis.advice_inputs import AdviceInputs
+from tests.unit.advice.graphs import MODEL, ROOTS, block_ops, graph, inputs, outside_ops
+from xlacli.report.advice import compile_cost_from_dict
+from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
 from xlacli.analysis.compile_cost import compile_cost
 from xlacli.analysis.value_reads import FIXES, rank_value_reads, read_kind
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrNode
+from xlacli.report.run import StepRecord
 
 
 def test_instructions_and_compile_time_by_user_line() -> None:
@@ -50,7 +51,7 @@ def test_summed_over_graphs_and_round_trips_through_json() -> None:
 
 
 def test_no_stacks_no_section() -> None:
-    assert compile_cost(AdviceInputs(report(), (), ROOTS)) is None
+    assert compile_cost(AdviceInputs((), ROOTS)) is None
 
 
 @pytest.mark.parametrize(
@@ -73,10 +74,12 @@ def test_value_reads_ranked_by_cost_per_step() -> None:
     dear = dataclasses.replace(
         graph("b"), trigger="host_sync", site=f"{MODEL}:14", executions=4, execute_time_s=0.002
     )
-    run = AdviceInputs(report(cheap, dear, graph("c")), (), ROOTS, {MODEL: "x\n" * 20}.get)
+    steps = tuple(StepRecord(step, 0.01, 0, 1, ()) for step in range(4))
+    graphs = tuple(GraphArtifacts(g) for g in (cheap, dear, graph("c")))
+    run = AdviceInputs(graphs, ROOTS, step_records=steps, read_source={MODEL: "x\n" * 20}.get)
     first, second = rank_value_reads(run)
     assert first.location == f"{MODEL}:14"
-    assert first.cost_ms_per_step == pytest.approx(4 * 2.0 / 4)  # 4 steps in the report
+    assert first.extra_time_s == pytest.approx(4 * 0.002 / 4)  # 4 steps in the report
     assert first.executions_per_step == 1.0
-    assert second.cost_ms_per_step == pytest.approx(2 * 1.0 / 4)
+    assert second.extra_time_s == pytest.approx(2 * 0.001 / 4)
     assert first.fix == FIXES[first.kind]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.unit.advice.graphs import report
 from tests.unit.analysis.test_check import baseline
-from xlacli.advice_report import CompileCost, LineCost
+from xlacli.report.advice import CompileCost, LineCost
 from xlacli.analysis.baseline import _from_dict, baseline_from_report, dump_baseline
 from xlacli.analysis.check import REGRESSION, compare
 from xlacli.analysis.line_growth import DATA_LINE, grown_summary, line_changes

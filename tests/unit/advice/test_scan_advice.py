@@ -23,7 +23,7 @@ def test_identical_layers_are_advised_with_their_list_class_and_saving() -> None
     # one layer's body instead of eight: the loop's share shrinks 8-fold
     expected = 2.0 * (1 - 48 / 52 + 48 / 52 / 8)
     assert advice.predicted_compile_time_s == pytest.approx(expected)
-    assert advice.predicted_saving_s == pytest.approx(2.0 - expected)
+    assert advice.predicted_saving_time_s == pytest.approx(2.0 - expected)
     assert "scan_layers(self.layers, hidden)" in advice.code
     assert f"{MODEL}:6" in advice.lines
 
@@ -34,7 +34,7 @@ def test_one_differing_layer_is_reported_not_advised() -> None:
     (advice,) = advise_scan(inputs(ops))
     assert not advice.identical
     assert advice.layers == 7
-    assert advice.predicted_saving_s == 0
+    assert advice.predicted_saving_time_s == 0
     assert advice.code == ""
     assert any("aten::relu" in item for item in advice.differing)
     assert "not identical" in advice.blockers[0]
@@ -66,5 +66,5 @@ def test_silent_on_a_small_share_and_on_calls_outside_loops() -> None:
 def test_silent_when_the_source_cannot_be_read() -> None:
     ops = [op for _ in range(8) for op in block_ops()]
     unreadable = inputs(ops)
-    unreadable = type(unreadable)(unreadable.report, unreadable.graphs, unreadable.roots)
+    unreadable = type(unreadable)(unreadable.graphs, unreadable.roots)
     assert advise_scan(unreadable) == ()

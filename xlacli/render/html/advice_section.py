@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from xlacli.advice_report import CompileCost
+from xlacli.report.advice import CompileCost
 from xlacli.render.advice import COST_NOTE, line_name
 from xlacli.render.html.context import RunContext, graph_anchor
 
