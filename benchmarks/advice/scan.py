@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,7 +56,11 @@ def measured(depth: int, scan: bool, repeats: int) -> tuple[float, float, int]:
     runs = []
     for _ in range(repeats):
         out = subprocess.run(
-            [sys.executable, __file__, "--worker"], env=env, capture_output=True, text=True, check=True
+            [sys.executable, __file__, "--worker"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
     # The least of the repeats: on a shared machine, noise only ever adds time.
@@ -94,19 +97,24 @@ def main() -> int:
             scan, scan_cpu, _ = measured(depth, True, args.repeats)
             saving = plain - scan
             # xlacli's predicted share of the compile saved, applied to the clean plain compile
-            fraction = advice.get("predicted_saving_time_s", 0.0) / advice.get("graph_compile_time_s", 1)
+            fraction = advice.get("predicted_saving_time_s", 0.0) / advice.get(
+                "graph_compile_time_s", 1
+            )
             guess = fraction * plain
             ratio = guess / saving if saving > 0 else float("inf")
             ok = bool(advice) and 0.5 <= ratio <= 2.0
             failed |= not ok
             rows.append((depth, advice, plain, plain_cpu, scan, scan_cpu, guess, saving, ratio, ok))
-    print("| layers | advice: share, saving | plain compile (CPU) | scan_layers compile (CPU)"
-          " | predicted saving | measured saving | predicted / measured |")
+    print(
+        "| layers | advice: share, saving | plain compile (CPU) | scan_layers compile (CPU)"
+        " | predicted saving | measured saving | predicted / measured |"
+    )
     print("|---|---|---|---|---|---|---|")
     for depth, advice, plain, plain_cpu, scan, scan_cpu, guess, saving, ratio, ok in rows:
         print(
             f"| {depth} | {advice.get('share', 0):.0%},"
-            f" {advice.get('predicted_saving_time_s', 0):.2f} of {advice.get('graph_compile_time_s', 0):.2f} s"
+            f" {advice.get('predicted_saving_time_s', 0):.2f} s"
+            f" of {advice.get('graph_compile_time_s', 0):.2f} s"
             f" | {plain:.2f} s ({plain_cpu:.2f} s) | {scan:.2f} s ({scan_cpu:.2f} s)"
             f" | {guess:.2f} s | {saving:.2f} s | {ratio:.2f}{'' if ok else ' FAIL'} |"
         )

@@ -87,11 +87,15 @@ def main() -> int:
     ratio = guess / saving if saving > 0 else float("inf")
     ok = 0.5 <= ratio <= 2.0
     print(f"read: {cost['source']} ({cost['kind']}); fix: {cost['fix']}")
-    print("| step time, as written | with the step closure | measured saving"
-          " | predicted saving | predicted / measured |")
+    print(
+        "| step time, as written | with the step closure | measured saving"
+        " | predicted saving | predicted / measured |"
+    )
     print("|---|---|---|---|---|")
-    print(f"| {before:.2f} ms | {after:.2f} ms | {saving:.2f} ms | {guess:.2f} ms"
-          f" | {ratio:.2f}{'' if ok else ' FAIL'} |")
+    print(
+        f"| {before:.2f} ms | {after:.2f} ms | {saving:.2f} ms | {guess:.2f} ms"
+        f" | {ratio:.2f}{'' if ok else ' FAIL'} |"
+    )
     return 0 if ok else 1
 
 

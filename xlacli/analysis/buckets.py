@@ -15,8 +15,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from xlacli.report.advice import BucketAdvice, BucketOption
 from xlacli.analysis.advice_inputs import AdviceInputs
+from xlacli.report.advice import BucketAdvice, BucketOption
 from xlacli.report.run import CompileEvent, StepRecord
 
 SHAPE_CATEGORIES = ("input_shape", "intermediate_shape", "data_dependent_shape")
@@ -78,9 +78,7 @@ def bucket_options(sizes: Sequence[tuple[int, int]]) -> tuple[BucketOption, ...]
 def advise_buckets(inputs: AdviceInputs) -> tuple[BucketAdvice, ...]:
     """Bucket advice for each site that recompiled for a changing size."""
     return tuple(
-        advice
-        for site in _shape_sites(inputs.events, inputs.step_records)
-        for advice in site
+        advice for site in _shape_sites(inputs.events, inputs.step_records) for advice in site
     )
 
 

@@ -15,10 +15,10 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from xlacli.report.advice import CompileCost, GraphLineCost, LineCost
 from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
 from xlacli.parse.frames import CodeRoots, Frame, first_user_frame
 from xlacli.parse.ir_dump import IrNode
+from xlacli.report.advice import CompileCost, GraphLineCost, LineCost
 
 # Lines kept per graph; the run's summed lines are all kept up to this many.
 LINES_PER_GRAPH = 30
@@ -93,7 +93,9 @@ def _graph_cost(artifacts: GraphArtifacts, roots: CodeRoots) -> GraphLineCost:
     return GraphLineCost(artifacts.graph.hash, total, time_s, tuple(_biggest_first(lines)))
 
 
-def _ir_line(node: IrNode, by_ir_key: dict[tuple[str, str, int], Counter[str | None]]) -> str | None:
+def _ir_line(
+    node: IrNode, by_ir_key: dict[tuple[str, str, int], Counter[str | None]]
+) -> str | None:
     if node.location is None:
         return None
     found = by_ir_key.get((node.op, node.location.file, node.location.line))

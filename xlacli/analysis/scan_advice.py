@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from xlacli.report.advice import ScanAdvice
 from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
 from xlacli.parse.frames import Frame
 from xlacli.parse.hlo_stacks import StackedOp
+from xlacli.report.advice import ScanAdvice
 
 # Advise when the layers make at least this share of the graph's instructions.
 MIN_SHARE = 0.3
@@ -65,7 +65,7 @@ def scan_candidates(artifacts: GraphArtifacts, read_source: SourceReader) -> lis
     """The outermost looped module calls of a graph that repeat and are worth scanning."""
     stacks = artifacts.stacks
     sites = _looped_sites(stacks, read_source)
-    found = []
+    found: list[tuple[_Site, ScanAdvice]] = []
     for site in sorted(sites.values(), key=lambda s: len(s.outer)):
         if any(_nested(site.outer, chosen.outer) for chosen, _ in found):
             continue
@@ -112,9 +112,7 @@ def _advice(
         return None
     # Data ops may be shared between layers (torch_xla reuses one device copy of
     # a Python scalar), so only computations have to repeat N times.
-    odd = [
-        key for key, count in site.keys.items() if count % layers and key[0] not in _DATA_OPS
-    ]
+    odd = [key for key, count in site.keys.items() if count % layers and key[0] not in _DATA_OPS]
     identical = not odd
     call = site.outer[0]
     time_s = artifacts.graph.compile_time_s

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from xlacli.report.advice import ValueReadCost
 from xlacli.analysis.advice_inputs import AdviceInputs
+from xlacli.report.advice import ValueReadCost
 from xlacli.report.run import GraphRecord
 
 _KINDS = (  # the first that matches the read's line

@@ -11,11 +11,11 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from xlacli.report.advice import BucketAdvice, CompileCost, ScanAdvice, ValueReadCost
 from xlacli.paths import display_location
 from xlacli.render.console import plain_table
-from xlacli.units import format_seconds, short_hash
+from xlacli.report.advice import BucketAdvice, CompileCost, ScanAdvice, ValueReadCost
 from xlacli.report.run import RunReport
+from xlacli.units import format_seconds, short_hash
 
 TOP_LINES = 8
 NO_FRAME = "(data and constants: parameters, inputs)"
@@ -116,7 +116,9 @@ def bucket_view(advice: BucketAdvice) -> RenderableType:
             f"{option.padding_waste:.0%}",
         )
     if advice.options[advice.chosen].compiles >= len(advice.sizes):
-        note = Text("  no fewer buckets pads less than 20%: keep the sizes as they are", style="dim")
+        note = Text(
+            "  no fewer buckets pads less than 20%: keep the sizes as they are", style="dim"
+        )
         return Group(head, Text(f"  sizes seen: {sizes}", style="dim"), _indented(table), note)
     return Group(
         head,

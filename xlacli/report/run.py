@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from xlacli.errors import UsageError
 from xlacli.report.advice import (
     BucketAdvice,
     CompileCost,
@@ -25,7 +26,6 @@ from xlacli.report.advice import (
     scan_advice_from_dict,
     value_read_costs_from_dict,
 )
-from xlacli.errors import UsageError
 from xlacli.report.memory import (
     CheckpointFacts,
     GraphMemory,

@@ -7,12 +7,12 @@ import dataclasses
 import pytest
 
 from tests.unit.advice.graphs import MODEL, ROOTS, block_ops, graph, inputs, outside_ops
-from xlacli.report.advice import compile_cost_from_dict
 from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
 from xlacli.analysis.compile_cost import compile_cost
 from xlacli.analysis.value_reads import FIXES, rank_value_reads, read_kind
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrNode
+from xlacli.report.advice import compile_cost_from_dict
 from xlacli.report.run import StepRecord
 
 

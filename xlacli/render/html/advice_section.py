@@ -6,9 +6,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from xlacli.report.advice import CompileCost
 from xlacli.render.advice import COST_NOTE, line_name
 from xlacli.render.html.context import RunContext, graph_anchor
+from xlacli.report.advice import CompileCost
 
 TOP_LINES = 15
 
@@ -17,31 +17,39 @@ def context(run: RunContext) -> dict[str, Any] | None:
     """The advice sections of the report; None when it has none."""
     report = run.report
     cost = report.compile_cost
-    if cost is None and not (
-        report.scan_advice or report.bucket_advice or report.value_read_costs
-    ):
+    if cost is None and not (report.scan_advice or report.bucket_advice or report.value_read_costs):
         return None
     return {
         "note": COST_NOTE,
         "cost": _cost(cost) if cost is not None else None,
         "scan": [
-            {**_plain(advice), "anchor": graph_anchor(advice.graph_hash),
-             "call": line_name(advice.call_site), "lines": [line_name(x) for x in advice.lines]}
+            {
+                **_plain(advice),
+                "anchor": graph_anchor(advice.graph_hash),
+                "call": line_name(advice.call_site),
+                "lines": [line_name(x) for x in advice.lines],
+            }
             for advice in report.scan_advice
-        ],  # fmt: skip
+        ],
         "buckets": [
-            {**_plain(advice), "where": line_name(advice.location),
-             "options": [
-                 {"edges": ", ".join(map(str, o.edges)), "compiles": o.compiles,
-                  "waste": o.padding_waste, "chosen": i == advice.chosen}
-                 for i, o in enumerate(advice.options)
-             ],
-             "sizes": ", ".join(f"{size} ({steps}x)" for size, steps in advice.sizes)}
+            {
+                **_plain(advice),
+                "where": line_name(advice.location),
+                "options": [
+                    {
+                        "edges": ", ".join(map(str, o.edges)),
+                        "compiles": o.compiles,
+                        "waste": o.padding_waste,
+                        "chosen": i == advice.chosen,
+                    }
+                    for i, o in enumerate(advice.options)
+                ],
+                "sizes": ", ".join(f"{size} ({steps}x)" for size, steps in advice.sizes),
+            }
             for advice in report.bucket_advice
-        ],  # fmt: skip
+        ],
         "reads": [
-            {**_plain(cost), "where": line_name(cost.location)}
-            for cost in report.value_read_costs
+            {**_plain(cost), "where": line_name(cost.location)} for cost in report.value_read_costs
         ],
     }
 
