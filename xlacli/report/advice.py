@@ -8,8 +8,8 @@ the sections existed loads with them empty.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
 
 
 @dataclass(frozen=True)
@@ -103,18 +103,19 @@ class ValueReadCost:
 
 
 def compile_cost_from_dict(data: Any) -> CompileCost | None:
+    """The compile-cost section of a saved report; None when it has none."""
     if not data:
         return None
     return CompileCost(
         hlo_instructions=data.get("hlo_instructions", 0),
         compile_time_s=data.get("compile_time_s", 0.0),
-        lines=tuple(LineCost(**line) for line in data.get("lines", ())),
+        lines=tuple(_known(LineCost, line) for line in data.get("lines", ())),
         graphs=tuple(
             GraphLineCost(
                 graph_hash=graph["graph_hash"],
                 hlo_instructions=graph.get("hlo_instructions", 0),
                 compile_time_s=graph.get("compile_time_s", 0.0),
-                lines=tuple(LineCost(**line) for line in graph.get("lines", ())),
+                lines=tuple(_known(LineCost, line) for line in graph.get("lines", ())),
             )
             for graph in data.get("graphs", ())
         ),
@@ -123,33 +124,37 @@ def compile_cost_from_dict(data: Any) -> CompileCost | None:
 
 def scan_advice_from_dict(data: Any) -> tuple[ScanAdvice, ...]:
     return tuple(
-        ScanAdvice(
-            **{
-                **item,
-                "lines": tuple(item.get("lines", ())),
-                "differing": tuple(item.get("differing", ())),
-                "blockers": tuple(item.get("blockers", ())),
-            }
-        )
-        for item in data or ()
+        _known(ScanAdvice, item, tuples=("lines", "differing", "blockers")) for item in data or ()
     )
 
 
 def bucket_advice_from_dict(data: Any) -> tuple[BucketAdvice, ...]:
     return tuple(
-        BucketAdvice(
-            **{
+        _known(
+            BucketAdvice,
+            {
                 **item,
                 "sizes": tuple((int(size), int(steps)) for size, steps in item.get("sizes", ())),
                 "options": tuple(
-                    BucketOption(**{**option, "edges": tuple(option.get("edges", ()))})
+                    _known(BucketOption, option, tuples=("edges",))
                     for option in item.get("options", ())
                 ),
-            }
+            },
         )
         for item in data or ()
     )
 
 
 def value_read_costs_from_dict(data: Any) -> tuple[ValueReadCost, ...]:
-    return tuple(ValueReadCost(**item) for item in data or ())
+    return tuple(_known(ValueReadCost, item) for item in data or ())
+
+
+T = TypeVar("T")
+
+
+def _known(cls: type[T], item: dict[str, Any], tuples: tuple[str, ...] = ()) -> T:
+    """``cls`` from the keys it knows (a report written by a newer xlacli may have
+    more), its list fields back to tuples."""
+    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    values = {k: tuple(v) if k in tuples else v for k, v in item.items() if k in names}
+    return cls(**values)
