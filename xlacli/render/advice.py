@@ -86,8 +86,8 @@ def scan_view(advice: ScanAdvice) -> RenderableType:
                 "  torch_xla.experimental.scan_layers compiles one layer's body:"
                 f" predicted compile {format_seconds(advice.graph_compile_time_s)}"
                 f" -> {format_seconds(advice.predicted_compile_time_s)}"
-                f" (saves {format_seconds(advice.predicted_saving_time_s)}, an estimate by"
-                " instruction count)"
+                f" (saves at most {format_seconds(advice.predicted_saving_time_s)}: by"
+                " instruction count, which leaves out XLA's fixed costs and the loop's own)"
             )
         )
         rows.append(Text("    " + advice.code.replace("\n", "\n    "), style="green"))
