@@ -8,6 +8,7 @@ the sections existed loads with them empty.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
@@ -109,13 +110,13 @@ def compile_cost_from_dict(data: Any) -> CompileCost | None:
     return CompileCost(
         hlo_instructions=data.get("hlo_instructions", 0),
         compile_time_s=data.get("compile_time_s", 0.0),
-        lines=tuple(_known(LineCost, line) for line in data.get("lines", ())),
+        lines=_all(_known(LineCost, line) for line in data.get("lines", ())),
         graphs=tuple(
             GraphLineCost(
                 graph_hash=graph["graph_hash"],
                 hlo_instructions=graph.get("hlo_instructions", 0),
                 compile_time_s=graph.get("compile_time_s", 0.0),
-                lines=tuple(_known(LineCost, line) for line in graph.get("lines", ())),
+                lines=_all(_known(LineCost, line) for line in graph.get("lines", ())),
             )
             for graph in data.get("graphs", ())
         ),
@@ -123,38 +124,38 @@ def compile_cost_from_dict(data: Any) -> CompileCost | None:
 
 
 def scan_advice_from_dict(data: Any) -> tuple[ScanAdvice, ...]:
-    return tuple(
-        _known(ScanAdvice, item, tuples=("lines", "differing", "blockers")) for item in data or ()
-    )
+    return _all(_known(ScanAdvice, item, ("lines", "differing", "blockers")) for item in data or ())
 
 
 def bucket_advice_from_dict(data: Any) -> tuple[BucketAdvice, ...]:
-    return tuple(
-        _known(
-            BucketAdvice,
-            {
-                **item,
-                "sizes": tuple((int(size), int(steps)) for size, steps in item.get("sizes", ())),
-                "options": tuple(
-                    _known(BucketOption, option, tuples=("edges",))
-                    for option in item.get("options", ())
-                ),
-            },
-        )
-        for item in data or ()
-    )
+    return _all(_bucket(item) for item in data or ())
 
 
 def value_read_costs_from_dict(data: Any) -> tuple[ValueReadCost, ...]:
-    return tuple(_known(ValueReadCost, item) for item in data or ())
+    return _all(_known(ValueReadCost, item) for item in data or ())
+
+
+def _bucket(item: dict[str, Any]) -> BucketAdvice | None:
+    options = [_known(BucketOption, option, ("edges",)) for option in item.get("options", ())]
+    if None in options:
+        return None
+    sizes = tuple((int(size), int(steps)) for size, steps in item.get("sizes", ()))
+    return _known(BucketAdvice, {**item, "sizes": sizes, "options": tuple(options)})
 
 
 T = TypeVar("T")
 
 
-def _known(cls: type[T], item: dict[str, Any], tuples: tuple[str, ...] = ()) -> T:
+def _known(cls: type[T], item: dict[str, Any], tuples: tuple[str, ...] = ()) -> T | None:
     """``cls`` from the keys it knows (a report written by a newer xlacli may have
-    more), its list fields back to tuples."""
+    more), its list fields back to tuples; None when a required key is missing."""
     names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
     values = {k: tuple(v) if k in tuples else v for k, v in item.items() if k in names}
-    return cls(**values)
+    try:
+        return cls(**values)
+    except TypeError:  # a key it needs is missing: leave the item out, keep the report
+        return None
+
+
+def _all(items: Iterable[T | None]) -> tuple[T, ...]:
+    return tuple(item for item in items if item is not None)

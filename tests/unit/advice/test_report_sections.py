@@ -38,3 +38,11 @@ def test_sections_round_trip_and_tolerate_new_keys() -> None:
     data["scan_advice"][0]["a_future_field"] = 1
     data["bucket_advice"][0]["options"][0]["another"] = "x"
     assert report_from_dict(data) == full
+
+
+def test_an_item_missing_a_key_is_left_out_not_a_traceback() -> None:
+    data = json.loads(dump_report(report()))
+    data["value_read_costs"] = [{"location": "/m.py:9", "kind": "item"}]
+    data["scan_advice"] = [{"graph_hash": "g1"}]
+    loaded = report_from_dict(data)
+    assert loaded.value_read_costs == loaded.scan_advice == ()
