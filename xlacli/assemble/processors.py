@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from xlacli.analysis.advice import ADVISORS
 from xlacli.analysis.collectives import Locate
 from xlacli.analysis.dynamo import EXTRACT_COUNTER, XlaEvents, apply_dynamo_causes
 from xlacli.analysis.dynamo import build_dynamo_record as _build_dynamo_record
@@ -21,6 +20,7 @@ from xlacli.analysis.locate import Locator
 from xlacli.analysis.memory_facts import with_memory_facts
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
 from xlacli.analysis.spmd_graph import attach_spmd
+from xlacli.assemble.advice import ADVISORS
 from xlacli.assemble.organise import HOST_SYNC_CAUSE, OrganisedRun, execution_records
 from xlacli.paths import source_line
 from xlacli.report.memory import CheckpointFacts, GraphMemory, GraphPrecision, RunMemory
@@ -161,6 +161,6 @@ PROCESSORS: tuple[Processor, ...] = (
     Processor("events", recompile_events, tuple),
     Processor("spmd", spmd_graphs, dict),
     Processor("fallback_ops", fallback_ops, tuple),
-    # Compile cost by line; scan, bucket and value-read advice (analysis/advice.py).
+    # Compile cost by line; scan, bucket and value-read advice (assemble/advice.py).
     *(Processor(section, run, empty) for section, run, empty in ADVISORS),
 )

@@ -1,4 +1,4 @@
-"""The advisors as processors of the assembler (``assemble/processors.py``),
+"""The advisors (``analysis/``) as processors of the assembler (``processors.py``),
 each writing its own section of the report.
 
 Each advisor is a pure function of ``AdviceInputs`` (``advice_inputs.py``); the
