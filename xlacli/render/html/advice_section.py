@@ -44,7 +44,7 @@ def context(run: RunContext) -> dict[str, Any] | None:
                     }
                     for i, o in enumerate(advice.options)
                 ],
-                "sizes": ", ".join(f"{size} ({steps}x)" for size, steps in advice.sizes),
+                "sizes_seen": ", ".join(f"{size} ({steps}x)" for size, steps in advice.sizes),
             }
             for advice in report.bucket_advice
         ],
