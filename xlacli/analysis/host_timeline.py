@@ -17,6 +17,7 @@ execution buys.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 
 from xlacli.analysis.intervals import Interval, intersect_total, union
@@ -141,7 +142,7 @@ def _innermost_rows(
     pieces: list[tuple[Interval, str | None]] = []
     stack: list[tuple[float, str | None]] = []  # (end, row) of the open events
     index = 0
-    for a, b in zip(points, points[1:], strict=False):
+    for a, b in itertools.pairwise(points):
         while stack and stack[-1][0] <= a:
             stack.pop()
         while index < len(ordered) and ordered[index].start_s <= a:

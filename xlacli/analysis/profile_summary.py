@@ -14,6 +14,7 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from xlacli.analysis.op_lines import Attribution
 from xlacli.hlo.model import HloModule, Instruction
 from xlacli.parse.trace_events import TraceEvent
 from xlacli.profile_report import GraphTime, OpTime, StepTimes
@@ -109,62 +110,118 @@ class CompiledModule:
 
 
 def op_times_from_trace(events: Iterable[TraceEvent]) -> list[tuple[str, str, float, int]]:
-    """``(module, op, seconds, count)`` of each HLO op event in the trace."""
-    totals: dict[tuple[str, str], list[float]] = {}
+    """``(module, op, self seconds, count)`` of each HLO op event in the trace.
+
+    On XLA:CPU a ``call`` (or a loop) is an event holding the events of the
+    ops it runs, on the same thread: its own time is its duration less theirs,
+    so no millisecond is counted twice.
+    """
+    by_thread: dict[str, list[TraceEvent]] = {}
     for event in events:
-        op = event.args.get("hlo_op")
-        if op:
-            key = (str(event.args.get("hlo_module", "")), str(op))
-            totals.setdefault(key, []).append(event.duration_s)
+        if event.args.get("hlo_op"):
+            by_thread.setdefault(event.thread, []).append(event)
+    totals: dict[tuple[str, str], list[float]] = {}
+    for thread_events in by_thread.values():
+        for event, self_s in _self_times(thread_events):
+            key = (str(event.args.get("hlo_module", "")), str(event.args["hlo_op"]))
+            totals.setdefault(key, []).append(self_s)
     return [(module, op, sum(times), len(times)) for (module, op), times in totals.items()]
 
 
+def _self_times(events: list[TraceEvent]) -> list[tuple[TraceEvent, float]]:
+    """Each event with its duration less its direct children's (one thread's events)."""
+    ordered = sorted(events, key=lambda e: (e.start_s, -e.duration_s))
+    own = [e.duration_s for e in ordered]
+    stack: list[int] = []
+    for index, event in enumerate(ordered):
+        while stack and ordered[stack[-1]].end_s <= event.start_s:
+            stack.pop()
+        if stack and event.end_s <= ordered[stack[-1]].end_s + 1e-9:
+            own[stack[-1]] -= event.duration_s
+        stack.append(index)
+    return [(event, max(seconds, 0.0)) for event, seconds in zip(ordered, own, strict=True)]
+
+
 def op_times_from_hlo_stats(rows: Iterable[dict[str, object]]) -> list[tuple[str, str, float, int]]:
-    """The same from the plugin's ``hlo_stats`` table (times in microseconds)."""
+    """The same from the plugin's ``hlo_stats`` table (self times in microseconds)."""
     result = []
     for row in rows:
         name = row.get("hlo_op_name")
         if name:
-            time_us = float(row.get("total_time") or 0.0)  # type: ignore[arg-type]
+            time_us = float(row.get("total_self_time") or row.get("total_time") or 0.0)  # type: ignore[arg-type]
             count = int(row.get("occurrences") or 0)  # type: ignore[call-overload]
             result.append(("", str(name), time_us / 1e6, count))
     return result
 
 
+FindLine = Callable[[str, Instruction], Attribution | None]
+
+
+class InstructionIndex:
+    """The instruction an op event names, by module and op name: the modules
+    run in the window first."""
+
+    def __init__(self, modules: Sequence[CompiledModule]):
+        self._by_op: dict[str, list[tuple[str, str, Instruction]]] = {}
+        for compiled in sorted(modules, key=lambda m: not m.executed_in_window):
+            for computation in compiled.module.computations:
+                for instruction in computation.instructions:
+                    entry = (compiled.module.name, compiled.graph_hash, instruction)
+                    self._by_op.setdefault(instruction.name, []).append(entry)
+
+    def find(self, module_name: str, op: str) -> tuple[str, Instruction] | None:
+        for name, graph_hash, instruction in self._by_op.get(op, ()):
+            if not module_name or name == module_name:
+                return graph_hash, instruction
+        return None
+
+
+def attribute_ops(
+    op_times: Iterable[tuple[str, str, float, int]],
+    index: InstructionIndex,
+    find_line: FindLine | None,
+) -> list[tuple[float, Attribution | None]]:
+    """Every op's self time with its user line (None: no line found)."""
+    result = []
+    for module_name, op, seconds, _ in op_times:
+        found = index.find(module_name, op)
+        line = find_line(*found) if found is not None and find_line is not None else None
+        result.append((seconds, line))
+    return result
+
+
 def top_ops(
     op_times: Iterable[tuple[str, str, float, int]],
-    modules: Sequence[CompiledModule],
+    index: InstructionIndex,
+    find_line: FindLine | None = None,
     limit: int = TOP_OPS,
 ) -> tuple[OpTime, ...]:
-    """The ``limit`` most expensive ops, each with its kind and source line."""
+    """The ``limit`` most expensive ops, each with its kind, source and user line."""
     rows = []
     for module_name, op, seconds, count in sorted(op_times, key=lambda row: -row[2])[:limit]:
-        found = _find_instruction(module_name, op, modules)
-        kind, source, graph_hash = "", None, None
+        found = index.find(module_name, op)
+        kind, source, graph_hash, line = "", None, None, None
         if found is not None:
             graph_hash, instruction = found
             kind = instruction.fusion_kind or instruction.opcode
             metadata = instruction.metadata
             if metadata.source_file:
                 source = f"{metadata.source_file}:{metadata.source_line}"
-        rows.append(OpTime(op, seconds, count, kind, source, graph_hash, module_name))
+            line = find_line(graph_hash, instruction) if find_line is not None else None
+        rows.append(
+            OpTime(
+                op,
+                seconds,
+                count,
+                kind,
+                source,
+                graph_hash,
+                module_name,
+                user_line=line.line if line else None,
+                backward=bool(line and line.backward),
+            )
+        )
     return tuple(rows)
-
-
-def _find_instruction(
-    module_name: str, op: str, modules: Sequence[CompiledModule]
-) -> tuple[str, Instruction] | None:
-    """The instruction an op event names: modules run in the window first."""
-    candidates = sorted(
-        (m for m in modules if not module_name or m.module.name == module_name),
-        key=lambda m: not m.executed_in_window,
-    )
-    for candidate in candidates:
-        for computation in candidate.module.computations:
-            for instruction in computation.instructions:
-                if instruction.name == op:
-                    return candidate.graph_hash, instruction
-    return None
 
 
 def graph_times(

@@ -24,6 +24,7 @@ import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 import torch_xla.debug.profiler as xp
 
+from xlacli.capture.backward_sites import BackwardSites
 from xlacli.capture.events import STEP_TRACE_NAME, EventWriter
 
 
@@ -40,6 +41,9 @@ class ProfileWindow:
         self.stood_aside: str | None = None  # the user's profiler call that took the session
         self._start_trace, self._stop_trace = xp.start_trace, xp.stop_trace
         _watch_user_profiler(self.user_profiling)
+        self._backward_sites = BackwardSites()
+        if torch_xla._XLAC._get_ir_debug():  # the warm-up's graphs get their lines
+            self._backward_sites.start()
 
     @property
     def sessions_dir(self) -> Path:
@@ -55,6 +59,7 @@ class ProfileWindow:
         """
         if torch_xla._XLAC._get_ir_debug():
             torch_xla._XLAC._set_ir_debug(False)
+        self._backward_sites.stop()
 
     def start(self) -> None:
         """Wait for the warm-up's work to finish, then start tracing."""

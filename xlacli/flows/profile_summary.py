@@ -1,0 +1,209 @@
+"""The profile summary of a captured run: the trace, the child's step events
+and the run's HLO joined into what ``xlacli profile`` prints and saves."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from xlacli.analysis.dynamo import dynamo_window_note
+from xlacli.analysis.host_split import host_split, op_tracing_s, tracing_note
+from xlacli.analysis.host_timeline import host_timeline
+from xlacli.analysis.op_lines import finder_for, lines_by_time
+from xlacli.analysis.profile_summary import (
+    CompiledModule,
+    InstructionIndex,
+    ProfiledStep,
+    attribute_ops,
+    batch_size,
+    graph_times,
+    op_times_from_hlo_stats,
+    op_times_from_trace,
+    profiled_steps,
+    step_times,
+    top_ops,
+)
+from xlacli.capture.events import STEP_TRACE_NAME, ChildLog
+from xlacli.capture.request import CaptureRequest
+from xlacli.collect import execution_records
+from xlacli.flows.session import CaptureResult
+from xlacli.graph_files import HloCache
+from xlacli.parse.frames import current_code_roots
+from xlacli.parse.trace_events import TraceEvent, read_trace_file
+from xlacli.parse.xprof_tools import table_rows, tool_data, xprof_available
+from xlacli.paths import display_path
+from xlacli.profile_report import ProfileSummary
+from xlacli.report import GraphRecord
+from xlacli.words import counted
+
+T = TypeVar("T")
+
+
+def summarize(result: CaptureResult) -> ProfileSummary:
+    """The summary of the profiled steps that completed."""
+    raw, report = result.raw, result.report
+    trace = raw.log.trace or {}
+    files = tuple(trace.get("files", ()))
+    stood_aside = trace.get("stood_aside")
+    notes: list[str] = []
+    events = _trace_events(files, notes) if not stood_aside else []
+    completed = {e["step"] for e in raw.log.steps if e.get("traced")}
+    steps = [s for s in profiled_steps(events, STEP_TRACE_NAME) if s.step in completed]
+    traced_events = [e for e in raw.log.steps if e.get("step") in completed]
+    timeline = host_timeline(events, steps, STEP_TRACE_NAME, op_tracing_s(traced_events))
+    op_times, op_source = _op_times(files, events, result.paths.root, notes)
+    hlo = result.hlo or HloCache(result.paths.root)
+    executions = _window(execution_records(raw), raw.log, "executions")
+    if stood_aside:  # no window: the steps after the warm-up, by the child's own clock
+        executions = execution_records(raw)
+        notes.append(_stood_aside_note(stood_aside))
+    executed = {r.graph_hash for r in executions}
+    graphs = {g.hash: g for g in report.graphs}
+    modules = [
+        CompiledModule(graph.hash, module, graph.hash in executed)
+        for graph in report.graphs
+        if (module := hlo.module(graph.files.get("hlo_after"))) is not None
+    ]
+    find_line = finder_for(
+        {m.graph_hash: m.module for m in modules},
+        lambda h: hlo.stacks(graphs[h].files.get("hlo_after_stacks")),
+        current_code_roots(),
+    )
+    index = InstructionIndex(modules)
+    lines, line_share = lines_by_time(attribute_ops(op_times, index, find_line))
+    window_compiles = len(_window(list(report.events), raw.log, "compilations"))
+    if window_compiles:
+        notes.append(
+            f"{counted(window_compiles, 'compile')} happened inside the "
+            "profiled window: the warm-up was too short or the model recompiles; "
+            f"each one explained: {_command(report.model, 'compile', report.options)}"
+        )
+    dynamo_note = dynamo_window_note(report.dynamo, completed)  # torch.compile retraces
+    if dynamo_note:
+        notes.append(dynamo_note)
+    split = host_split(traced_events, timeline)
+    durations = _durations(steps, raw.log, report.warmup if stood_aside else None)
+    times = step_times(durations)
+    first_traced = next((e for e in raw.log.steps if e.get("traced")), {})
+    batch = batch_size(first_traced.get("input_signature", ()))
+    session_dir = trace.get("session_dir") or ""
+    return ProfileSummary(
+        model=report.model,
+        device=report.device,
+        steps=len(durations),
+        warmup=report.warmup if stood_aside else _warmup_steps(raw.log),
+        step_times_s=tuple(step.end_s - step.start_s for step in durations),
+        step_time_s=times,
+        batch_size=batch,
+        samples_per_s=batch / times.p50 if batch and times and times.p50 > 0 else None,
+        breakdown=timeline,
+        top_ops=top_ops(op_times, index, find_line),
+        graphs=graph_times(((r.graph_hash, r.time_s) for r in executions), _site_of(graphs)),
+        window_compiles=window_compiles,
+        trace_files=files,
+        logdir=str(Path(session_dir).parents[2]) if session_dir else "",
+        session=Path(session_dir).name if session_dir else "",
+        run_dir=report.run_dir,
+        source_of_op_times=op_source,
+        notes=tuple(notes),
+        interrupted=report.error is not None and report.error.kind == "interrupted",
+        host_split=split,
+        tracing_advice=tracing_note(split, report.mode, _both_command(result)),
+        mode=report.mode,
+        lines=lines,
+        line_share=line_share if op_times else None,
+        stood_aside=stood_aside,
+    )
+
+
+def _durations(steps: list[ProfiledStep], log: ChildLog, warmup: int | None) -> list[ProfiledStep]:
+    """The traced steps; without a trace (``warmup`` given), the steps after
+    the warm-up as the child timed them."""
+    if warmup is None:
+        return steps
+    clocked = [e for e in log.steps if e.get("step", 0) >= warmup and e.get("wall_time_s")]
+    return [ProfiledStep(e["step"], 0.0, float(e["wall_time_s"])) for e in clocked]
+
+
+def _site_of(graphs: dict[str, GraphRecord]) -> Callable[[str], str | None]:
+    return lambda graph_hash: graphs[graph_hash].site if graph_hash in graphs else None
+
+
+def _stood_aside_note(call: str) -> str:
+    return (
+        f"the script runs torch_xla's profiler itself ({call}): it allows one session at a "
+        "time, so xlacli stood aside and traced nothing; the step times are the child's "
+        "clock, and the script's own trace is in the logdir it chose"
+    )
+
+
+def _command(model: str, command: str, options: tuple[str, ...], *extra: str) -> str:
+    """An xlacli command as a user types it, with the run's own options (a
+    script's arguments stay last, after ``--``)."""
+    target = model.split() if model.startswith("-m ") else [display_path(model)]
+    if "--" in options:
+        cut = options.index("--")
+        options = (*options[:cut], *extra, *options[cut:])
+    else:
+        options = (*options, *extra)
+    return shlex.join(["xlacli", command, *target, *options])
+
+
+def _both_command(result: CaptureResult) -> str | None:
+    """``xlacli profile MODEL --mode both`` with the run's options; None for a
+    script (only a model file can be put under torch.compile by xlacli)."""
+    try:
+        if CaptureRequest.load(result.paths.request).is_script:
+            return None
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    options = tuple(o for o in result.report.options if o != "--mode")
+    return _command(result.report.model, "profile", options, "--mode", "both")
+
+
+def _warmup_steps(log: ChildLog) -> int:
+    """Steps run before the first traced one (steps after a capped trace are not warm-up)."""
+    traced = [e.get("step", 0) for e in log.steps if e.get("traced")]
+    if traced:
+        return min(traced)
+    return sum(1 for e in log.steps if not e.get("traced"))
+
+
+def _window(items: list[T], log: ChildLog, counter: str) -> list[T]:
+    """The items (compiles or executions, in run order) inside the profiled window.
+
+    The child read the counters when the window opened and closed, with the
+    device idle both times; a window cut short has no closing count.
+    """
+    first = (log.trace_start or {}).get(counter)
+    if first is None:
+        return []
+    last = (log.trace or {}).get(counter)
+    return items[first:last]
+
+
+def _trace_events(files: tuple[str, ...], notes: list[str]) -> list[TraceEvent]:
+    trace_json = next((Path(f) for f in files if f.endswith(".trace.json.gz")), None)
+    if trace_json is None:
+        notes.append("the profiler wrote no trace events")
+        return []
+    return read_trace_file(trace_json)
+
+
+def _op_times(
+    files: tuple[str, ...], events: list[TraceEvent], run_dir: Path, notes: list[str]
+) -> tuple[list[tuple[str, str, float, int]], str]:
+    """HLO op self times from the plugin's hlo_stats (device ops, TPU), else the trace."""
+    xplane = next((Path(f) for f in files if f.endswith(".xplane.pb")), None)
+    if xplane is not None and not xprof_available():
+        notes.append(
+            "tensorboard-plugin-profile is not installed: op times come from the trace events "
+            "(pip install 'xlacli[profile]')"
+        )
+    elif xplane is not None:
+        rows = table_rows(tool_data(xplane, "hlo_stats", run_dir / "xprof.log"))
+        if rows:
+            return op_times_from_hlo_stats(rows), "xprof hlo_stats"
+    return op_times_from_trace(events), "trace events"
