@@ -51,18 +51,20 @@ _WAIT_PREFIXES = ("Wait for", "TensorCollectionBarrier", "ThunkExecutor::Execute
 _LAUNCH = "ScheduleSyncTensorsGraph"
 # Rows whose time while the device is busy is the host waiting for it: a read
 # from the device waits for the graph that makes the value, a launch for the last.
-_BLOCKING = {"transfer_s": "transfer_s", "launch": "graph_s"}
+_BLOCKING = {"read": "transfer_s", "launch": "graph_s"}
 
 
 def event_row(name: str, step_name: str) -> str | None:
-    """The host row an event's own time belongs to (``launch``: split between
-    the sync and waiting); None: its parent's."""
+    """The host row an event's own time belongs to (``launch`` and ``read``:
+    split with waiting, ``_BLOCKING``); None: its parent's."""
     if name == step_name:
         return "python_s"
     if name == COMPILE:
         return "compile_s"
-    if name in (TO_DEVICE, FROM_DEVICE):
+    if name == TO_DEVICE:
         return "transfer_s"
+    if name == FROM_DEVICE:
+        return "read"
     if name.startswith(_WAIT_PREFIXES) or name in (EXECUTE, EXECUTE_REPLICATED):
         return "device_wait_s"
     if name == _LAUNCH:

@@ -24,7 +24,6 @@ EXECUTE = "PjRtComputationClient::ExecuteComputation"
 EXECUTE_REPLICATED = "PjRtComputationClient::ExecuteReplicated"  # SPMD graphs
 TO_DEVICE = "PjRtComputationClient::TransferToDevice"
 FROM_DEVICE = "PjRtComputationClient::TransferFromDevice"
-TRACING = "SyncTensorsGraph"  # torch_xla's lowering of the traced graph, per sync
 TOP_OPS = 15
 
 
@@ -63,41 +62,6 @@ def step_times(steps: Sequence[ProfiledStep]) -> StepTimes | None:
         max=durations[-1],
         mean=statistics.fmean(durations),
     )
-
-
-def breakdown(events: Sequence[TraceEvent], steps: Sequence[ProfiledStep]) -> dict[str, float]:
-    """Seconds of each kind of work in the profiled window.
-
-    Host work (compile, tracing, transfers, Python) adds up to the steps'
-    host time; ``execute_s`` is the device running the graphs (the HLO ops
-    where the trace has them, else the execute calls), which overlaps the
-    host's work on the next step. ``python_s`` is the host's step time left
-    after tracing, transfers and compiles: the user's Python and the
-    framework around it.
-    """
-    if not steps:
-        return {}
-    start, end = steps[0].start_s, steps[-1].end_s
-    inside = [e for e in events if start <= e.start_s <= end]
-
-    def total(name: str) -> float:
-        return sum(e.duration_s for e in inside if e.name == name)
-
-    compile_s = total(COMPILE)
-    tracing_s = max(0.0, total(TRACING) - compile_s)
-    to_device_s, from_device_s = total(TO_DEVICE), total(FROM_DEVICE)
-    host_s = sum(e.duration_s for e in inside if e.args.get("step_num") is not None)
-    device_ops_s = sum(e.duration_s for e in inside if "hlo_op" in e.args)
-    return {
-        "window_s": end - start,
-        "compile_s": compile_s,
-        "execute_s": device_ops_s or total(EXECUTE) + total(EXECUTE_REPLICATED),
-        "execute_calls_s": total(EXECUTE) + total(EXECUTE_REPLICATED),
-        "host_to_device_s": to_device_s,
-        "device_to_host_s": from_device_s,
-        "tracing_s": tracing_s,
-        "python_s": max(0.0, host_s - tracing_s - compile_s - to_device_s - from_device_s),
-    }
 
 
 @dataclass(frozen=True)

@@ -119,7 +119,7 @@ def device_line(breakdown: dict[str, float]) -> Text:
     return Text.assemble(
         ("device  ", "bold"),
         f"ran ops for {format_seconds(busy)} of the window: {format_seconds(overlap)} of it "
-        f"while the host worked on, {format_seconds(max(busy - overlap, 0.0))} while it waited; "
+        f"while the host did other work, {format_seconds(max(busy - overlap, 0.0))} while it waited; "
         f"idle {format_seconds(breakdown.get('device_idle_s'))}",
     )
 
