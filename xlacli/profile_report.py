@@ -68,7 +68,9 @@ class ProfileSummary:
     step_time_s: StepTimes | None
     batch_size: int | None
     samples_per_s: float | None
-    breakdown: dict[str, float]  # seconds by kind of work
+    # The host timeline (xlacli.analysis.host_timeline): window_s, the host's
+    # rows summing to it, and the device's busy, overlap and idle seconds.
+    breakdown: dict[str, float]
     top_ops: tuple[OpTime, ...]
     graphs: tuple[GraphTime, ...]
     window_compiles: int  # compiles inside the profiled window (should be 0)
@@ -87,6 +89,7 @@ class ProfileSummary:
     lines: tuple[LineTime, ...] = ()  # the user lines costing the most device time
     line_share: float | None = None  # share of the ops' device time at a user line
     stood_aside: str | None = None  # the script's own profiler call; xlacli did not trace
+    compare_command: str | None = None  # lazy vs torch.compile, as a user types it (model files)
 
 
 def summary_to_dict(summary: ProfileSummary) -> dict[str, Any]:

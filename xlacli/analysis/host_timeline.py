@@ -10,9 +10,9 @@ step is split once more with the child's own measure of torch's op tracing
 is xlacli's own bookkeeping between steps, or, after the last step, the
 window waiting for the last graph to finish.
 
-Device time is the union of the HLO op events (the device busy), with the
-part the host spent on other work said in seconds: the overlap that lazy
-execution buys.
+Device time is the union of the HLO op events and the executor's runs (the
+device busy), with the part the host spent on other work said in seconds:
+the overlap that lazy execution buys.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ _SYNC_PREFIXES = ("StepMarker", "SyncTensors", "SyncLiveTensors", "ScheduleSyncT
 _SYNC_NAMES = frozenset(
     {"CollectSyncTensors", "ExtractIRAndPrepareXlaData_", "RunPostOrder", "SetTensorData"}
 )
+_EXECUTOR = "ThunkExecutor::Execute"
 _WAIT_PREFIXES = ("Wait for", "TensorCollectionBarrier", "ThunkExecutor::Execute")
 # Launching a graph blocks until the device can take it (the previous graph's
 # buffers): the part of the launch while the device runs is waiting for it.
@@ -74,9 +75,14 @@ def event_row(name: str, step_name: str) -> str | None:
     return None
 
 
-def device_busy(events: Iterable[TraceEvent]) -> list[Interval]:
-    """When the device runs ops: the union of the HLO op events."""
-    return union((e.start_s, e.end_s) for e in events if "hlo_op" in e.args)
+def device_busy(events: Iterable[TraceEvent], host_thread: str) -> list[Interval]:
+    """When the device is busy: the union of the HLO op events and, on
+    XLA:CPU, of its executor's runs on its own threads (the work between ops)."""
+    return union(
+        (e.start_s, e.end_s)
+        for e in events
+        if "hlo_op" in e.args or (e.name == _EXECUTOR and e.thread != host_thread)
+    )
 
 
 def host_timeline(
@@ -101,16 +107,22 @@ def host_timeline(
         for e in events
         if e.thread == thread and "hlo_op" not in e.args and e.end_s > start and e.start_s < end
     ]
-    busy = [(max(a, start), min(b, end)) for a, b in device_busy(events) if b > start and a < end]
+    busy = [
+        (max(a, start), min(b, end))
+        for a, b in device_busy(events, thread)
+        if b > start and a < end
+    ]
     last_mark_end = max((e.end_s for e in marks), default=start)
     rows = dict.fromkeys(HOST_ROWS, 0.0)
     waits: list[Interval] = []
+    read_waits = 0.0
     for (a, b), row in _innermost_rows(host, start, end, step_name):
         if row is None:
             row = "device_wait_s" if a >= last_mark_end else "harness_s"
         if row in _BLOCKING:
             waited = intersect_total([(a, b)], busy)
             rows["device_wait_s"] += waited
+            read_waits += waited if row == "read" else 0.0
             rows[_BLOCKING[row]] += (b - a) - waited
             if waited:
                 waits.append((a, b))
@@ -118,7 +130,10 @@ def host_timeline(
         rows[row] += b - a
         if row == "device_wait_s":
             waits.append((a, b))
-    traced = min(op_tracing_s, rows["python_s"])
+    # LazyTracing times an op's whole dispatch: a `.to(device)` or an `.item()`
+    # holds its transfer (and the wait before a read), already in their rows.
+    inside_ops = rows["transfer_s"] + read_waits
+    traced = min(max(op_tracing_s - inside_ops, 0.0), rows["python_s"])
     rows["op_tracing_s"] += traced
     rows["python_s"] -= traced
     busy_s = sum(b - a for a, b in busy)

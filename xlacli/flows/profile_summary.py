@@ -84,6 +84,7 @@ def summarize(result: CaptureResult) -> ProfileSummary:
     if dynamo_note:
         notes.append(dynamo_note)
     split = host_split(traced_events, timeline)
+    both = _both_command(result, len(completed))
     durations = _durations(steps, raw.log, report.warmup if stood_aside else None)
     times = step_times(durations)
     first_traced = next((e for e in raw.log.steps if e.get("traced")), {})
@@ -110,7 +111,8 @@ def summarize(result: CaptureResult) -> ProfileSummary:
         notes=tuple(notes),
         interrupted=report.error is not None and report.error.kind == "interrupted",
         host_split=split,
-        tracing_advice=tracing_note(split, report.mode, _both_command(result)),
+        tracing_advice=tracing_note(split, report.mode, both),
+        compare_command=both,
         mode=report.mode,
         lines=lines,
         line_share=line_share if op_times else None,
@@ -151,16 +153,19 @@ def _command(model: str, command: str, options: tuple[str, ...], *extra: str) ->
     return shlex.join(["xlacli", command, *target, *options])
 
 
-def _both_command(result: CaptureResult) -> str | None:
-    """``xlacli profile MODEL --mode both`` with the run's options; None for a
-    script (only a model file can be put under torch.compile by xlacli)."""
+def _both_command(result: CaptureResult, steps: int) -> str | None:
+    """``xlacli profile MODEL --mode both`` with the run's steps and options;
+    None for a script (only a model file can be put under torch.compile by xlacli)."""
     try:
         if CaptureRequest.load(result.paths.request).is_script:
             return None
     except (OSError, ValueError, TypeError, KeyError):
         return None
-    options = tuple(o for o in result.report.options if o != "--mode")
-    return _command(result.report.model, "profile", options, "--mode", "both")
+    options = list(result.report.options)
+    if "--mode" in options:  # a dynamo run: compare it too
+        del options[options.index("--mode") : options.index("--mode") + 2]
+    sized = ("--steps", str(max(steps, 1)), "--warmup", str(result.report.warmup))
+    return _command(result.report.model, "profile", (*sized, *options), "--mode", "both")
 
 
 def _warmup_steps(log: ChildLog) -> int:

@@ -116,10 +116,11 @@ def _breakdown_table(summary: ProfileSummary) -> Table:
 def device_line(breakdown: dict[str, float]) -> Text:
     """The device beside the host: busy time and its overlap with the host's work, in seconds."""
     busy, overlap = breakdown.get("device_busy_s", 0.0), breakdown.get("overlap_s", 0.0)
+    waited = max(busy - overlap, 0.0)
     return Text.assemble(
         ("device  ", "bold"),
-        f"ran ops for {format_seconds(busy)} of the window: {format_seconds(overlap)} of it "
-        f"while the host did other work, {format_seconds(max(busy - overlap, 0.0))} while it waited; "
+        f"busy {format_seconds(busy)} of the window: {format_seconds(overlap)} of it "
+        f"while the host did other work, {format_seconds(waited)} while it waited; "
         f"idle {format_seconds(breakdown.get('device_idle_s'))}",
     )
 

@@ -38,14 +38,15 @@ def trace():
 
 def test_rows_sum_to_the_window_each_ms_once():
     events = trace()
-    timeline = host_timeline(events, profiled_steps(events, "xlacli_step"), "xlacli_step", 0.004)
+    # LazyTracing's 7.5 ms hold the `.to(device)` and the `.item()`: 3.5 ms.
+    timeline = host_timeline(events, profiled_steps(events, "xlacli_step"), "xlacli_step", 0.0075)
     assert timeline["window_s"] == pytest.approx(0.020)
     assert sum(timeline[row] for row in HOST_ROWS) == pytest.approx(timeline["window_s"])
     assert timeline["graph_s"] == pytest.approx(0.002)  # the sync, less the launch's wait
     assert timeline["device_wait_s"] == pytest.approx(0.003)  # 1 ms launching, 2 ms reading
     assert timeline["transfer_s"] == pytest.approx(0.0015)  # to device, then the read's copy
     assert timeline["harness_s"] == pytest.approx(0.001)  # between the steps
-    assert timeline["op_tracing_s"] == pytest.approx(0.004)  # the child's LazyTracing
+    assert timeline["op_tracing_s"] == pytest.approx(0.004)  # LazyTracing, less what it holds
     assert timeline["python_s"] == pytest.approx(0.0125 - 0.004)
 
 
