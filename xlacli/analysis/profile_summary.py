@@ -1,8 +1,10 @@
 """Where the profiled steps spent their time, from the trace and the run's HLO.
 
-Step times are the intervals between the starts of consecutive ``StepTrace``
-annotations (execution is asynchronous: a step's host work ends before its
-graph has run); the last step ends with the last event it caused. HLO op
+Step times are the ``StepTrace`` annotations' durations, as xprof reads them
+(a step's sync waits for the device when the device is behind). The window
+runs from the first annotation's start to the last event the last step
+caused; between annotations is xlacli's own bookkeeping, a row of the host
+timeline. HLO op
 times come from the profile plugin's ``hlo_stats`` where it has them (TPU)
 and from the trace's per-op events otherwise (XLA:CPU), joined by module and
 op name to the optimized HLO the run dumped.
@@ -29,11 +31,18 @@ TOP_OPS = 15
 
 @dataclass(frozen=True)
 class ProfiledStep:
-    """One annotated step: its number and its start and end in the trace."""
+    """One annotated step: its number, its start and end in the trace (the
+    next step's start: the window is cut at them), and the annotation's own
+    duration, the step time as xprof's overview page reads it."""
 
     step: int
     start_s: float
     end_s: float
+    annotated_s: float | None = None  # None: the whole span
+
+    @property
+    def duration_s(self) -> float:
+        return self.end_s - self.start_s if self.annotated_s is None else self.annotated_s
 
 
 def profiled_steps(events: Sequence[TraceEvent], step_name: str) -> list[ProfiledStep]:
@@ -46,13 +55,13 @@ def profiled_steps(events: Sequence[TraceEvent], step_name: str) -> list[Profile
     steps = []
     for index, mark in enumerate(marks):
         end = marks[index + 1].start_s if index + 1 < len(marks) else max(mark.end_s, last_end)
-        steps.append(ProfiledStep(int(mark.args["step_num"]), mark.start_s, end))
+        steps.append(ProfiledStep(int(mark.args["step_num"]), mark.start_s, end, mark.duration_s))
     return steps
 
 
 def step_times(steps: Sequence[ProfiledStep]) -> StepTimes | None:
     """Median, 90th percentile, max and mean of the step durations."""
-    durations = sorted(step.end_s - step.start_s for step in steps)
+    durations = sorted(step.duration_s for step in steps)
     if not durations:
         return None
     p90 = durations[min(len(durations) - 1, round(0.9 * (len(durations) - 1)))]

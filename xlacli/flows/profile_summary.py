@@ -95,7 +95,7 @@ def summarize(result: CaptureResult) -> ProfileSummary:
         device=report.device,
         steps=len(durations),
         warmup=report.warmup if stood_aside else _warmup_steps(raw.log),
-        step_times_s=tuple(step.end_s - step.start_s for step in durations),
+        step_times_s=tuple(step.duration_s for step in durations),
         step_time_s=times,
         batch_size=batch,
         samples_per_s=batch / times.p50 if batch and times and times.p50 > 0 else None,
