@@ -22,8 +22,8 @@ from xlacli.analysis.intervals import union
 from xlacli.analysis.profile_summary import op_times_from_trace
 from xlacli.parse.trace_events import parse_trace_events, read_trace_file
 from xlacli.parse.xprof_tools import table_rows, tool_data
-from xlacli.profile_report import load_summary
 from xlacli.render import profile as render_profile_module
+from xlacli.report.profile import load_summary
 
 pytestmark = pytest.mark.e2e
 DECODER = REPO / "examples" / "decoder_lm.py"

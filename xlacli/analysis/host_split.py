@@ -3,7 +3,7 @@ tensors, and whether that tracing (with the sync that builds the graph)
 dominates the profiled window.
 
 The child measures each step's op tracing with torch_xla's ``LazyTracing``
-timer (``xlacli.capture.host_time``); the host timeline
+timer (``xlacli.child.host_time``); the host timeline
 (``xlacli.analysis.host_timeline``) places it among the window's other rows.
 """
 

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from xlacli.hlo.model import HloModule, Instruction
 from xlacli.parse.frames import CodeRoots, first_user_frame
 from xlacli.parse.hlo_stacks import StackedOp
-from xlacli.profile_report import LineTime
+from xlacli.report.profile import LineTime
 
-# xlacli.capture.backward_sites.SCOPE_PREFIX, as the HLO writes it (a repeated
+# xlacli.child.backward_sites.SCOPE_PREFIX, as the HLO writes it (a repeated
 # scope gets a ".N" suffix).
 _BACKWARD_SCOPE = re.compile(r"xlacli_backward_of@(?P<file>.+?)@(?P<line>\d+)(?:\.\d+)?/")
 TOP_LINES = 10

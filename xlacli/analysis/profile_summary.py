@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from xlacli.analysis.op_lines import Attribution
 from xlacli.hlo.model import HloModule, Instruction
 from xlacli.parse.trace_events import TraceEvent
-from xlacli.profile_report import GraphTime, OpTime, StepTimes
+from xlacli.report.profile import GraphTime, OpTime, StepTimes
 
 COMPILE = "PjRtComputationClient::Compile"
 EXECUTE = "PjRtComputationClient::ExecuteComputation"

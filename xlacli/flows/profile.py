@@ -8,8 +8,8 @@ from pathlib import Path
 
 from rich.markup import escape
 
+from xlacli.capture.discover import ModelTarget
 from xlacli.config import load_config, project_runs_dir
-from xlacli.discover import ModelTarget
 from xlacli.errors import CaptureError, UsageError
 from xlacli.flows.profile_summary import summarize
 from xlacli.flows.session import CaptureResult, capture, configured_target
@@ -21,9 +21,9 @@ from xlacli.flows.tensorboard import (
     shell_command,
 )
 from xlacli.paths import display_path
-from xlacli.profile_report import ProfileSummary, save_summary
 from xlacli.render.console import print_message
 from xlacli.render.profile import render_profile
+from xlacli.report.profile import ProfileSummary, save_summary
 
 DEFAULT_STEPS = 50
 DEFAULT_WARMUP = 5

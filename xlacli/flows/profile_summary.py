@@ -25,17 +25,17 @@ from xlacli.analysis.profile_summary import (
     step_times,
     top_ops,
 )
-from xlacli.capture.events import STEP_TRACE_NAME, ChildLog
-from xlacli.capture.request import CaptureRequest
-from xlacli.collect import execution_records
+from xlacli.assemble.collect import execution_records
+from xlacli.assemble.graph_files import HloCache
 from xlacli.flows.session import CaptureResult
-from xlacli.graph_files import HloCache
 from xlacli.parse.frames import current_code_roots
 from xlacli.parse.trace_events import TraceEvent, read_trace_file
 from xlacli.parse.xprof_tools import table_rows, tool_data, xprof_available
 from xlacli.paths import display_path
-from xlacli.profile_report import ProfileSummary
-from xlacli.report import GraphRecord
+from xlacli.report.profile import ProfileSummary
+from xlacli.report.run import GraphRecord
+from xlacli.run.events import STEP_TRACE_NAME, ChildLog
+from xlacli.run.request import CaptureRequest
 from xlacli.words import counted
 
 T = TypeVar("T")

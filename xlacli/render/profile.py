@@ -9,9 +9,9 @@ from rich.table import Table
 from rich.text import Text
 
 from xlacli.paths import display_location, display_path
-from xlacli.profile_report import OpTime, ProfileSummary, dump_summary
 from xlacli.render.console import plain_table, stdout_console
-from xlacli.render.units import format_seconds, short_hash
+from xlacli.report.profile import OpTime, ProfileSummary, dump_summary
+from xlacli.units import format_seconds, short_hash
 
 # The host's rows (xlacli.analysis.host_timeline.HOST_ROWS): they sum to the window.
 BREAKDOWN_LABELS = {

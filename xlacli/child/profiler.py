@@ -24,8 +24,8 @@ import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 import torch_xla.debug.profiler as xp
 
-from xlacli.capture.backward_sites import BackwardSites
-from xlacli.capture.events import STEP_TRACE_NAME, EventWriter
+from xlacli.child.backward_sites import BackwardSites
+from xlacli.run.events import STEP_TRACE_NAME, EventWriter
 
 
 class ProfileWindow:
