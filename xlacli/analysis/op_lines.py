@@ -112,19 +112,22 @@ def lines_by_time(
 ) -> tuple[tuple[LineTime, ...], float]:
     """The user lines that cost the most device time (forward and backward
     together), and the share of the ops' time at a user line."""
-    forward: Counter[str] = Counter()
-    backward: Counter[str] = Counter()
+    forward: dict[str, float] = {}
+    backward: dict[str, float] = {}
     total = attributed = 0.0
     for seconds, attribution in ops:
         total += seconds
         if attribution is None:
             continue
         attributed += seconds
-        (backward if attribution.backward else forward)[attribution.line] += seconds
-    both = forward + backward
+        side = backward if attribution.backward else forward
+        side[attribution.line] = side.get(attribution.line, 0.0) + seconds
+    both = {
+        line: forward.get(line, 0.0) + backward.get(line, 0.0) for line in {*forward, *backward}
+    }
     rows = tuple(
-        LineTime(line, forward[line] + backward[line], forward[line], backward[line])
-        for line, _ in both.most_common(limit)
+        LineTime(line, seconds, forward.get(line, 0.0), backward.get(line, 0.0))
+        for line, seconds in sorted(both.items(), key=lambda item: (-item[1], item[0]))[:limit]
     )
     return rows, attributed / total if total > 0 else 0.0
 

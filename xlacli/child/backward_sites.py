@@ -66,13 +66,13 @@ class BackwardSites:
         pending = [t.grad_fn for t in roots if isinstance(t, torch.Tensor) and t.grad_fn]
         while pending:
             node = pending.pop()
-            if node is None or id(node) in seen:
+            if id(node) in seen:
                 continue
             seen.add(id(node))
             site = self._user_line(node)
             if site is not None:
                 self._scope_node(node, SCOPE_PREFIX + site)
-            pending.extend(next_node for next_node, _ in node.next_functions)
+            pending.extend(next_node for next_node, _ in node.next_functions if next_node)
 
     def _user_line(self, node: Any) -> str | None:
         """The innermost user frame of the node's forward stack: ``file@line``."""

@@ -31,7 +31,9 @@ from xlacli.run.events import STEP_TRACE_NAME, EventWriter
 class ProfileWindow:
     """Start and stop torch_xla's trace around the recorded steps."""
 
-    def __init__(self, logdir: Path, session: str, events: EventWriter):
+    def __init__(
+        self, logdir: Path, session: str, events: EventWriter, *, backward_lines: bool = True
+    ):
         self.logdir = logdir
         self.session = session
         self.events = events
@@ -42,7 +44,9 @@ class ProfileWindow:
         self._start_trace, self._stop_trace = xp.start_trace, xp.stop_trace
         _watch_user_profiler(self.user_profiling)
         self._backward_sites = BackwardSites()
-        if torch_xla._XLAC._get_ir_debug():  # the warm-up's graphs get their lines
+        # The warm-up's graphs get their lines; under xlacli's torch.compile, the
+        # FX graphs carry their own and autograd's anomaly mode has no business.
+        if backward_lines and torch_xla._XLAC._get_ir_debug():
             self._backward_sites.start()
 
     @property

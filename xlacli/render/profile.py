@@ -129,7 +129,7 @@ def op_line(op: OpTime) -> str:
     """The op's user line (``(backward)`` when it differentiates the line's op),
     else the library line its metadata names."""
     if op.user_line:
-        return display_location(op.user_line) + (" (backward)" if op.backward else "")
+        return f"{display_location(op.user_line)}{' (backward)' if op.backward else ''}"
     return f"- ({display_location(op.source)})" if op.source else "-"
 
 
