@@ -126,20 +126,31 @@ def device_line(breakdown: dict[str, float]) -> Text:
 
 
 def op_line(op: OpTime) -> str:
-    """The op's user line (``(backward)`` when it differentiates the line's op),
-    else the library line its metadata names."""
+    """The op's user line, else the library line its metadata names."""
     if op.user_line:
-        return f"{display_location(op.user_line)}{' (backward)' if op.backward else ''}"
+        return display_location(op.user_line) or op.user_line
     return f"- ({display_location(op.source)})" if op.source else "-"
+
+
+def op_pass(op: OpTime) -> str:
+    """``bwd`` for an op that differentiates its line's forward op."""
+    return "bwd" if op.backward else "fwd" if op.user_line else ""
 
 
 def _ops_table(summary: ProfileSummary) -> Table:
     table = plain_table(
-        ("op", "left"), ("kind", "left"), ("self", "right"), ("count", "right"), ("line", "left")
+        ("op", "left"), ("kind", "left"), ("self", "right"), ("count", "right"), ("pass", "left")
     )
+    table.columns[0].overflow = "fold"  # a long fusion name folds; the line never does
+    table.add_column("line", no_wrap=True)
     for op in summary.top_ops:
         table.add_row(
-            op.name, op.kind or "-", format_seconds(op.time_s), str(op.count), op_line(op)
+            op.name,
+            op.kind or "-",
+            format_seconds(op.time_s),
+            str(op.count),
+            op_pass(op),
+            op_line(op),
         )
     return table
 

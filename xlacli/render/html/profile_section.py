@@ -39,7 +39,10 @@ def context(run: RunContext) -> dict[str, Any] | None:
         ],
         "window": format_seconds(window),
         "device": device_line(summary.breakdown).plain if window > 0 else None,
-        "ops": [{"op": op, "source": op_line(op)} for op in summary.top_ops],
+        "ops": [
+            {"op": op, "source": op_line(op) + (" (backward)" if op.backward else "")}
+            for op in summary.top_ops
+        ],
         "lines": [
             {
                 "line": display_location(line.line),
