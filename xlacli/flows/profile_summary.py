@@ -32,7 +32,7 @@ from xlacli.parse.frames import current_code_roots
 from xlacli.parse.trace_events import TraceEvent, read_trace_file
 from xlacli.parse.xprof_tools import table_rows, tool_data, xprof_available
 from xlacli.paths import display_path
-from xlacli.report.profile import ProfileSummary
+from xlacli.report.profile import LineTime, OpTime, ProfileSummary
 from xlacli.report.run import GraphRecord
 from xlacli.run.events import STEP_TRACE_NAME, ChildLog
 from xlacli.run.request import CaptureRequest
@@ -54,35 +54,14 @@ def summarize(result: CaptureResult) -> ProfileSummary:
     traced_events = [e for e in raw.log.steps if e.get("step") in completed]
     timeline = host_timeline(events, steps, STEP_TRACE_NAME, op_tracing_s(traced_events))
     op_times, op_source = _op_times(files, events, result.paths.root, notes)
-    hlo = result.hlo or HloCache(result.paths.root)
     executions = _window(execution_records(raw), raw.log, "executions")
     if stood_aside:  # no window: the steps after the warm-up, by the child's own clock
         executions = execution_records(raw)
         notes.append(_stood_aside_note(stood_aside))
-    executed = {r.graph_hash for r in executions}
     graphs = {g.hash: g for g in report.graphs}
-    modules = [
-        CompiledModule(graph.hash, module, graph.hash in executed)
-        for graph in report.graphs
-        if (module := hlo.module(graph.files.get("hlo_after"))) is not None
-    ]
-    find_line = finder_for(
-        {m.graph_hash: m.module for m in modules},
-        lambda h: hlo.stacks(graphs[h].files.get("hlo_after_stacks")),
-        current_code_roots(),
-    )
-    index = InstructionIndex(modules)
-    lines, line_share = lines_by_time(attribute_ops(op_times, index, find_line))
+    ops, lines, line_share = _ops_at_lines(result, op_times, {r.graph_hash for r in executions})
     window_compiles = len(_window(list(report.events), raw.log, "compilations"))
-    if window_compiles:
-        notes.append(
-            f"{counted(window_compiles, 'compile')} happened inside the "
-            "profiled window: the warm-up was too short or the model recompiles; "
-            f"each one explained: {_command(report.model, 'compile', report.options)}"
-        )
-    dynamo_note = dynamo_window_note(report.dynamo, completed)  # torch.compile retraces
-    if dynamo_note:
-        notes.append(dynamo_note)
+    notes.extend(_window_notes(result, window_compiles, completed))
     split = host_split(traced_events, timeline)
     both = _both_command(result, len(completed))
     durations = _durations(steps, raw.log, report.warmup if stood_aside else None)
@@ -100,7 +79,7 @@ def summarize(result: CaptureResult) -> ProfileSummary:
         batch_size=batch,
         samples_per_s=batch / times.p50 if batch and times and times.p50 > 0 else None,
         breakdown=timeline,
-        top_ops=top_ops(op_times, index, find_line),
+        top_ops=ops,
         graphs=graph_times(((r.graph_hash, r.time_s) for r in executions), _site_of(graphs)),
         window_compiles=window_compiles,
         trace_files=files,
@@ -118,6 +97,42 @@ def summarize(result: CaptureResult) -> ProfileSummary:
         line_share=line_share if op_times else None,
         stood_aside=stood_aside,
     )
+
+
+def _ops_at_lines(
+    result: CaptureResult, op_times: list[tuple[str, str, float, int]], executed: set[str | None]
+) -> tuple[tuple[OpTime, ...], tuple[LineTime, ...], float]:
+    """The top ops, each at its user line, and device time by user line."""
+    hlo = result.hlo or HloCache(result.paths.root)
+    graphs = {g.hash: g for g in result.report.graphs}
+    modules = [
+        CompiledModule(graph.hash, module, graph.hash in executed)
+        for graph in graphs.values()
+        if (module := hlo.module(graph.files.get("hlo_after"))) is not None
+    ]
+    find_line = finder_for(
+        {m.graph_hash: m.module for m in modules},
+        lambda h: hlo.stacks(graphs[h].files.get("hlo_after_stacks")),
+        current_code_roots(),
+    )
+    index = InstructionIndex(modules)
+    lines, share = lines_by_time(attribute_ops(op_times, index, find_line))
+    return top_ops(op_times, index, find_line), lines, share
+
+
+def _window_notes(result: CaptureResult, window_compiles: int, completed: set[int]) -> list[str]:
+    """Warnings about the window: compiles inside it, torch.compile retracing."""
+    report, notes = result.report, []
+    if window_compiles:
+        notes.append(
+            f"{counted(window_compiles, 'compile')} happened inside the "
+            "profiled window: the warm-up was too short or the model recompiles; "
+            f"each one explained: {_command(report.model, 'compile', report.options)}"
+        )
+    dynamo_note = dynamo_window_note(report.dynamo, completed)  # torch.compile retraces
+    if dynamo_note:
+        notes.append(dynamo_note)
+    return notes
 
 
 def _durations(steps: list[ProfiledStep], log: ChildLog, warmup: int | None) -> list[ProfiledStep]:
