@@ -23,6 +23,9 @@ def parse_args():
     parser.add_argument("--seconds", type=float, default=3.0, help="train at least this long")
     parser.add_argument("--port", type=int, default=9612)
     parser.add_argument("--logdir", default=None)
+    parser.add_argument(
+        "--trace-at-step", type=int, default=0, help="start the trace after the compiles"
+    )
     return parser.parse_args()
 
 
@@ -36,10 +39,12 @@ def main():
     logdir = args.logdir or tempfile.mkdtemp(prefix="self-profiled-")
     # The trace runs in a thread while the loop trains: at least --seconds,
     # so the trace has steps to see.
-    xp.trace_detached(f"localhost:{args.port}", logdir, duration_ms=int(1000 * args.seconds) // 2)
+    duration_ms = int(1000 * args.seconds) // 2
     deadline = time.monotonic() + args.seconds
     step = 0
     while step < args.steps or time.monotonic() < deadline:
+        if step == args.trace_at_step:
+            xp.trace_detached(f"localhost:{args.port}", logdir, duration_ms=duration_ms)
         inputs = torch.randn(8, 32).to(device)
         with xp.StepTrace("train", step_num=step):
             loss = model(inputs).square().mean()

@@ -53,11 +53,24 @@ def self_profiled(tmp_path_factory):
 
 def test_a_script_profiling_itself_gets_the_profiler(self_profiled):
     summary = self_profiled
-    assert summary["stood_aside"] == "xp.start_server"
+    assert summary["stood_aside"] == "xp.trace_detached"
     assert any("stood aside" in note for note in summary["notes"])
     # Still the steps (by the child's clock) and the graphs they ran.
     assert summary["steps"] >= 4 and summary["step_time_s"]["p50"] > 0
     assert summary["graphs"] and summary["graphs"][0]["executions"] >= 4
+
+
+def test_a_script_starting_its_trace_inside_the_window_keeps_the_steps_before(tmp_path):
+    """torch_xla's own advice: start the trace after the compiles (step 4 here,
+    inside xlacli's window): xlacli's trace of steps 2 and 3 is written first."""
+    args = ("--steps", "6", "--warmup", "2", "--", "--steps", "8", "--seconds", "1")
+    script = "examples/scripts/train_self_profiled.py"
+    summary = profile_json(tmp_path / "run", script, *args, "--trace-at-step", "4")
+    assert summary["stood_aside"] == "xp.trace_detached"
+    assert any("stopped its trace there" in note for note in summary["notes"])
+    assert summary["steps"] == 2 and summary["trace_files"]
+    timeline = summary["breakdown"]
+    assert sum(timeline[row] for row in HOST_ROWS) == pytest.approx(timeline["window_s"])
 
 
 def test_compile_still_runs_the_self_profiling_script():

@@ -13,6 +13,7 @@ graphs of the measured steps are the same ones, without the cost.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import warnings
 from typing import Any
@@ -35,20 +36,26 @@ class BackwardSites:
         self._roots = current_code_roots()
         self._backward: Any = None
         self._open: dict[int, Any] = {}  # id(node) -> its scope pusher, popped when it ends
+        self._anomaly = (False, True)  # the user's own anomaly mode, restored at stop
 
     def start(self) -> None:
         """Record forward stacks and scope backward nodes from now on."""
         if self._backward is not None:
             return
+        self._anomaly = (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "Anomaly Detection has been enabled"
-            torch.autograd.set_detect_anomaly(True, check_nan=False)
+            torch.autograd.set_detect_anomaly(True, check_nan=self._anomaly[0] and self._anomaly[1])
         self._backward = torch.autograd.backward
         original = self._backward
 
         def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
-            self._hook_graph(tensors)
-            return original(tensors, *args, **kwargs)
+            with contextlib.suppress(Exception):  # lines are a nicety; the backward is not
+                self._hook_graph(tensors)
+            try:
+                return original(tensors, *args, **kwargs)
+            finally:
+                self._open.clear()  # a node that raised leaves no scope open for the sync
 
         torch.autograd.backward = backward  # Tensor.backward calls it through the module
 
@@ -58,7 +65,9 @@ class BackwardSites:
             return
         torch.autograd.backward = self._backward
         self._backward = None
-        torch.autograd.set_detect_anomaly(False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.autograd.set_detect_anomaly(*self._anomaly)
 
     def _hook_graph(self, tensors: Any) -> None:
         roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())

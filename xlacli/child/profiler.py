@@ -6,9 +6,10 @@ so it can be found again. Whatever ends the window (the last step, an
 exception, Ctrl-C), the trace is stopped and written.
 
 The profiler allows one session per process: a script that drives it
-itself (``xp.start_server``, ``xp.trace_detached``, ``xp.start_trace``) gets
-it, and the window stands aside (its ``trace`` event says why) instead of
-failing the run when the two sessions collide.
+itself (``xp.trace``, ``xp.trace_detached``, ``xp.start_trace``) gets it,
+and the window stands aside (its ``trace`` event says why; a window already
+open is stopped and written first) instead of failing the run when the two
+sessions collide.
 """
 
 from __future__ import annotations
@@ -155,8 +156,9 @@ class ProfileWindow:
         )
 
 
-# The script-facing entry points that start a profiling session.
-_USER_ENTRY_POINTS = ("start_server", "trace", "trace_detached", "start_trace")
+# The script-facing entry points that start a profiling session (a server
+# alone starts none: a session a client asks it for is caught when ours stops).
+_USER_ENTRY_POINTS = ("trace", "trace_detached", "start_trace")
 
 
 def _watch_user_profiler(notify: Callable[[str], None]) -> None:

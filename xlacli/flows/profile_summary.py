@@ -48,23 +48,24 @@ def summarize(result: CaptureResult) -> ProfileSummary:
     files = tuple(trace.get("files", ()))
     stood_aside = trace.get("stood_aside")
     notes: list[str] = []
-    events = _trace_events(files, notes) if not stood_aside else []
+    events = _trace_events(files, notes) if files or not stood_aside else []
     completed = {e["step"] for e in raw.log.steps if e.get("traced")}
     steps = [s for s in profiled_steps(events, STEP_TRACE_NAME) if s.step in completed]
     traced_events = [e for e in raw.log.steps if e.get("step") in completed]
     timeline = host_timeline(events, steps, STEP_TRACE_NAME, op_tracing_s(traced_events))
     op_times, op_source = _op_times(files, events, result.paths.root, notes)
     executions = _window(execution_records(raw), raw.log, "executions")
-    if stood_aside:  # no window: the steps after the warm-up, by the child's own clock
-        executions = execution_records(raw)
-        notes.append(_stood_aside_note(stood_aside))
+    clocked = bool(stood_aside) and not steps  # no trace: the child's own step clock
+    if stood_aside:
+        executions = execution_records(raw) if clocked else executions
+        notes.append(_stood_aside_note(stood_aside, clocked))
     graphs = {g.hash: g for g in report.graphs}
     ops, lines, line_share = _ops_at_lines(result, op_times, {r.graph_hash for r in executions})
     window_compiles = len(_window(list(report.events), raw.log, "compilations"))
     notes.extend(_window_notes(result, window_compiles, completed))
     split = host_split(traced_events, timeline)
     both = _both_command(result, len(completed))
-    durations = _durations(steps, raw.log, report.warmup if stood_aside else None)
+    durations = _durations(steps, raw.log, report.warmup if clocked else None)
     times = step_times(durations)
     first_traced = next((e for e in raw.log.steps if e.get("traced")), {})
     batch = batch_size(first_traced.get("input_signature", ()))
@@ -73,7 +74,7 @@ def summarize(result: CaptureResult) -> ProfileSummary:
         model=report.model,
         device=report.device,
         steps=len(durations),
-        warmup=report.warmup if stood_aside else _warmup_steps(raw.log),
+        warmup=report.warmup if clocked else _warmup_steps(raw.log),
         step_times_s=tuple(step.duration_s for step in durations),
         step_time_s=times,
         batch_size=batch,
@@ -148,11 +149,16 @@ def _site_of(graphs: dict[str, GraphRecord]) -> Callable[[str], str | None]:
     return lambda graph_hash: graphs[graph_hash].site if graph_hash in graphs else None
 
 
-def _stood_aside_note(call: str) -> str:
+def _stood_aside_note(call: str, clocked: bool) -> str:
+    what = (
+        "traced nothing; the step times are the child's clock"
+        if clocked
+        else "stopped its trace there; the summary covers the steps traced before"
+    )
     return (
         f"the script runs torch_xla's profiler itself ({call}): it allows one session at a "
-        "time, so xlacli stood aside and traced nothing; the step times are the child's "
-        "clock, and the script's own trace is in the logdir it chose"
+        f"time, so xlacli stood aside and {what}; the script's own trace is in the logdir "
+        "it chose"
     )
 
 
