@@ -8,10 +8,10 @@ from pathlib import Path
 
 from rich.markup import escape
 
+from xlacli.assemble.profile import summarize_profile
 from xlacli.capture.discover import ModelTarget
 from xlacli.config import load_config, project_runs_dir
 from xlacli.errors import CaptureError, UsageError
-from xlacli.flows.profile_summary import summarize
 from xlacli.flows.session import CaptureResult, capture, configured_target
 from xlacli.flows.tensorboard import (
     DEFAULT_PORT,
@@ -67,7 +67,6 @@ def run_profile(request: ProfileRequest) -> int:
     if request.logdir is not None:
         _prepare_logdir(request.logdir, request.name, request.force)
     if request.mode == "both":
-        from xlacli.flows.compare import compare_profile
         from xlacli.flows.modes import check_mode
 
         check_mode(target, "dynamo")  # before the lazy run, not after it
@@ -115,7 +114,7 @@ def capture_profile(
         runs_dir=project_runs_dir(config),
         max_trace_steps=_trace_limit(request),
     )
-    summary = summarize(result)
+    summary = summarize_profile(result.raw, result.report, result.hlo)
     save_summary(summary, result.paths.root)
     return result, summary
 
@@ -175,4 +174,43 @@ def _view(summary: ProfileSummary, request: ProfileRequest) -> None:
         process.wait()
 
 
-__all__ = ["DEFAULT_PORT", "ProfileRequest", "run_profile", "summarize"]
+__all__ = ["DEFAULT_PORT", "ProfileRequest", "run_profile"]
+
+
+def compare_profile(target: ModelTarget, request: ProfileRequest) -> int:
+    """``xlacli profile MODEL --mode both``: profile each mode, print the table.
+
+    The median step time is the profiler's (the traced steps); the other
+    figures come from each run's report.
+
+    Raises:
+        XlacliError: the first mode's error, after the table is printed.
+    """
+    from xlacli.analysis.mode_figures import figures
+    from xlacli.flows.compare import mode_out, raise_first_error, run_modes
+    from xlacli.render.compare import render_comparison
+    from xlacli.report.profile import summary_to_dict
+
+    runs = run_modes(
+        lambda mode: capture_profile(target, request, mode, mode_out(request.out, mode))
+    )
+    reports = {mode: result.report for mode, (result, _) in runs.items()}
+    compared = {
+        mode: figures(
+            result.report,
+            summary.step_time_s.p50 if summary.step_time_s else None,
+            summary.host_split,
+        )
+        for mode, (result, summary) in runs.items()
+    }
+    profiles = {mode: summary_to_dict(summary) for mode, (_, summary) in runs.items()}
+    render_comparison(
+        reports, compared, request.output_format, command="profile", extra={"profiles": profiles}
+    )
+    if request.html:
+        from xlacli.render.html.run_page import announce_run_html
+
+        for result, _ in runs.values():
+            announce_run_html(result.paths.root, result.report)
+    raise_first_error(result for result, _ in runs.values())
+    return 0

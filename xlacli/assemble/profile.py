@@ -1,5 +1,6 @@
-"""The profile summary of a captured run: the trace, the child's step events
-and the run's HLO joined into what ``xlacli profile`` prints and saves."""
+"""The profile summary, assembled from a profiled run: the trace's steps and ops
+joined to the report's graphs and the child's step events (what ``xlacli
+profile`` prints and saves)."""
 
 from __future__ import annotations
 
@@ -25,25 +26,29 @@ from xlacli.analysis.profile_summary import (
     step_times,
     top_ops,
 )
-from xlacli.assemble.collect import execution_records
 from xlacli.assemble.graph_files import HloCache
-from xlacli.flows.session import CaptureResult
+from xlacli.assemble.organise import execution_records
+from xlacli.assemble.read import RawRun
 from xlacli.parse.frames import current_code_roots
 from xlacli.parse.trace_events import TraceEvent, read_trace_file
 from xlacli.parse.xprof_tools import table_rows, tool_data, xprof_available
 from xlacli.paths import display_path
 from xlacli.report.profile import LineTime, OpTime, ProfileSummary
-from xlacli.report.run import GraphRecord
+from xlacli.report.run import GraphRecord, RunReport
 from xlacli.run.events import STEP_TRACE_NAME, ChildLog
-from xlacli.run.request import CaptureRequest
+from xlacli.run.request import CaptureRequest, RunPaths
 from xlacli.words import counted
 
 T = TypeVar("T")
 
 
-def summarize(result: CaptureResult) -> ProfileSummary:
-    """The summary of the profiled steps that completed."""
-    raw, report = result.raw, result.report
+def summarize_profile(
+    raw: RawRun, report: RunReport, hlo: HloCache | None = None
+) -> ProfileSummary:
+    """The summary of the profiled steps that completed.
+
+    ``hlo``: the graphs' HLO as the report's assembly parsed it, read again here.
+    """
     trace = raw.log.trace or {}
     files = tuple(trace.get("files", ()))
     stood_aside = trace.get("stood_aside")
@@ -53,18 +58,20 @@ def summarize(result: CaptureResult) -> ProfileSummary:
     steps = [s for s in profiled_steps(events, STEP_TRACE_NAME) if s.step in completed]
     traced_events = [e for e in raw.log.steps if e.get("step") in completed]
     timeline = host_timeline(events, steps, STEP_TRACE_NAME, op_tracing_s(traced_events))
-    op_times, op_source = _op_times(files, events, result.paths.root, notes)
+    op_times, op_source = _op_times(files, events, Path(report.run_dir), notes)
     executions = _window(execution_records(raw), raw.log, "executions")
     clocked = bool(stood_aside) and not steps  # no trace: the child's own step clock
     if stood_aside:
         executions = execution_records(raw) if clocked else executions
         notes.append(_stood_aside_note(stood_aside, clocked))
     graphs = {g.hash: g for g in report.graphs}
-    ops, lines, line_share = _ops_at_lines(result, op_times, {r.graph_hash for r in executions})
+    hlo = hlo or HloCache(Path(report.run_dir))
+    executed = {r.graph_hash for r in executions}
+    ops, lines, line_share = _ops_at_lines(report, hlo, op_times, executed)
     window_compiles = len(_window(list(report.events), raw.log, "compilations"))
-    notes.extend(_window_notes(result, window_compiles, completed))
+    notes.extend(_window_notes(report, window_compiles, completed))
     split = host_split(traced_events, timeline)
-    both = _both_command(result, len(completed))
+    both = _both_command(report, len(completed))
     durations = _durations(steps, raw.log, report.warmup if clocked else None)
     times = step_times(durations)
     first_traced = next((e for e in raw.log.steps if e.get("traced")), {})
@@ -101,11 +108,13 @@ def summarize(result: CaptureResult) -> ProfileSummary:
 
 
 def _ops_at_lines(
-    result: CaptureResult, op_times: list[tuple[str, str, float, int]], executed: set[str | None]
+    report: RunReport,
+    hlo: HloCache,
+    op_times: list[tuple[str, str, float, int]],
+    executed: set[str | None],
 ) -> tuple[tuple[OpTime, ...], tuple[LineTime, ...], float]:
     """The top ops, each at its user line, and device time by user line."""
-    hlo = result.hlo or HloCache(result.paths.root)
-    graphs = {g.hash: g for g in result.report.graphs}
+    graphs = {g.hash: g for g in report.graphs}
     modules = [
         CompiledModule(graph.hash, module, graph.hash in executed)
         for graph in graphs.values()
@@ -121,9 +130,9 @@ def _ops_at_lines(
     return top_ops(op_times, index, find_line), lines, share
 
 
-def _window_notes(result: CaptureResult, window_compiles: int, completed: set[int]) -> list[str]:
+def _window_notes(report: RunReport, window_compiles: int, completed: set[int]) -> list[str]:
     """Warnings about the window: compiles inside it, torch.compile retracing."""
-    report, notes = result.report, []
+    notes: list[str] = []
     if window_compiles:
         notes.append(
             f"{counted(window_compiles, 'compile')} happened inside the "
@@ -174,19 +183,19 @@ def _command(model: str, command: str, options: tuple[str, ...], *extra: str) ->
     return shlex.join(["xlacli", command, *target, *options])
 
 
-def _both_command(result: CaptureResult, steps: int) -> str | None:
+def _both_command(report: RunReport, steps: int) -> str | None:
     """``xlacli profile MODEL --mode both`` with the run's steps and options;
     None for a script (only a model file can be put under torch.compile by xlacli)."""
     try:
-        if CaptureRequest.load(result.paths.request).is_script:
+        if CaptureRequest.load(RunPaths(Path(report.run_dir)).request).is_script:
             return None
     except (OSError, ValueError, TypeError, KeyError):
         return None
-    options = list(result.report.options)
+    options = list(report.options)
     if "--mode" in options:  # a dynamo run: compare it too
         del options[options.index("--mode") : options.index("--mode") + 2]
-    sized = ("--steps", str(max(steps, 1)), "--warmup", str(result.report.warmup))
-    return _command(result.report.model, "profile", (*sized, *options), "--mode", "both")
+    sized = ("--steps", str(max(steps, 1)), "--warmup", str(report.warmup))
+    return _command(report.model, "profile", (*sized, *options), "--mode", "both")
 
 
 def _warmup_steps(log: ChildLog) -> int:
