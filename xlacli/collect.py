@@ -28,7 +28,7 @@ from xlacli.capture.events import ChildLog
 from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.graph_files import HloCache, graph_sizes, organize_graph_files
 from xlacli.parse.debug_log import AnalysisEvent, parse_debug_log
-from xlacli.parse.frames import CodeRoots, current_code_roots, first_user_frame
+from xlacli.parse.frames import CodeRoots, current_code_roots, first_user_frame, in_dynamo_bridge
 from xlacli.parse.ir_dump import IrGraph, parse_ir_dump
 from xlacli.parse.metrics_report import parse_metrics_report
 from xlacli.parse.xla_dump import DumpedModule, list_dumped_modules, prune_backend_noise
@@ -36,6 +36,12 @@ from xlacli.paths import source_line
 from xlacli.report import ErrorRecord, FallbackOp, GraphRecord, RunReport, StepRecord
 
 HOST_SYNC_CAUSE = "access tensor value"
+
+
+def is_value_read(event: AnalysisEvent) -> bool:
+    """The graph ran because Python read a tensor's value. torch_xla says so
+    of the Dynamo bridge's own input syncs too: those are not the user's."""
+    return HOST_SYNC_CAUSE in event.cause and not in_dynamo_bridge(event.frames)
 # A graph runs through ExecuteComputation, or ExecuteReplicated under SPMD.
 EXECUTION_COUNTERS = ("ExecuteComputation", "ExecuteReplicated")
 
@@ -257,7 +263,7 @@ def _compiled_graphs(
                 graph_hash=event.graph_hash or f"unknown-{index}",
                 compile_time_s=_at(raw.compile_times_s, index),
                 frames=event.frames,
-                value_read=HOST_SYNC_CAUSE in event.cause,
+                value_read=is_value_read(event),
                 ir=ir_by_hash.get(event.graph_hash or ""),
                 input_signature=tuple(step_event.get("input_signature", ())),
                 input_origins=dict(step_event.get("input_origins", {})),
@@ -283,7 +289,7 @@ def _fallback_ops(
     value_reads = [
         (execute_steps[index], user)
         for index, event in enumerate(raw.executions)
-        if HOST_SYNC_CAUSE in event.cause and (user := locator.trigger(event.frames)[0]) is not None
+        if is_value_read(event) and (user := locator.trigger(event.frames)[0]) is not None
     ]
     return locate_fallbacks(counts_by_step, value_reads, source_line)
 
@@ -366,10 +372,12 @@ def _site(event: AnalysisEvent, roots: CodeRoots, entry_site: str | None) -> tup
     """Why the graph ran and the user's ``file:line`` behind it."""
     user = first_user_frame(event.frames, roots)
     compiled_by = _COMPILED_BY.get(event.cause.strip())
+    if compiled_by is None and in_dynamo_bridge(event.frames):
+        compiled_by = "dynamo"  # the bridge synced the inputs of a compiled call
     if compiled_by is not None:  # a graph torch.compile or torch_xla.compile built
         return compiled_by, user.location if user is not None else entry_site
     if user is not None:
-        trigger = "host_sync" if HOST_SYNC_CAUSE in event.cause else "user_sync"
+        trigger = "host_sync" if is_value_read(event) else "user_sync"
         return trigger, user.location
     if any(roots.is_xlacli(frame) for frame in event.frames):
         return "step_end", entry_site
@@ -396,7 +404,7 @@ def _step_records(
                 executions=len(ran),
                 input_signature=tuple(event.get("input_signature", ())),
                 graph_hashes=tuple(execution.graph_hash or "" for execution in ran),
-                value_reads=sum(HOST_SYNC_CAUSE in execution.cause for execution in ran),
+                value_reads=sum(is_value_read(execution) for execution in ran),
                 # The step's own CPU fallbacks (no other metric event has its number).
                 fallbacks=sum(
                     count

@@ -92,6 +92,9 @@ def _frames(log: ChildLog) -> list[DynamoFrameRecord]:
         )
         for event in log.steps
         for raw in event.get("dynamo", {}).get("frames", [])
+        # AOTAutograd's backward compile shares its frame's compile id and
+        # has no code: it is no frame compile (Dynamo's counters skip it too).
+        if raw.get("function")
     ]
 
 

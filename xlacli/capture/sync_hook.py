@@ -20,10 +20,16 @@ user's own ``mark_step``, ``torch_xla.compile``'s clearing sync) is not a
 step: torch_xla looks a graph up in its cache (``CachedCompile``) or compiles
 it (``UncachedCompile``) only when a sync has work, and it does so before the
 call returns, while executions are counted asynchronously.
+
+A sync made by torch_xla's Dynamo bridge (it syncs before it extracts a
+``torch.compile`` graph) is not a step either: its compiles belong to the
+user's step that called the compiled function, which goes on.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +42,7 @@ from xlacli.capture.recorder import StepRecorder
 
 _GRAPH_LOOKUPS = ("CachedCompile", "UncachedCompile")
 SYNC_WAIT_SETTING = "XLA_SYNC_WAIT"
+_DYNAMO_BRIDGE = os.path.join(os.sep, "torch_xla", "_dynamo", "")
 
 
 class StepLimitReached(BaseException):
@@ -81,7 +88,8 @@ class SyncHook:
 
     def _getenv_as(self, name: str, *args: Any, **kwargs: Any) -> Any:
         assert self._originals is not None
-        if name == SYNC_WAIT_SETTING:  # read by sync() right before the step marker
+        if name == SYNC_WAIT_SETTING and not _called_by_dynamo_bridge():
+            # read by sync() right before the step marker
             self._lookups_before = _graph_lookups()
         return self._originals[0](name, *args, **kwargs)
 
@@ -111,3 +119,14 @@ class SyncHook:
 
 def _graph_lookups() -> int:
     return sum(met.counter_value(name) or 0 for name in _GRAPH_LOOKUPS)
+
+
+def _called_by_dynamo_bridge() -> bool:
+    """``sync()`` was called inside torch_xla's Dynamo bridge (frames: this
+    hook, ``sync``, then its callers). Only syncs pay this walk."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if _DYNAMO_BRIDGE in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False

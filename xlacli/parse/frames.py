@@ -53,6 +53,17 @@ class CodeRoots:
         return frame.file.startswith(self.xlacli)
 
 
+# torch_xla's Dynamo bridge: it syncs (``torch_xla.sync()``, ``_xla_sync_multi``)
+# while it extracts and runs torch.compile's graphs. Those syncs are
+# torch_xla's machinery, never the user's step or value read.
+DYNAMO_BRIDGE_DIR = "/torch_xla/_dynamo/"
+
+
+def in_dynamo_bridge(frames: tuple[Frame, ...] | list[Frame]) -> bool:
+    """The sync ran inside torch_xla's Dynamo bridge (the openxla backend)."""
+    return any(DYNAMO_BRIDGE_DIR in frame.file for frame in frames)
+
+
 def first_user_frame(frames: tuple[Frame, ...] | list[Frame], roots: CodeRoots) -> Frame | None:
     """The innermost frame in the user's own code."""
     return next((frame for frame in frames if roots.is_user(frame)), None)
