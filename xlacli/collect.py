@@ -10,6 +10,7 @@ counter deltas per step, which places every compile and execution in its step.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -28,12 +29,13 @@ from xlacli.capture.events import ChildLog
 from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.graph_files import HloCache, graph_sizes, organize_graph_files
 from xlacli.parse.debug_log import AnalysisEvent, parse_debug_log
+from xlacli.parse.eager_ops import is_eager, merge_eager_events
 from xlacli.parse.frames import CodeRoots, current_code_roots, first_user_frame, in_dynamo_bridge
 from xlacli.parse.ir_dump import IrGraph, parse_ir_dump
 from xlacli.parse.metrics_report import parse_metrics_report
 from xlacli.parse.xla_dump import DumpedModule, list_dumped_modules, prune_backend_noise
 from xlacli.paths import source_line
-from xlacli.report import ErrorRecord, FallbackOp, GraphRecord, RunReport, StepRecord
+from xlacli.report import CompileEvent, ErrorRecord, FallbackOp, GraphRecord, RunReport, StepRecord
 
 HOST_SYNC_CAUSE = "access tensor value"
 
@@ -42,6 +44,8 @@ def is_value_read(event: AnalysisEvent) -> bool:
     """The graph ran because Python read a tensor's value. torch_xla says so
     of the Dynamo bridge's own input syncs too: those are not the user's."""
     return HOST_SYNC_CAUSE in event.cause and not in_dynamo_bridge(event.frames)
+
+
 # A graph runs through ExecuteComputation, or ExecuteReplicated under SPMD.
 EXECUTION_COUNTERS = ("ExecuteComputation", "ExecuteReplicated")
 
@@ -56,8 +60,9 @@ class RawRun:
     ir_graphs: list[IrGraph]
     modules: list[DumpedModule]
     counters: dict[str, int]
-    compile_times_s: list[float] = field(default_factory=list)
-    execute_times_s: list[float] = field(default_factory=list)
+    # One per compile (execution); None: not timed (an eager op's graph).
+    compile_times_s: list[float | None] = field(default_factory=list)
+    execute_times_s: list[float | None] = field(default_factory=list)
 
 
 def read_raw_run(paths: RunPaths, log: ChildLog) -> RawRun:
@@ -67,16 +72,46 @@ def read_raw_run(paths: RunPaths, log: ChildLog) -> RawRun:
     prune_backend_noise(paths.xla_dump)
     metrics = parse_metrics_report(_read(paths.metrics))
     counters = dict(metrics.counters) or _summed_counters(log)
+    ir_graphs = parse_ir_dump(_read(ir_dump[0])) if ir_dump else []
+    compiles, compile_times = _with_eager_ops(
+        "compile",
+        [e for e in events if e.kind == "compile"],
+        _samples_s(log, "compile_time_ns"),
+        ir_graphs,
+        counters.get("UncachedCompile", 0),
+    )
+    executions, execute_times = _with_eager_ops(
+        "execute",
+        [e for e in events if e.kind == "execute"],
+        _samples_s(log, "execute_time_ns"),
+        ir_graphs,
+        sum(counters.get(name, 0) for name in EXECUTION_COUNTERS),
+    )
     return RawRun(
         log=log,
-        compiles=[e for e in events if e.kind == "compile"],
-        executions=[e for e in events if e.kind == "execute"],
-        ir_graphs=parse_ir_dump(_read(ir_dump[0])) if ir_dump else [],
+        compiles=compiles,
+        executions=executions,
+        ir_graphs=ir_graphs,
         modules=list_dumped_modules(paths.xla_dump),
         counters=counters,
-        compile_times_s=_samples_s(log, "compile_time_ns"),
-        execute_times_s=_samples_s(log, "execute_time_ns"),
+        compile_times_s=compile_times,
+        execute_times_s=execute_times,
     )
+
+
+def _with_eager_ops(
+    kind: str,
+    logged: list[AnalysisEvent],
+    samples: list[float],
+    ir_graphs: list[IrGraph],
+    counted: int,
+) -> tuple[list[AnalysisEvent], list[float | None]]:
+    """The debug log's events with eager mode's op graphs (not logged, not
+    timed) in their places; unchanged when there are none."""
+    merged = merge_eager_events(logged, ir_graphs, kind, counted)
+    if merged is None:
+        return logged, list(samples)
+    return list(merged.events), merged.aligned(samples)
 
 
 def build_report(
@@ -105,7 +140,7 @@ def build_report(
     for graph_hash, indices in _group_by_hash(raw.compiles).items():
         first = indices[0]
         exec_indices = executions_by_hash.get(graph_hash, [])
-        exec_times = [raw.execute_times_s[i] for i in exec_indices if i < len(raw.execute_times_s)]
+        exec_times = _timed(raw.execute_times_s, exec_indices)
         module = raw.modules[first] if first < len(raw.modules) else None
         ir = ir_by_hash.get(graph_hash)
         files = organize_graph_files(paths, graph_hash, ir, module)
@@ -149,6 +184,7 @@ def build_report(
     compiled = _compiled_graphs(raw, compile_steps, ir_by_hash)
     shardings = sharding_context(raw.log.start, raw.log.shardings)
     events = explain_compiles(compiled, ExplainContext(warmup, locator, shardings=shardings))
+    events = _mark_eager(events, raw.compiles)
     graphs = attach_spmd(  # SPMD runs only: analysis/spmd_graph.py
         graphs,
         start=raw.log.start,
@@ -173,8 +209,8 @@ def build_report(
         run_dir=str(paths.root),
         compilations=len(raw.compiles),
         executions=len(raw.executions),
-        total_compile_time_s=sum(raw.compile_times_s),
-        total_execute_time_s=sum(raw.execute_times_s),
+        total_compile_time_s=sum(t for t in raw.compile_times_s if t is not None),
+        total_execute_time_s=sum(t for t in raw.execute_times_s if t is not None),
         graphs=tuple(graphs),
         step_records=_step_records(raw, compile_steps, execute_steps),
         counters=raw.counters,
@@ -187,6 +223,21 @@ def build_report(
         mode=request.mode,
         dynamo=dynamo,
     )
+
+
+def _mark_eager(
+    events: Sequence[CompileEvent], compiles: Sequence[AnalysisEvent]
+) -> list[CompileEvent]:
+    """Say which compiles were an eager op's graph (eager mode compiles one
+    per op and shape; no torch_xla.compile or sync made it)."""
+    return [
+        dataclasses.replace(
+            event, cause=dataclasses.replace(event.cause, detail=f"eager op: {event.cause.detail}")
+        )
+        if is_eager(compile_)
+        else event
+        for event, compile_ in zip(events, compiles, strict=True)
+    ]
 
 
 def _metadata_locator(
@@ -357,8 +408,14 @@ def _group_by_hash(events: Sequence[AnalysisEvent]) -> dict[str, list[int]]:
     return groups
 
 
-def _at(values: Sequence[float], index: int) -> float:
-    return values[index] if index < len(values) else 0.0
+def _at(values: Sequence[float | None], index: int) -> float:
+    value = values[index] if index < len(values) else None
+    return value if value is not None else 0.0
+
+
+def _timed(values: Sequence[float | None], indices: Sequence[int]) -> list[float]:
+    """The times taken of these events (eager ops' graphs are not timed)."""
+    return [t for i in indices if i < len(values) and (t := values[i]) is not None]
 
 
 # PT_XLA_DEBUG's compile causes for graphs not traced lazily step by step.
@@ -372,6 +429,8 @@ def _site(event: AnalysisEvent, roots: CodeRoots, entry_site: str | None) -> tup
     """Why the graph ran and the user's ``file:line`` behind it."""
     user = first_user_frame(event.frames, roots)
     compiled_by = _COMPILED_BY.get(event.cause.strip())
+    if is_eager(event):
+        return "eager", user.location if user is not None else None
     if compiled_by is None and in_dynamo_bridge(event.frames):
         compiled_by = "dynamo"  # the bridge synced the inputs of a compiled call
     if compiled_by is not None:  # a graph torch.compile or torch_xla.compile built

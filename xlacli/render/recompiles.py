@@ -106,7 +106,7 @@ def event_block(event: CompileEvent, count: int = 1) -> RenderableType:
         (f" ×{count}" if count > 1 else "", "bold magenta"),
         "  ",
         (display_location(cause.location) or "unknown location", "cyan"),
-        (f"  +{format_seconds(event.compile_time_s)} compile", "dim"),
+        (f"  {_cost(event, '+', ' compile')}", "dim"),
     )
     lines: list[RenderableType] = [head]
     code = source_line(cause.location) if cause.location else None
@@ -142,8 +142,16 @@ def _warmup_line(event: CompileEvent) -> Text:
         "  ",
         (display_location(event.cause.location) or "", "cyan"),
         (f" (inside {inside})" if inside else "", "dim"),
-        (f"  {format_seconds(event.compile_time_s)}", "dim"),
+        (f"  {_cost(event)}", "dim"),
     )
+
+
+def _cost(event: CompileEvent, sign: str = "", what: str = "") -> str:
+    """The compile time; an eager op's compile is not timed by torch_xla
+    (no CompileTime sample), so it has none."""
+    if event.compile_time_s == 0.0:
+        return "not timed"
+    return f"{sign}{format_seconds(event.compile_time_s)}{what}"
 
 
 def _fallback_line(op: FallbackOp) -> Text:

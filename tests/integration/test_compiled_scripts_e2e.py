@@ -1,0 +1,105 @@
+"""Scripts that use torch.compile(backend="openxla"), eager mode with
+torch_xla.compile, or change a sharding themselves, end to end on XLA:CPU,
+each compared with a bare run of the same script (torch_xla's counters and
+Dynamo's ``torch._dynamo.utils.counters``). One capture per script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ASSETS, EXAMPLES, REPO, run_cli
+
+pytestmark = pytest.mark.e2e
+COMPILED = EXAMPLES / "scripts" / "compiled"
+BARE = ASSETS / "scripts" / "bare_counters.py"
+
+
+def line_of(script: str, fragment: str) -> str:
+    path = COMPILED / script
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if fragment in line:
+            return f"{path}:{number}"
+    raise AssertionError(f"{fragment!r} not in {path}")
+
+
+def capture(folder: Path, script: str, *args: str, options: tuple[str, ...] = ()) -> dict:
+    """``xlacli compile SCRIPT -- ARGS`` (JSON) and the bare run's counters."""
+    result = run_cli(
+        "compile", COMPILED / script, "--out", folder / "run", "--format", "json", *options,
+        "--", *args, cwd=REPO,
+    )  # fmt: skip
+    assert result.code == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    bare = folder / "bare.json"
+    subprocess.run(
+        [sys.executable, BARE, bare, COMPILED / script, *args],
+        check=True, capture_output=True, cwd=REPO, timeout=300,
+    )  # fmt: skip
+    return {"report": json.loads(result.stdout), "bare": json.loads(bare.read_text())}
+
+
+@pytest.fixture(scope="module")
+def dynamo_run(tmp_path_factory) -> dict:
+    return capture(tmp_path_factory.mktemp("dynamo"), "train_dynamo.py", "--steps", "6")
+
+
+def test_dynamo_counts_equal_a_bare_run(dynamo_run):
+    report, bare = dynamo_run["report"], dynamo_run["bare"]
+    assert report["compilations"] == len(report["events"]) == bare["UncachedCompile"] > 0
+    assert report["dynamo"]["counters"]["frames"] == bare["dynamo"]["frames"]
+    # One frame compile, as Dynamo counts it (AOTAutograd's backward is not one).
+    assert len(report["dynamo"]["frames"]) == bare["dynamo"]["frames"]["total"] == 1
+
+
+def test_the_openxla_bridge_syncs_are_not_steps(dynamo_run):
+    report = dynamo_run["report"]
+    # --steps 6: six loop iterations, each ended by the script's torch_xla.sync().
+    assert report["steps"] == 6
+    assert [s["step"] for s in report["step_records"]] == list(range(6))
+    assert all(e["step"] == 0 for e in report["events"])  # the bridge's compiles: step 0
+
+
+def test_a_healthy_torch_compile_loop_has_no_recompile_and_no_value_read(dynamo_run):
+    report = dynamo_run["report"]
+    assert report["steady_state_compiles"] == 0
+    assert not [e for e in report["events"] if e["steady_state"]]
+    assert not [e for e in report["events"] if e["cause"]["category"] == "host_sync"]
+    assert sum(s["value_reads"] for s in report["step_records"]) == 0
+    assert not [g for g in report["graphs"] if g["trigger"] == "host_sync"]
+
+
+@pytest.fixture(scope="module")
+def eager_run(tmp_path_factory) -> dict:
+    return capture(tmp_path_factory.mktemp("eager"), "train_eager.py", "--steps", "6")
+
+
+def test_eager_counts_equal_uncached_compile(eager_run):
+    report, bare = eager_run["report"], eager_run["bare"]
+    assert report["compilations"] == len(report["events"]) == bare["UncachedCompile"]
+    assert report["executions"] == bare["ExecuteComputation"]
+    assert sum(s["compilations"] for s in report["step_records"]) == bare["UncachedCompile"]
+
+
+def test_eager_op_graphs_and_torch_xla_compile_graphs_are_told_apart(eager_run):
+    graphs = eager_run["report"]["graphs"]
+    compiled = [g for g in graphs if g["trigger"] == "torch_xla_compile"]
+    eager = [g for g in graphs if g["trigger"] == "eager"]
+    assert len(compiled) == 2 and len(eager) == len(graphs) - 2 > 0
+    assert {g["site"] for g in compiled} == {line_of("train_eager.py", "compiled_step(x, y)")}
+    # Each graph is paired with its own HLO module (the eager ones are tiny).
+    assert all(g["hlo_instructions"] > 20 for g in compiled if g.get("hlo_instructions"))
+
+
+def test_the_later_torch_xla_compile_recompile_is_at_its_step(eager_run):
+    report = eager_run["report"]
+    assert [s["executions"] > 0 for s in report["step_records"]] == [True] * 6
+    late = [e for e in report["events"] if e["steady_state"]]
+    assert {e["step"] for e in late} == {4}
+    graph = next(e for e in late if not e["cause"]["detail"].startswith("eager op"))
+    assert graph["cause"]["category"] == "input_shape"
+    assert graph["cause"]["location"] == line_of("train_eager.py", "x = torch.randn(rows")
