@@ -22,6 +22,14 @@ from xlacli.analysis.dynamo import EXTRACT_COUNTER, XlaEvents, explain_dynamo
 from xlacli.analysis.fallbacks import locate_fallbacks
 from xlacli.analysis.locate import Locator
 from xlacli.analysis.memory_facts import with_memory_facts
+from xlacli.analysis.phases import (
+    AFTER_LOOP,
+    LOOP,
+    SETUP,
+    count_before,
+    loop_iterations,
+    site_runs_before,
+)
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
 from xlacli.analysis.spmd_graph import attach_spmd, sharding_context
 from xlacli.capture.events import ChildLog
@@ -246,6 +254,12 @@ def _compiled_graphs(
     raw: RawRun, compile_steps: list[int | None], ir_by_hash: dict[str, IrGraph]
 ) -> list[CompiledGraph]:
     by_step = {event["step"]: event for event in raw.log.steps}
+    phases = _event_phases(raw.log, "UncachedCompile", len(raw.compiles))
+    iterations = loop_iterations([(e["step"], e.get("phase", LOOP)) for e in raw.log.steps])
+    execute_steps = _event_steps(raw.log, EXECUTION_COUNTERS, len(raw.executions))
+    site_steps = site_runs_before(
+        (event.frames, step) for event, step in zip(raw.executions, execute_steps, strict=True)
+    )
     compiled = []
     for index, event in enumerate(raw.compiles):
         step = compile_steps[index]
@@ -264,9 +278,29 @@ def _compiled_graphs(
                 fallbacks_in_step=frozenset(
                     name for name in step_event.get("counters", {}) if name.startswith("aten::")
                 ),
+                step_phase=phases[index],
+                iteration=iterations.get(step) if step is not None else None,
+                site_runs=count_before(site_steps.get(event.frames, []), step),
             )
         )
     return compiled
+
+
+def _event_phases(log: ChildLog, counter: str, count: int) -> list[str]:
+    """The phase of each compile, in order, as ``_event_steps`` places them:
+    the setup event's (a model file's loading, a script's syncs before its
+    loop), a step's own, or after the loop (a script's work after its last sync)."""
+    phases: list[str] = []
+    for event in log.metric_events:
+        if event is log.setup:
+            phase = SETUP
+        elif event is log.tail and event.get("step") is None:
+            phase = AFTER_LOOP
+        else:
+            phase = event.get("phase", LOOP)
+        phases.extend([phase] * _count_in(event, (counter,)))
+    phases.extend([LOOP] * (count - len(phases)))
+    return phases[:count]
 
 
 def _fallback_ops(

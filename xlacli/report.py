@@ -96,9 +96,12 @@ class CompileEvent:
     step: int | None
     graph_hash: str
     compile_time_s: float
-    steady_state: bool  # after the warm-up steps: a recompile the user must see
+    # A site that finished its own warm-up compiled again: a recompile the
+    # user must see (per-site steady state, analysis/phases.py).
+    steady_state: bool
     cause: CompileCause
     compared_with: str | None = None  # the earlier graph it was compared with
+    phase: str = "loop"  # setup, loop, new_phase or after_loop (analysis/phases.py)
 
 
 @dataclass(frozen=True)
@@ -303,6 +306,7 @@ def _event_from_dict(data: dict[str, Any]) -> CompileEvent:
         steady_state=data.get("steady_state", False),
         cause=_cause_from_dict(data["cause"]),
         compared_with=data.get("compared_with"),
+        phase=data.get("phase", "loop"),
     )
 
 

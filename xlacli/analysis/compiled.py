@@ -31,6 +31,12 @@ class CompiledGraph:
     fallbacks_in_step: frozenset[str] = frozenset()
     # "input 0" -> the user's line that made that input tensor (in get_inputs)
     input_origins: Mapping[str, str] = field(default_factory=dict)
+    # Per-site steady state (analysis/phases.py): the phase the child gave the
+    # step (setup, loop, after_loop), the step's loop iteration, and how many
+    # earlier steps ran a graph at this site (None: unknown, the step index).
+    step_phase: str = "loop"
+    iteration: int | None = None
+    site_runs: int | None = None
 
 
 @dataclass(frozen=True)

@@ -102,8 +102,6 @@ def unsynced_loop_detail(first_nodes: int, nodes: int, reads: int) -> str:
 # A value read that compiles this many times in one step is a loop (two reads
 # on one line, `a.isnan() or a.isinf()`, are not).
 LOOP_COMPILES = 3
-# Compiles that are part of warming up wherever they happen.
-EXPECTED_CATEGORIES = frozenset({"optimizer_state", "lazy_artefact"})
 
 
 def pattern_cause(

@@ -26,7 +26,6 @@ from xlacli.analysis.compiled import (
 from xlacli.analysis.hlo_compare import HloDifference, compare_hlo
 from xlacli.analysis.ir_compare import IrDifference, compare_ir
 from xlacli.analysis.patterns import (
-    EXPECTED_CATEGORIES,
     LOOP_COMPILES,
     OPTIMIZER_BRANCH_HINT,
     is_optimizer_node,
@@ -34,6 +33,7 @@ from xlacli.analysis.patterns import (
     pattern_cause,
     read_hint,
 )
+from xlacli.analysis.phases import SiteCompile, judge
 from xlacli.analysis.sharding_change import input_sharding_change
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrNode
@@ -59,7 +59,7 @@ DATA_DEPENDENT_OPS = frozenset(
 def explain_compiles(
     graphs: Sequence[CompiledGraph], context: ExplainContext
 ) -> list[CompileEvent]:
-    """One event per compile, in order."""
+    """One event per compile, in order; steady state per site (analysis/phases.py)."""
     seen: dict[tuple[Frame, ...], list[CompiledGraph]] = {}
     per_read_site = Counter((graph.frames, graph.step) for graph in graphs if graph.value_read)
     events = []
@@ -74,21 +74,36 @@ def explain_compiles(
             compared_with: str | None = nearest.graph_hash
         else:
             cause, compared_with = _first_cause(graph, context), None
-        expected = cause.category in EXPECTED_CATEGORIES
         events.append(
             CompileEvent(
                 step=graph.step,
                 graph_hash=graph.graph_hash,
                 compile_time_s=graph.compile_time_s,
-                steady_state=graph.step is not None
-                and graph.step >= context.warmup
-                and not expected,
+                steady_state=False,  # judged below, per site
                 cause=cause,
                 compared_with=compared_with,
             )
         )
         previous.append(graph)
-    return events
+    verdicts = judge([_site_compile(g, e) for g, e in zip(graphs, events, strict=True)], context.warmup)
+    return [
+        replace(event, steady_state=verdict.steady_state, phase=verdict.phase)
+        for event, verdict in zip(events, verdicts, strict=True)
+    ]
+
+
+def _site_compile(graph: CompiledGraph, event: CompileEvent) -> SiteCompile:
+    """A model file's unit tests and old callers give no site facts: a step
+    then counts as one run of every site before it."""
+    fallback = graph.step if graph.step_phase == "loop" else None
+    return SiteCompile(
+        site=graph.frames,
+        step=graph.step,
+        step_phase=graph.step_phase,
+        iteration=graph.iteration if graph.iteration is not None else fallback,
+        site_runs=graph.site_runs if graph.site_runs is not None else (graph.step or 0),
+        category=event.cause.category,
+    )
 
 
 def _nearest(
