@@ -17,6 +17,7 @@ from xlacli.analysis.compiled import (
     CompiledGraph,
     ExplainContext,
     bare,
+    changed_node,
     input_origin,
     is_special_scalar_swap,
     make_cause,
@@ -85,7 +86,8 @@ def explain_compiles(
             )
         )
         previous.append(graph)
-    verdicts = judge([_site_compile(g, e) for g, e in zip(graphs, events, strict=True)], context.warmup)
+    facts = [_site_compile(graph, event) for graph, event in zip(graphs, events, strict=True)]
+    verdicts = judge(facts, context.warmup)
     return [
         replace(event, steady_state=verdict.steady_state, phase=verdict.phase)
         for event, verdict in zip(events, verdicts, strict=True)
@@ -165,7 +167,7 @@ def _explain(
     if difference is None:  # no IR (a profile does not dump it): the HLO may still tell
         return _value_cause(old, new, context)
     if difference.kind == "ops":
-        structure = _structure_cause(new, difference, context)
+        structure = _structure_cause(old, new, difference, context)
         if difference.shape_change is not None and structure.category == "graph_structure":
             # A size that changed on its own explains more than the ops around it.
             old_node, new_node = difference.shape_change
@@ -181,10 +183,10 @@ def _explain(
 
 
 def _structure_cause(
-    graph: CompiledGraph, difference: IrDifference, context: ExplainContext
+    old: CompiledGraph, new: CompiledGraph, difference: IrDifference, context: ExplainContext
 ) -> CompileCause:
-    node = difference.new_node or difference.old_node
-    user, library = context.locator.node(node, graph) if node else (None, None)
+    node, owner = changed_node(difference, old, new)
+    user, library = context.locator.node(node, owner) if node else (None, None)
     if is_special_scalar_swap(difference):
         # torch_xla bakes the Python scalars 0 and 1 into the graph as constants
         # and passes any other value as an input: 0.0 -> 0.1 swaps one for the other.
