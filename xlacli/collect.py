@@ -28,6 +28,7 @@ from xlacli.analysis.phases import (
     SETUP,
     count_before,
     loop_iterations,
+    script_step_phases,
     site_runs_before,
 )
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
@@ -254,8 +255,9 @@ def _compiled_graphs(
     raw: RawRun, compile_steps: list[int | None], ir_by_hash: dict[str, IrGraph]
 ) -> list[CompiledGraph]:
     by_step = {event["step"]: event for event in raw.log.steps}
-    phases = _event_phases(raw.log, "UncachedCompile", len(raw.compiles))
-    iterations = loop_iterations([(e["step"], e.get("phase", LOOP)) for e in raw.log.steps])
+    step_phases = script_step_phases(raw.log.steps)
+    phases = _event_phases(raw.log, step_phases, "UncachedCompile", len(raw.compiles))
+    iterations = loop_iterations(sorted(step_phases.items()))
     execute_steps = _event_steps(raw.log, EXECUTION_COUNTERS, len(raw.executions))
     site_steps = site_runs_before(
         (event.frames, step) for event, step in zip(raw.executions, execute_steps, strict=True)
@@ -286,7 +288,9 @@ def _compiled_graphs(
     return compiled
 
 
-def _event_phases(log: ChildLog, counter: str, count: int) -> list[str]:
+def _event_phases(
+    log: ChildLog, step_phases: dict[int, str], counter: str, count: int
+) -> list[str]:
     """The phase of each compile, in order, as ``_event_steps`` places them:
     the setup event's (a model file's loading, a script's syncs before its
     loop), a step's own, or after the loop (a script's work after its last sync)."""
@@ -297,7 +301,7 @@ def _event_phases(log: ChildLog, counter: str, count: int) -> list[str]:
         elif event is log.tail and event.get("step") is None:
             phase = AFTER_LOOP
         else:
-            phase = event.get("phase", LOOP)
+            phase = step_phases.get(event.get("step", -1), LOOP)
         phases.extend([phase] * _count_in(event, (counter,)))
     phases.extend([LOOP] * (count - len(phases)))
     return phases[:count]
@@ -419,6 +423,7 @@ def _step_records(
     ran_in: dict[int | None, list[AnalysisEvent]] = {}
     for execution, step in zip(raw.executions, execute_steps, strict=True):
         ran_in.setdefault(step, []).append(execution)
+    phases = script_step_phases(raw.log.steps)
     records = []
     for event in raw.log.steps:
         ran = ran_in.get(event["step"], [])
@@ -437,6 +442,7 @@ def _step_records(
                     for name, count in event.get("counters", {}).items()
                     if name.startswith("aten::")
                 ),
+                phase=phases.get(event["step"], LOOP),
             )
         )
     return tuple(records)

@@ -74,6 +74,7 @@ class StepRecord:
     graph_hashes: tuple[str, ...] = ()  # the graphs it executed, in order
     value_reads: int = 0  # executions forced by reading a value on the host
     fallbacks: int = 0  # ops run on the CPU (aten:: counters)
+    phase: str = "loop"  # setup (a script's syncs before its loop) or loop (analysis/phases.py)
 
 
 @dataclass(frozen=True)
@@ -358,4 +359,5 @@ def _step_from_dict(data: dict[str, Any]) -> StepRecord:
         graph_hashes=tuple(data.get("graph_hashes", ())),
         value_reads=data.get("value_reads", 0),
         fallbacks=data.get("fallbacks", 0),
+        phase=data.get("phase", "loop"),
     )

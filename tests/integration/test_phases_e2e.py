@@ -79,3 +79,24 @@ def test_a_short_last_batch_recompiles_in_both_loops(short_batches):
         ("new_phase", "input_shape"),
     ], steady
     assert "2 steady-state recompiles" in stderr
+
+
+@pytest.fixture(scope="module")
+def fsdp(tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("fsdp") / "run"
+    script = EXAMPLES / "scripts" / "train_fsdp.py"
+    result = run_cli("compile", script, "--steps", "3", "--out", out, "--format", "json", cwd=REPO)
+    assert result.code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_a_wrappers_syncs_are_setup_and_steps_count_loop_iterations(fsdp):
+    phases = [record["phase"] for record in fsdp["step_records"]]
+    assert phases[0] == "setup" and phases.count("loop") == 3, phases
+    assert phases == sorted(phases, key=lambda phase: phase != "setup")  # setup, then the loop
+    assert fsdp["steady_state_compiles"] == 0
+    setup = [e for e in fsdp["events"] if e["phase"] == "setup"]
+    assert setup and all(e["step"] < phases.index("loop") for e in setup)
+    assert [e["cause"]["category"] for e in fsdp["events"] if e["phase"] == "loop"] == [
+        "first_compile"
+    ]

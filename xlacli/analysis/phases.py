@@ -25,8 +25,9 @@ cut the warm graph in two), so it is steady-state too.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from xlacli.parse.frames import Frame
 
@@ -137,3 +138,18 @@ def loop_iterations(step_phases: Sequence[tuple[int, str]]) -> dict[int, int]:
         if phase == LOOP:
             iterations[step] = len(iterations)
     return iterations
+
+
+def script_step_phases(steps: Sequence[Mapping[str, Any]]) -> dict[int, str]:
+    """Step -> setup or loop, from the child's step events.
+
+    The child recognises a script's loop as it runs (``capture/loop_finder.py``)
+    and writes, from then on, the step the loop started at (which may be an
+    earlier sync of the same line). Steps before it are setup. A model file's
+    steps, and a script whose loop was never recognised, are all the loop.
+    """
+    start = next((e["loop_start"] for e in steps if e.get("loop_start") is not None), None)
+    return {
+        event["step"]: SETUP if start is not None and event["step"] < start else LOOP
+        for event in steps
+    }
