@@ -23,6 +23,15 @@ from xlacli.analysis.dynamo import EXTRACT_COUNTER, XlaEvents, explain_dynamo
 from xlacli.analysis.fallbacks import locate_fallbacks
 from xlacli.analysis.locate import Locator
 from xlacli.analysis.memory_facts import with_memory_facts
+from xlacli.analysis.phases import (
+    AFTER_LOOP,
+    LOOP,
+    SETUP,
+    count_before,
+    loop_iterations,
+    script_step_phases,
+    site_runs_before,
+)
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
 from xlacli.analysis.spmd_graph import attach_spmd, sharding_context
 from xlacli.capture.events import ChildLog
@@ -303,6 +312,13 @@ def _compiled_graphs(
     raw: RawRun, compile_steps: list[int | None], ir_by_hash: dict[str, IrGraph]
 ) -> list[CompiledGraph]:
     by_step = {event["step"]: event for event in raw.log.steps}
+    step_phases = script_step_phases(raw.log.steps)
+    phases = _event_phases(raw.log, step_phases, "UncachedCompile", len(raw.compiles))
+    iterations = loop_iterations(sorted(step_phases.items()))
+    execute_steps = _event_steps(raw.log, EXECUTION_COUNTERS, len(raw.executions))
+    site_steps = site_runs_before(
+        (event.frames, step) for event, step in zip(raw.executions, execute_steps, strict=True)
+    )
     compiled = []
     for index, event in enumerate(raw.compiles):
         step = compile_steps[index]
@@ -321,9 +337,31 @@ def _compiled_graphs(
                 fallbacks_in_step=frozenset(
                     name for name in step_event.get("counters", {}) if name.startswith("aten::")
                 ),
+                step_phase=phases[index],
+                iteration=iterations.get(step) if step is not None else None,
+                site_runs=count_before(site_steps.get(event.frames, []), step),
             )
         )
     return compiled
+
+
+def _event_phases(
+    log: ChildLog, step_phases: dict[int, str], counter: str, count: int
+) -> list[str]:
+    """The phase of each compile, in order, as ``_event_steps`` places them:
+    the setup event's (a model file's loading, a script's syncs before its
+    loop), a step's own, or after the loop (a script's work after its last sync)."""
+    phases: list[str] = []
+    for event in log.metric_events:
+        if event is log.setup:
+            phase = SETUP
+        elif event is log.tail and event.get("step") is None:
+            phase = AFTER_LOOP
+        else:
+            phase = step_phases.get(event.get("step", -1), LOOP)
+        phases.extend([phase] * _count_in(event, (counter,)))
+    phases.extend([LOOP] * (count - len(phases)))
+    return phases[:count]
 
 
 def _fallback_ops(
@@ -452,6 +490,7 @@ def _step_records(
     ran_in: dict[int | None, list[AnalysisEvent]] = {}
     for execution, step in zip(raw.executions, execute_steps, strict=True):
         ran_in.setdefault(step, []).append(execution)
+    phases = script_step_phases(raw.log.steps)
     records = []
     for event in raw.log.steps:
         ran = ran_in.get(event["step"], [])
@@ -470,6 +509,7 @@ def _step_records(
                     for name, count in event.get("counters", {}).items()
                     if name.startswith("aten::")
                 ),
+                phase=phases.get(event["step"], LOOP),
             )
         )
     return tuple(records)

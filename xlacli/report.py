@@ -74,6 +74,7 @@ class StepRecord:
     graph_hashes: tuple[str, ...] = ()  # the graphs it executed, in order
     value_reads: int = 0  # executions forced by reading a value on the host
     fallbacks: int = 0  # ops run on the CPU (aten:: counters)
+    phase: str = "loop"  # setup (a script's syncs before its loop) or loop (analysis/phases.py)
 
 
 @dataclass(frozen=True)
@@ -96,9 +97,12 @@ class CompileEvent:
     step: int | None
     graph_hash: str
     compile_time_s: float
-    steady_state: bool  # after the warm-up steps: a recompile the user must see
+    # A site that finished its own warm-up compiled again: a recompile the
+    # user must see (per-site steady state, analysis/phases.py).
+    steady_state: bool
     cause: CompileCause
     compared_with: str | None = None  # the earlier graph it was compared with
+    phase: str = "loop"  # setup, loop, new_phase or after_loop (analysis/phases.py)
 
 
 @dataclass(frozen=True)
@@ -303,6 +307,7 @@ def _event_from_dict(data: dict[str, Any]) -> CompileEvent:
         steady_state=data.get("steady_state", False),
         cause=_cause_from_dict(data["cause"]),
         compared_with=data.get("compared_with"),
+        phase=data.get("phase", "loop"),
     )
 
 
@@ -354,4 +359,5 @@ def _step_from_dict(data: dict[str, Any]) -> StepRecord:
         graph_hashes=tuple(data.get("graph_hashes", ())),
         value_reads=data.get("value_reads", 0),
         fallbacks=data.get("fallbacks", 0),
+        phase=data.get("phase", "loop"),
     )

@@ -85,8 +85,8 @@ class Locator:
     def _caller(self, node: IrNode, graph: _HasIr) -> str | None:
         """The user's line that called into the library where ``node`` was made,
         from the node's whole stack in the graph's HLO protobuf."""
-        if node.location is None or graph.ir is None:
-            return None
+        if node.location is None or graph.ir is None or node not in graph.ir.nodes:
+            return None  # a node of another graph has no stacks here
         stacks = self.load_stacks(graph.graph_hash)
         if not stacks:
             return None

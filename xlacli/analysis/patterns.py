@@ -22,6 +22,7 @@ from pathlib import PurePath
 from xlacli.analysis.compiled import (
     CompiledGraph,
     ExplainContext,
+    changed_node,
     is_special_scalar_swap,
     make_cause,
     signature_change,
@@ -102,8 +103,6 @@ def unsynced_loop_detail(first_nodes: int, nodes: int, reads: int) -> str:
 # A value read that compiles this many times in one step is a loop (two reads
 # on one line, `a.isnan() or a.isinf()`, are not).
 LOOP_COMPILES = 3
-# Compiles that are part of warming up wherever they happen.
-EXPECTED_CATEGORIES = frozenset({"optimizer_state", "lazy_artefact"})
 
 
 def pattern_cause(
@@ -135,7 +134,7 @@ def pattern_cause(
         user, library = context.locator.trigger(new.frames)
         detail = "another value read on this line in the same step, cutting one more graph"
         return make_cause("host_sync", user, library, detail, hint=read_hint(library))
-    node = difference.new_node or difference.old_node
+    node, owner = changed_node(difference, old, new)
     if (
         difference.kind != "ops"
         or node is None
@@ -143,7 +142,7 @@ def pattern_cause(
         or signature_change(old, new) is not None
     ):
         return None
-    user, library = context.locator.node(node, new)
+    user, library = context.locator.node(node, owner)
     first_update = next((g for g in previous if runs_optimizer(g.ir)), None)
     if first_update is old and is_optimizer_node(node, library):
         return make_cause("optimizer_state", user, library, OPTIMIZER_STATE_DETAIL)

@@ -15,6 +15,9 @@ two module-level calls ``sync`` makes on either side of the step marker:
 ``xu.getenv_as('XLA_SYNC_WAIT', ...)`` just before it (the "before" count),
 and ``xm._run_step_closures()`` just after it (the step ends there).
 
+Which syncs are iterations of the training loop (and which are setup) is
+``loop_finder.py``'s call; ``--steps`` counts loop iterations.
+
 A sync that finds nothing to run (``MpDeviceLoader``'s sync right after the
 user's own ``mark_step``, ``torch_xla.compile``'s clearing sync) is not a
 step: torch_xla looks a graph up in its cache (``CachedCompile``) or compiles
@@ -38,11 +41,16 @@ import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 import torch_xla.utils.utils as xu
 
+from xlacli.capture.loop_finder import LoopFinder
 from xlacli.capture.recorder import StepRecorder
+from xlacli.parse.frames import current_code_roots
 
 _GRAPH_LOOKUPS = ("CachedCompile", "UncachedCompile")
 SYNC_WAIT_SETTING = "XLA_SYNC_WAIT"
 _DYNAMO_BRIDGE = os.path.join(os.sep, "torch_xla", "_dynamo", "")
+# Syncs before a loop is recognised, past which --steps counts them anyway:
+# a script whose loop xlacli cannot see must still stop.
+SETUP_SYNC_LIMIT = 256
 
 
 class StepLimitReached(BaseException):
@@ -65,7 +73,8 @@ class SyncHook:
     ):
         self.recorder = recorder
         self.inputs = inputs  # the step's input signature (the script's moves to the device)
-        self.limit = limit  # steps to run (warm-up included); None: to the script's end
+        self.limit = limit  # loop iterations to run (warm-up included); None: to the end
+        self.loop = LoopFinder(current_code_roots())
         self.wait = wait
         self.step = 0
         self.stopped = False
@@ -103,14 +112,23 @@ class SyncHook:
             # Executions run asynchronously; waiting keeps each step's
             # executions (and their counters) inside that step.
             xm.wait_device_ops()
-        self._end_step()
+        self._end_step(self.loop.classify(self.step, sys._getframe(1)))  # 1: sync()
         return context
 
-    def _end_step(self) -> None:
+    def _end_step(self, phase: str) -> None:
         now = time.perf_counter()
-        self.recorder.end(self.step, wall_time_s=now - self._started, input_signature=self.inputs())
+        self.recorder.end(
+            self.step,
+            wall_time_s=now - self._started,
+            input_signature=self.inputs(),
+            phase=phase,
+            loop_start=self.loop.loop_start,
+        )
         self.step += 1
-        if self.limit is not None and self.step >= self.limit:
+        counted = self.loop.iterations if self.loop.loop_start is not None else 0
+        if self.limit is not None and (
+            counted >= self.limit or self.step >= self.limit + SETUP_SYNC_LIMIT
+        ):
             self.stopped = True
             raise StepLimitReached
         self.recorder.begin(self.step)

@@ -6,14 +6,22 @@ import dataclasses
 
 from rich.console import Group, RenderableType
 from rich.markup import escape
-from rich.padding import Padding
 from rich.text import Text
 
+from xlacli.analysis.phases import AFTER_LOOP, LOOP, NEW_PHASE, SETUP
 from xlacli.paths import display_location, source_line
 from xlacli.render.units import format_seconds
 from xlacli.report import CompileEvent, FallbackOp, RunReport
 
 COMPILED, CACHED = "●", "·"
+INDENT = " " * 6
+# The compiles that are not steady-state recompiles, by phase (analysis/phases.py).
+PHASE_HEADINGS = (
+    (SETUP, "Setup compiles ({n}, before the loop)"),
+    (LOOP, "Warm-up compiles ({n}, expected)"),
+    (NEW_PHASE, "New phases ({n}: sites whose first graph came after the warm-up, not recompiles)"),
+    (AFTER_LOOP, "After the loop ({n})"),
+)
 
 
 def recompile_view(report: RunReport) -> RenderableType:
@@ -25,14 +33,16 @@ def recompile_view(report: RunReport) -> RenderableType:
         parts.extend(group_block(group) for group in grouped(steady))
     elif report.steps > report.warmup:
         parts.append(Text("No compile after the warm-up steps.", style="green"))
-    warmup = [event for event in report.events if not event.steady_state]
-    if warmup:
-        parts.append(Text(f"\nWarm-up compiles ({len(warmup)}, expected):", style="bold"))
+    for phase, heading in PHASE_HEADINGS:
+        expected = [e for e in report.events if not e.steady_state and e.phase == phase]
+        if not expected:
+            continue
+        parts.append(Text("\n" + heading.format(n=len(expected)) + ":", style="bold"))
         parts.extend(
             group_block(group)
             if group[0].cause.category in GROUPED_CATEGORIES
             else _warmup_line(group[0])  # only grouped categories form groups
-            for group in grouped(warmup)
+            for group in grouped(expected)
         )
     if report.fallback_ops:
         parts.append(Text("\nOps run on the CPU (fallbacks):", style="bold yellow"))
@@ -99,8 +109,8 @@ def event_block(event: CompileEvent, count: int = 1) -> RenderableType:
     its code, the library line inside it, before/after, cost, fix, other readings."""
     cause = event.cause
     head = Text.assemble(
-        ("  step ", "dim"),
-        (str(event.step), "bold"),
+        ("  ", "dim"),
+        (step_label(event), "bold"),
         "  ",
         (cause.category, "bold magenta"),
         (f" ×{count}" if count > 1 else "", "bold magenta"),
@@ -115,28 +125,32 @@ def event_block(event: CompileEvent, count: int = 1) -> RenderableType:
     if cause.library_location:
         inside = display_location(cause.library_location)
         lines.append(Text(f"      (inside {inside})", style="dim"))
-    lines.append(Padding(Text(cause.detail), (0, 0, 0, 6)))
+    # Indented by text, not rich's Padding, which pads every line to the
+    # terminal's width with trailing spaces.
+    lines.append(Text(INDENT) + Text(cause.detail))
     if cause.hint:
-        lines.append(
-            Padding(Text.from_markup(f"[green]fix:[/] {escape(cause.hint)}"), (0, 0, 0, 6))
-        )
+        lines.append(Text.from_markup(f"{INDENT}[green]fix:[/] {escape(cause.hint)}"))
     for other in cause.also:
         where = display_location(other.location) or "unknown location"
         lines.append(
-            Padding(
-                Text.assemble(("also: ", "dim"), (other.category, "magenta"), f" at {where}: ")
-                + Text(other.detail, style="dim"),
-                (0, 0, 0, 6),
-            )
+            Text.assemble(INDENT, ("also: ", "dim"), (other.category, "magenta"), f" at {where}: ")
+            + Text(other.detail, style="dim")
         )
     return Group(*lines)
+
+
+def step_label(event: CompileEvent) -> str:
+    """``step 3``; a compile outside every step says which side of the loop it is on."""
+    if event.step is not None:
+        return f"step {event.step}"
+    return "after the loop" if event.phase == AFTER_LOOP else "setup"
 
 
 def _warmup_line(event: CompileEvent) -> Text:
     inside = display_location(event.cause.library_location)
     return Text.assemble(
-        ("  step ", "dim"),
-        str(event.step),
+        ("  ", "dim"),
+        step_label(event),
         "  ",
         (event.cause.category, "magenta"),
         "  ",

@@ -1,0 +1,61 @@
+"""Train for an epoch, then evaluate: the most common loop shape there is.
+
+The evaluation loop, its accuracy counter and the final accuracy read each
+make their first graph after the training loop's warm-up: new phases, not
+recompiles.
+
+    python examples/scripts/train_eval.py --batch-size 8
+    xlacli compile examples/scripts/train_eval.py --fail-on-recompile -- --batch-size 8
+"""
+
+import argparse
+
+import torch
+import torch_xla
+import torch_xla.distributed.parallel_loader as pl
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def synthetic(size: int, seed: int) -> TensorDataset:
+    generator = torch.Generator().manual_seed(seed)
+    images = torch.randn(size, 16, generator=generator)
+    return TensorDataset(images, torch.randint(0, 4, (size,), generator=generator))
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description="Train, then evaluate, a small MLP.")
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--train-samples", type=int, default=48)
+    parser.add_argument("--eval-samples", type=int, default=32)
+    return parser.parse_args(argv)
+
+
+def main(args) -> float:
+    torch.manual_seed(0)
+    device = torch_xla.device()
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    train_loader = pl.MpDeviceLoader(
+        DataLoader(synthetic(args.train_samples, 0), batch_size=args.batch_size), device
+    )
+    eval_loader = pl.MpDeviceLoader(
+        DataLoader(synthetic(args.eval_samples, 1), batch_size=args.batch_size), device
+    )
+    model.train()
+    for images, labels in train_loader:
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(images), labels).backward()
+        optimizer.step()
+    model.eval()
+    correct = torch.zeros((), dtype=torch.long, device=device)
+    with torch.no_grad():
+        for images, labels in eval_loader:
+            correct += model(images).argmax(1).eq(labels).sum()
+    accuracy = correct.item() / args.eval_samples
+    print(f"accuracy {accuracy:.3f}")
+    return accuracy
+
+
+if __name__ == "__main__":
+    main(parse_args())
