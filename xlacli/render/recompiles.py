@@ -70,10 +70,19 @@ def timeline(report: RunReport) -> Text:
     per_step = report.executions_per_step
     if per_step and max(per_step) > 1:
         text.append("\nGraphs run per step: " + " ".join(map(str, per_step)), style="yellow")
-        text.append(
-            "  (more than 1: the step was cut, by a value read or a sync of its own)", style="dim"
-        )
+        text.append(f"  (more than 1: {_why_several(report)})", style="dim")
     return text
+
+
+def _why_several(report: RunReport) -> str:
+    """Eager ops and torch.compile run graphs of their own inside a step."""
+    own = {g.trigger for g in report.graphs} & {"eager", "dynamo"}
+    if own:
+        makers = " and ".join(
+            sorted({"eager": "eager ops", "dynamo": "torch.compile"}[t] for t in own)
+        )
+        return f"{makers} run graphs of their own, or a value read or a sync cut the step"
+    return "the step was cut, by a value read or a sync of its own"
 
 
 # Categories whose consecutive compiles are one pattern, shown once with a count.
