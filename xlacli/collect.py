@@ -39,7 +39,13 @@ from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.graph_files import HloCache, graph_sizes, organize_graph_files
 from xlacli.parse.debug_log import AnalysisEvent, parse_debug_log
 from xlacli.parse.eager_ops import is_eager, merge_eager_events
-from xlacli.parse.frames import CodeRoots, current_code_roots, first_user_frame, in_dynamo_bridge
+from xlacli.parse.frames import (
+    CodeRoots,
+    Frame,
+    current_code_roots,
+    first_user_frame,
+    in_dynamo_bridge,
+)
 from xlacli.parse.ir_dump import IrGraph, parse_ir_dump
 from xlacli.parse.metrics_report import parse_metrics_report
 from xlacli.parse.xla_dump import DumpedModule, list_dumped_modules, prune_backend_noise
@@ -190,7 +196,7 @@ def build_report(
     )
     for event in (*raw.compiles, *raw.executions):
         locator.learn_frames(event.frames)
-    compiled = _compiled_graphs(raw, compile_steps, ir_by_hash)
+    compiled = _compiled_graphs(raw, compile_steps, ir_by_hash, roots)
     shardings = sharding_context(raw.log.start, raw.log.shardings)
     events = explain_compiles(compiled, ExplainContext(warmup, locator, shardings=shardings))
     events = _mark_eager(events, raw.compiles)
@@ -309,7 +315,10 @@ def _first_ir_by_hash(ir_graphs: Sequence[IrGraph]) -> dict[str, IrGraph]:
 
 
 def _compiled_graphs(
-    raw: RawRun, compile_steps: list[int | None], ir_by_hash: dict[str, IrGraph]
+    raw: RawRun,
+    compile_steps: list[int | None],
+    ir_by_hash: dict[str, IrGraph],
+    roots: CodeRoots,
 ) -> list[CompiledGraph]:
     by_step = {event["step"]: event for event in raw.log.steps}
     step_phases = script_step_phases(raw.log.steps)
@@ -317,7 +326,8 @@ def _compiled_graphs(
     iterations = loop_iterations(sorted(step_phases.items()))
     execute_steps = _event_steps(raw.log, EXECUTION_COUNTERS, len(raw.executions))
     site_steps = site_runs_before(
-        (event.frames, step) for event, step in zip(raw.executions, execute_steps, strict=True)
+        (_run_site(event, roots), step)
+        for event, step in zip(raw.executions, execute_steps, strict=True)
     )
     compiled = []
     for index, event in enumerate(raw.compiles):
@@ -339,10 +349,19 @@ def _compiled_graphs(
                 ),
                 step_phase=phases[index],
                 iteration=iterations.get(step) if step is not None else None,
-                site_runs=count_before(site_steps.get(event.frames, []), step),
+                site_runs=count_before(site_steps.get(_run_site(event, roots), []), step),
             )
         )
     return compiled
+
+
+def _run_site(event: AnalysisEvent, roots: CodeRoots) -> tuple[Frame, ...]:
+    """The site whose runs count toward a graph's warm-up. torch.compile's
+    graph is compiled inside the bridge's extraction and run by its cached
+    call, two stacks that share only the user's frames: those are its site."""
+    if in_dynamo_bridge(event.frames) or _COMPILED_BY.get(event.cause.strip()) == "dynamo":
+        return tuple(frame for frame in event.frames if roots.is_user(frame))
+    return event.frames
 
 
 def _event_phases(

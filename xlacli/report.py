@@ -145,6 +145,7 @@ class DynamoFrameRecord:
     guard_failure: str | None  # the guard that failed, when this is a recompile
     compile_time_s: float  # Dynamo's own time (tracing, AOT, backend)
     graph_hashes: tuple[str, ...] = ()  # the XLA graphs its FX graph lowered to
+    guard_read: str | None = None  # the user's file:line that read the failed guard's value
 
 
 @dataclass(frozen=True)

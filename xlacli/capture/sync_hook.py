@@ -46,6 +46,7 @@ from xlacli.capture.recorder import StepRecorder
 from xlacli.parse.frames import current_code_roots
 
 _GRAPH_LOOKUPS = ("CachedCompile", "UncachedCompile")
+_CACHED_GRAPH_RUNS = "RunCachedGraphInputData"  # one sample per torch.compile graph run
 SYNC_WAIT_SETTING = "XLA_SYNC_WAIT"
 _DYNAMO_BRIDGE = os.path.join(os.sep, "torch_xla", "_dynamo", "")
 # Syncs before a loop is recognised, past which --steps counts them anyway:
@@ -80,6 +81,7 @@ class SyncHook:
         self.stopped = False
         self._originals: tuple[Callable[..., Any], Callable[[], Any]] | None = None
         self._lookups_before: int | None = None
+        self._dynamo_runs_at_step = 0
         self._started = time.perf_counter()
 
     def install(self) -> None:
@@ -87,6 +89,7 @@ class SyncHook:
         self._originals = (xu.getenv_as, xm._run_step_closures)
         xu.getenv_as = self._getenv_as
         xm._run_step_closures = self._run_step_closures
+        self._dynamo_runs_at_step = _dynamo_runs()
         self.recorder.begin(0)
         self._started = time.perf_counter()
 
@@ -106,8 +109,10 @@ class SyncHook:
         assert self._originals is not None
         context = self._originals[1]()
         lookups, self._lookups_before = self._lookups_before, None
-        if self.stopped or lookups is None or _graph_lookups() == lookups:
-            return context  # nothing was pending: not a step boundary
+        if self.stopped or lookups is None:
+            return context
+        if _graph_lookups() == lookups and _dynamo_runs() == self._dynamo_runs_at_step:
+            return context  # nothing was pending, nothing ran: not a step boundary
         if self.wait:
             # Executions run asynchronously; waiting keeps each step's
             # executions (and their counters) inside that step.
@@ -131,8 +136,18 @@ class SyncHook:
         ):
             self.stopped = True
             raise StepLimitReached
+        self._dynamo_runs_at_step = _dynamo_runs()
         self.recorder.begin(self.step)
         self._started = time.perf_counter()
+
+
+def _dynamo_runs() -> int:
+    """torch.compile's graph runs so far. Its cached runs
+    (``_run_cached_graph``) bump no compile or execution counter, only this
+    metric, so a loop of compiled calls ends each step with a sync that finds
+    nothing pending, and that sync still ends the step."""
+    data = met.metric_data(_CACHED_GRAPH_RUNS)
+    return data[0] if data else 0
 
 
 def _graph_lookups() -> int:
