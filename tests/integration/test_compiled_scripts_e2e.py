@@ -6,6 +6,7 @@ Dynamo's ``torch._dynamo.utils.counters``). One capture per script."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -103,3 +104,41 @@ def test_the_later_torch_xla_compile_recompile_is_at_its_step(eager_run):
     graph = next(e for e in late if not e["cause"]["detail"].startswith("eager op"))
     assert graph["cause"]["category"] == "input_shape"
     assert graph["cause"]["location"] == line_of("train_eager.py", "x = torch.randn(rows")
+
+
+@pytest.fixture(scope="module")
+def guard_run(tmp_path_factory) -> dict:
+    return capture(tmp_path_factory.mktemp("guard"), "guard_value.py", "--steps", "5")
+
+
+def test_guard_counts_equal_a_bare_run(guard_run):
+    report, bare = guard_run["report"], guard_run["bare"]
+    assert report["compilations"] == len(report["events"]) == bare["UncachedCompile"] == 2
+    assert report["dynamo"]["recompiles"] == bare["dynamo"]["frames"]["total"] - 1 == 1
+    assert report["steps"] == 5
+
+
+def test_a_guard_failure_is_one_explanation_at_the_line_that_read_the_value(guard_run):
+    report = guard_run["report"]
+    [recompile] = [e for e in report["events"] if e["steady_state"]]
+    assert recompile["step"] == 3
+    cause = recompile["cause"]
+    assert cause["category"] == "dynamo_guard"
+    assert cause["location"] == line_of("guard_value.py", "return h * self.scale")
+    assert "self.scale == 1.0" in cause["detail"]
+    assert [a["location"] for a in cause["also"]] == [
+        line_of("guard_value.py", "model.scale = 0.5")
+    ]
+    # No unlocated twin: the IR comparison's constant is folded into this one.
+    assert [e["cause"]["category"] for e in report["events"]] == ["first_compile", "dynamo_guard"]
+
+
+def test_torch_logs_recompiles_names_the_same_line(guard_run, tmp_path):
+    completed = subprocess.run(
+        [sys.executable, COMPILED / "guard_value.py", "--steps", "5"],
+        capture_output=True, text=True, cwd=REPO, timeout=300,
+        env={**os.environ, "TORCH_LOGS": "recompiles", "PJRT_DEVICE": "CPU"},
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    line = line_of("guard_value.py", "return h * self.scale").rpartition(":")[2]
+    assert f"guard_value.py:{line} in forward" in completed.stderr
