@@ -21,25 +21,34 @@ BARE = ASSETS / "scripts" / "bare_counters.py"
 
 
 def line_of(script: str, fragment: str) -> str:
-    path = COMPILED / script
+    path = script if "/" in script else COMPILED / script
     for number, line in enumerate(path.read_text().splitlines(), start=1):
         if fragment in line:
             return f"{path}:{number}"
     raise AssertionError(f"{fragment!r} not in {path}")
 
 
-def capture(folder: Path, script: str, *args: str, options: tuple[str, ...] = ()) -> dict:
-    """``xlacli compile SCRIPT -- ARGS`` (JSON) and the bare run's counters."""
+def capture(
+    folder: Path, script: str, *args: str, options: tuple[str, ...] = (), devices: int = 0
+) -> dict:
+    """``xlacli compile SCRIPT -- ARGS`` (JSON) and the bare run's counters
+    (``devices``: an SPMD script on that many XLA:CPU devices)."""
+    path = script if "/" in script else COMPILED / script
+    if devices:
+        options = (*options, "--devices", str(devices))
     result = run_cli(
-        "compile", COMPILED / script, "--out", folder / "run", "--format", "json", *options,
+        "compile", path, "--out", folder / "run", "--format", "json", *options,
         "--", *args, cwd=REPO,
     )  # fmt: skip
     assert result.code == 0, result.stderr
     assert "Traceback" not in result.stderr
     bare = folder / "bare.json"
+    env = {**os.environ, "PJRT_DEVICE": "CPU"}
+    if devices:
+        env["CPU_NUM_DEVICES"] = str(devices)
     subprocess.run(
-        [sys.executable, BARE, bare, COMPILED / script, *args],
-        check=True, capture_output=True, cwd=REPO, timeout=300,
+        [sys.executable, BARE, bare, path, *args],
+        check=True, capture_output=True, cwd=REPO, timeout=300, env=env,
     )  # fmt: skip
     return {"report": json.loads(result.stdout), "bare": json.loads(bare.read_text())}
 
@@ -142,3 +151,28 @@ def test_torch_logs_recompiles_names_the_same_line(guard_run, tmp_path):
     assert completed.returncode == 0, completed.stderr
     line = line_of("guard_value.py", "return h * self.scale").rpartition(":")[2]
     assert f"guard_value.py:{line} in forward" in completed.stderr
+
+
+SWITCH = str(EXAMPLES / "scripts" / "spmd" / "sharding_switch.py")
+
+
+@pytest.fixture(scope="module")
+def sharding_run(tmp_path_factory) -> dict:
+    return capture(tmp_path_factory.mktemp("shard"), SWITCH, "--steps", "5", devices=4)
+
+
+def test_sharding_switch_counts_equal_a_bare_run(sharding_run):
+    report, bare = sharding_run["report"], sharding_run["bare"]
+    assert report["compilations"] == len(report["events"]) == bare["UncachedCompile"] == 3
+    assert report["executions"] == bare["ExecuteReplicated"] + bare["ExecuteComputation"]
+
+
+def test_a_changed_mark_sharding_is_a_sharding_recompile_at_its_line(sharding_run):
+    report = sharding_run["report"]
+    [recompile] = [e for e in report["events"] if e["steady_state"]]
+    assert recompile["step"] == 3
+    cause = recompile["cause"]
+    assert cause["category"] == "sharding", cause
+    assert cause["location"] == line_of(SWITCH, "xs.mark_sharding(hidden, mesh, spec)")
+    assert "(data, None)" in cause["detail"] and "(None, model)" in cause["detail"]
+    assert cause["detail"].index("(data, None)") < cause["detail"].index("(None, model)")
