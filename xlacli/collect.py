@@ -205,7 +205,7 @@ def build_report(
         start=raw.log.start,
         context=shardings,
         load_module=hlo.module,
-        locate_for=_metadata_locator(locator, compiled),
+        locate_for=_metadata_locator(locator, compiled, raw.log),
     )
     dynamo, events = explain_dynamo(  # torch.compile: its frames, breaks and guard failures
         raw.log,
@@ -256,19 +256,29 @@ def _mark_eager(
 
 
 def _metadata_locator(
-    locator: Locator, compiled: Sequence[CompiledGraph]
+    locator: Locator, compiled: Sequence[CompiledGraph], log: ChildLog
 ) -> Callable[[str], Locate]:
-    """Per graph hash: the user's line behind an HLO instruction's metadata."""
+    """Per graph hash: the user's line behind an HLO instruction's metadata.
+
+    An instruction with no source line came from the autograd engine, which
+    runs the backward pass outside Python (a gradient, and the all-reduce SPMD
+    makes of it): its line is the ``loss.backward()`` the graph's step ran."""
     first: dict[str, CompiledGraph] = {}
     for graph in compiled:
         first.setdefault(graph.graph_hash, graph)
+    backward = {
+        event.get("step"): sites[0] for event in log.steps if (sites := event.get("backward_sites"))
+    }
 
     def locate_for(graph_hash: str) -> Locate:
         graph = first.get(graph_hash)
         if graph is None:
             return lambda metadata: (None, None)
+        from_backward = backward.get(graph.step)
         return lambda metadata: (
-            locator.metadata(metadata, graph) if metadata.source_file else (None, None)
+            locator.metadata(metadata, graph)
+            if metadata.source_file
+            else (from_backward if metadata.op_type else None, None)
         )
 
     return locate_for

@@ -3,8 +3,9 @@
 A model file's loop and a script's own syncs both go through the
 ``StepRecorder``; these observers add their facts to its events: SPMD's
 meshes and shardings (``spmd.py``), Dynamo's frames and graph breaks
-(``dynamo.py``), the ops traced onto XLA tensors (``host_time.py``), and the
-autocast state and device memory (``memory_probe.py``).
+(``dynamo.py``), the ops traced onto XLA tensors (``host_time.py``), the
+autocast state and device memory (``memory_probe.py``), and the lines that
+ran a backward pass (``backward_sites.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from xlacli.capture.backward_sites import BackwardSites
 from xlacli.capture.dynamo import DynamoObserver
 from xlacli.capture.events import EventWriter
 from xlacli.capture.host_time import OpTracingMeter
@@ -34,6 +36,7 @@ class StepObservers:
         self.dynamo = DynamoObserver()
         self.op_tracing = OpTracingMeter()
         self.probe = StepProbe()  # its device: the target's, once it exists
+        self.backward = BackwardSites()
         self._runtime_written = False
         self._closed = False
 
@@ -61,7 +64,12 @@ class StepObservers:
 
     def step_fields(self) -> dict[str, Any]:
         """What the observers add to a step event (each resets for the next step)."""
-        return {**self.dynamo.delta(), **self.op_tracing.delta(), **self.probe.step_facts()}
+        return {
+            **self.dynamo.delta(),
+            **self.op_tracing.delta(),
+            **self.probe.step_facts(),
+            **self.backward.delta(),
+        }
 
     def after_step(self, step: int | None) -> None:
         """After a step's event (None: after the setup): the shardings it first asked for."""
@@ -73,6 +81,7 @@ class StepObservers:
             return
         self._closed = True
         self.probe.close()
+        self.backward.close()
         summary = self.dynamo.summary()
         self.dynamo.close()
         if summary is not None:
