@@ -21,7 +21,7 @@ BARE = ASSETS / "scripts" / "bare_counters.py"
 
 
 def line_of(script: str, fragment: str) -> str:
-    path = script if "/" in script else COMPILED / script
+    path = Path(script) if "/" in script else COMPILED / script
     for number, line in enumerate(path.read_text().splitlines(), start=1):
         if fragment in line:
             return f"{path}:{number}"
@@ -176,3 +176,53 @@ def test_a_changed_mark_sharding_is_a_sharding_recompile_at_its_line(sharding_ru
     assert cause["location"] == line_of(SWITCH, "xs.mark_sharding(hidden, mesh, spec)")
     assert "(data, None)" in cause["detail"] and "(None, model)" in cause["detail"]
     assert cause["detail"].index("(data, None)") < cause["detail"].index("(None, model)")
+
+
+LOADER = str(EXAMPLES / "scripts" / "spmd" / "data_parallel_loader.py")
+
+
+@pytest.fixture(scope="module")
+def loader_run(tmp_path_factory) -> dict:
+    folder = tmp_path_factory.mktemp("loader")
+    run = capture(folder, LOADER, "--steps", "4", devices=4)
+    text = run_cli("report", folder / "run", cwd=REPO)
+    assert text.code == 0, text.stderr
+    return {**run, "text": text.stdout}
+
+
+def test_loader_counts_equal_a_bare_run(loader_run):
+    report, bare = loader_run["report"], loader_run["bare"]
+    assert report["compilations"] == bare["UncachedCompile"]
+    assert report["executions"] == bare["ExecuteReplicated"] + bare["ExecuteComputation"]
+
+
+def test_the_mesh_given_only_to_mp_device_loader_is_recorded(loader_run):
+    spmd = [g["spmd"] for g in loader_run["report"]["graphs"] if g["spmd"]]
+    assert spmd and all(s["mesh"]["axis_names"] == ["data"] for s in spmd)
+    assert "no mesh recorded" not in loader_run["text"]
+    assert "mesh 4 (data)" in loader_run["text"]
+
+
+def test_replicated_inputs_are_one_line_and_the_json_keeps_them_all(loader_run):
+    text = loader_run["text"]
+    spmd = loader_run["report"]["graphs"][0]["spmd"]
+    replicated = [t for t in spmd["inputs"] if t["axes"].startswith("replicated")]
+    assert len(replicated) == 6  # every weight and bias of the model
+    assert text.count(f"{len(replicated)} inputs replicated on every device") == len(
+        [g for g in loader_run["report"]["graphs"] if g["spmd"]]
+    )
+    assert "(data, None, None, None)" in text  # the split batch keeps its row
+    assert not [line for line in text.splitlines() if line.strip().startswith("input 0 ")]
+
+
+def test_the_gradient_all_reduce_has_the_backward_line(loader_run):
+    spmd = loader_run["report"]["graphs"][0]["spmd"]
+    backward = line_of(LOADER, "        loss.backward()")
+    gradients = [op for op in spmd["collectives"] if op["bytes"] > 4]  # not the loss's scalars
+    assert gradients and all(op["location"] == backward for op in gradients)
+
+
+def test_device_memory_under_spmd_is_said_plainly(loader_run):
+    text = loader_run["text"]
+    assert "the virtual SPMD device has no memory statistics" in text
+    assert "Check failed" not in text
