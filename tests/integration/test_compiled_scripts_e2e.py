@@ -226,3 +226,41 @@ def test_device_memory_under_spmd_is_said_plainly(loader_run):
     text = loader_run["text"]
     assert "the virtual SPMD device has no memory statistics" in text
     assert "Check failed" not in text
+
+
+@pytest.fixture(scope="module")
+def break_run(tmp_path_factory) -> dict:
+    return capture(tmp_path_factory.mktemp("break"), "train_graph_break.py", "--steps", "4")
+
+
+def test_graph_break_counts_equal_a_bare_run(break_run):
+    report, bare = break_run["report"], break_run["bare"]
+    assert report["compilations"] == len(report["events"]) == bare["UncachedCompile"]
+    assert report["dynamo"]["counters"]["frames"] == bare["dynamo"]["frames"]
+    assert len(report["dynamo"]["frames"]) == bare["dynamo"]["frames"]["total"]
+    assert sum(b["count"] for b in report["dynamo"]["graph_breaks"]) == sum(
+        bare["dynamo"]["graph_break"].values()
+    )
+    assert report["steps"] == 4 and report["error"] is None
+
+
+def test_the_graph_break_has_its_reason_and_line(break_run):
+    report = break_run["report"]
+    item_line = line_of("train_graph_break.py", "if loss.item() > 100.0")
+    [graph_break] = report["dynamo"]["graph_breaks"]
+    assert graph_break["location"] == item_line
+    assert "Tensor.item()" in graph_break["reason"]
+    [event] = [e for e in report["events"] if e["cause"]["category"] == "graph_break"]
+    assert event["cause"]["location"] == item_line
+    assert "Tensor.item()" in event["cause"]["detail"]
+
+
+def test_torch_logs_graph_breaks_names_the_same_line(break_run):
+    completed = subprocess.run(
+        [sys.executable, COMPILED / "train_graph_break.py", "--steps", "2"],
+        capture_output=True, text=True, cwd=REPO, timeout=300,
+        env={**os.environ, "TORCH_LOGS": "graph_breaks", "PJRT_DEVICE": "CPU"},
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    file, _, line = break_run["report"]["dynamo"]["graph_breaks"][0]["location"].rpartition(":")
+    assert f"{file}:{line}" in completed.stderr
