@@ -118,7 +118,8 @@ def build_report(
                 hash=graph_hash,
                 site=site,
                 trigger=trigger,
-                frames=tuple(str(f) for f in raw.compiles[first].frames),
+                # The sync's stack without xlacli's own harness frames.
+                frames=tuple(str(f) for f in raw.compiles[first].frames if not roots.is_xlacli(f)),
                 ir_nodes=len(ir.nodes) if ir else None,
                 compilations=len(indices),
                 compile_time_s=sum(_at(raw.compile_times_s, i) for i in indices),
