@@ -190,6 +190,7 @@ def build_report(
         memory=memory,
         mode=request.mode,
         dynamo=dynamo,
+        command="profile" if request.profile_logdir else "compile",
     )
 
 

@@ -189,6 +189,7 @@ class RunReport:
     options: tuple[str, ...] = ()
     mode: str = "lazy"  # "lazy", or "dynamo" (xlacli ran the step under torch.compile)
     dynamo: DynamoRecord | None = None  # set when Dynamo ran, whoever called it
+    command: str = "compile"  # the command that made the run: compile or profile
 
     @property
     def steady_state_compiles(self) -> int:
@@ -279,6 +280,7 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         options=tuple(data.get("options", ())),
         mode=data.get("mode", "lazy"),
         dynamo=_dynamo_from_dict(data.get("dynamo")),
+        command=data.get("command", "compile"),
     )
 
 

@@ -215,6 +215,4 @@ def test_a_script_run_with_other_arguments_is_a_settings_mismatch(tmp_path):
         "check", "train.py", "--baseline", "ci/baseline.json", "--", "--batch-size", "128",
         cwd=tmp_path,
     )  # fmt: skip
-    assert_clean_error(
-        result, 2, "the script's arguments `--batch-size 256`", "`--batch-size 128`"
-    )
+    assert_clean_error(result, 2, "the script's arguments `--batch-size 256`", "`--batch-size 128`")

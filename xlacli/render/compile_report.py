@@ -71,7 +71,7 @@ def _title(report: RunReport) -> Text:
     )
     suffix = f", torch_xla {versions}" if versions else ""
     return Text.assemble(
-        ("xlacli compile ", "bold"),
+        (f"xlacli {report.command} ", "bold"),
         (display_path(report.model), "bold cyan"),
         f"  {report.device}, {steps}{suffix}",
     )
