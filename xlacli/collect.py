@@ -152,7 +152,10 @@ def build_report(
         locator.learn_frames(event.frames)
     compiled = _compiled_graphs(raw, compile_steps, ir_by_hash)
     shardings = sharding_context(raw.log.start, raw.log.shardings)
-    events = explain_compiles(compiled, ExplainContext(warmup, locator, shardings=shardings))
+    context = ExplainContext(
+        warmup, locator, shardings=shardings, new_phases=request.is_script
+    )
+    events = explain_compiles(compiled, context)
     graphs = attach_spmd(  # SPMD runs only: analysis/spmd_graph.py
         graphs,
         start=raw.log.start,

@@ -47,6 +47,9 @@ class ExplainContext:
     locator: Locator  # also loads each graph's HLO before optimization
     # SPMD: the mark_sharding lines and the mesh (analysis/sharding_change.py)
     shardings: ShardingContext = field(default_factory=ShardingContext)
+    # A script's loop is its own: a site first seen after the warm-up is a new
+    # phase. A model file's steps all run one step(): such a site is a change.
+    new_phases: bool = True
 
 
 def changed_node(

@@ -87,7 +87,7 @@ def explain_compiles(
         )
         previous.append(graph)
     facts = [_site_compile(graph, event) for graph, event in zip(graphs, events, strict=True)]
-    verdicts = judge(facts, context.warmup)
+    verdicts = judge(facts, context.warmup, new_phases=context.new_phases)
     return [
         replace(event, steady_state=verdict.steady_state, phase=verdict.phase)
         for event, verdict in zip(events, verdicts, strict=True)
