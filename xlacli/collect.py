@@ -152,9 +152,7 @@ def build_report(
         locator.learn_frames(event.frames)
     compiled = _compiled_graphs(raw, compile_steps, ir_by_hash)
     shardings = sharding_context(raw.log.start, raw.log.shardings)
-    context = ExplainContext(
-        warmup, locator, shardings=shardings, new_phases=request.is_script
-    )
+    context = ExplainContext(warmup, locator, shardings=shardings, new_phases=request.is_script)
     events = explain_compiles(compiled, context)
     graphs = attach_spmd(  # SPMD runs only: analysis/spmd_graph.py
         graphs,
