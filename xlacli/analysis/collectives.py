@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from xlacli.hlo.model import ArrayShape, HloModule, Instruction, Metadata, Shape, TupleShape
 from xlacli.parse.frames import outside_xlacli
-from xlacli.sharding_report import CollectiveOp
+from xlacli.report.sharding import CollectiveOp
 
 COLLECTIVE_KINDS = (
     "all-reduce",

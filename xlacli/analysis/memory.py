@@ -16,7 +16,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from xlacli.hlo.model import HloModule, Instruction
-from xlacli.memory_report import BufferRecord, GraphMemory, RunMemory, StepMemory
 from xlacli.parse.frames import outside_xlacli
 from xlacli.parse.memory_usage import (
     BufferValue,
@@ -24,7 +23,8 @@ from xlacli.parse.memory_usage import (
     parse_peak_live_set,
     parse_total_bytes,
 )
-from xlacli.report import GraphRecord
+from xlacli.report.memory import BufferRecord, GraphMemory, RunMemory, StepMemory
+from xlacli.report.run import GraphRecord
 
 BIGGEST_BUFFERS = 5
 _LAYOUT = re.compile(r"\{[^{}]*\}")
