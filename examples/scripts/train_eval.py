@@ -28,6 +28,11 @@ def parse_args(argv=None):
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--train-samples", type=int, default=48)
     parser.add_argument("--eval-samples", type=int, default=32)
+    parser.add_argument(
+        "--python-counter",
+        action="store_true",
+        help="count correct answers from a Python 0 (a lazy pattern: see docs/phases.md)",
+    )
     return parser.parse_args(argv)
 
 
@@ -48,7 +53,7 @@ def main(args) -> float:
         nn.functional.cross_entropy(model(images), labels).backward()
         optimizer.step()
     model.eval()
-    correct = torch.zeros((), dtype=torch.long, device=device)
+    correct = 0 if args.python_counter else torch.zeros((), dtype=torch.long, device=device)
     with torch.no_grad():
         for images, labels in eval_loader:
             correct += model(images).argmax(1).eq(labels).sum()
