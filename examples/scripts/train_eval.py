@@ -12,6 +12,7 @@ import argparse
 
 import torch
 import torch_xla
+import torch_xla.core.xla_model as xm
 import torch_xla.distributed.parallel_loader as pl
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
@@ -33,6 +34,12 @@ def parse_args(argv=None):
         action="store_true",
         help="count correct answers from a Python 0 (a lazy pattern: see docs/phases.md)",
     )
+    parser.add_argument(
+        "--log-loss", action="store_true", help="print the loss from a step closure"
+    )
+    parser.add_argument(
+        "--clip", action="store_true", help="clip gradients, failing on a non-finite norm"
+    )
     return parser.parse_args(argv)
 
 
@@ -50,8 +57,13 @@ def main(args) -> float:
     model.train()
     for images, labels in train_loader:
         optimizer.zero_grad()
-        nn.functional.cross_entropy(model(images), labels).backward()
+        loss = nn.functional.cross_entropy(model(images), labels)
+        loss.backward()
+        if args.clip:  # reads the norm on the host, inside torch
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0, error_if_nonfinite=True)
         optimizer.step()
+        if args.log_loss:
+            xm.add_step_closure(lambda loss=loss: print(f"loss {loss.item():.3f}"))
     model.eval()
     correct = 0 if args.python_counter else torch.zeros((), dtype=torch.long, device=device)
     with torch.no_grad():

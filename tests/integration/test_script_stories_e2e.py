@@ -67,3 +67,25 @@ def test_sgd_without_momentum_has_no_optimizer_state_and_resharding_is_sharding(
     assert event["cause"]["location"] == line_of("train_spmd_dp.py", "optimizer.step()")
     assert "xla::custom_sharding" in event["cause"]["detail"]
     assert spmd["steady_state_compiles"] == 0
+
+
+@pytest.fixture(scope="module")
+def reads(tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("reads") / "run"
+    return compile_json(out, "train_eval.py", "--", "--log-loss", "--clip")
+
+
+def test_cpu_fallbacks_are_counted_per_call_site(reads):
+    """Item 6: a step closure's loss.item(), a read inside a library and a final
+    read are three rows, not one count pinned to one line."""
+    rows = {
+        (f["location"], f["library_location"] is not None): f["count"]
+        for f in reads["fallback_ops"]
+    }
+    script = "train_eval.py"
+    assert rows == {
+        (line_of(script, "nn.utils.clip_grad_norm_"), True): 12,  # isnan and isinf, 6 steps
+        (line_of(script, "xm.add_step_closure"), False): 6,
+        (line_of(script, "accuracy = correct.item()"), False): 1,
+    }, reads["fallback_ops"]
+    assert sum(rows.values()) == reads["counters"]["aten::_local_scalar_dense"]

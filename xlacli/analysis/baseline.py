@@ -72,7 +72,7 @@ def baseline_from_report(
     peaks, buffers = memory_baseline(zip(graphs, report.graphs, strict=True), folder)
     fallbacks: dict[str, int] = {}
     for op in report.fallback_ops:
-        fallbacks[op.op] = op.count
+        fallbacks[op.op] = fallbacks.get(op.op, 0) + op.count  # one row per call site
     return Baseline(
         model=_relative_model(report.model, folder),
         device=report.device,

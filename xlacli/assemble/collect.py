@@ -313,20 +313,22 @@ def _event_phases(
 def _fallback_ops(
     raw: RawRun, execute_steps: list[int | None], locator: Locator
 ) -> tuple[FallbackOp, ...]:
-    counts_by_step = {
-        event.get("step"): {
-            name: count
-            for name, count in event.get("counters", {}).items()
-            if name.startswith("aten::")
-        }
-        for event in raw.log.metric_events
-    }
+    # The setup's and the tail's events share the step None: their counts add up.
+    counts_by_step: dict[int | None, Counter[str]] = {}
+    sites = []
+    for event in raw.log.metric_events:
+        step = event.get("step")
+        counts = counts_by_step.setdefault(step, Counter())
+        counts.update(
+            {name: n for name, n in event.get("counters", {}).items() if name.startswith("aten::")}
+        )
+        sites += [(step, *site) for site in event.get("fallback_sites", ())]
     value_reads = [
         (execute_steps[index], user)
         for index, event in enumerate(raw.executions)
         if HOST_SYNC_CAUSE in event.cause and (user := locator.trigger(event.frames)[0]) is not None
     ]
-    return locate_fallbacks(counts_by_step, value_reads, source_line)
+    return locate_fallbacks(counts_by_step, value_reads, source_line, sites)
 
 
 def _read(path: Path) -> str:

@@ -3,8 +3,9 @@
 A model file's loop and a script's own syncs both go through the
 ``StepRecorder``; these observers add their facts to its events: SPMD's
 meshes and shardings (``spmd.py``), Dynamo's frames and graph breaks
-(``dynamo.py``), the ops traced onto XLA tensors (``host_time.py``), and the
-autocast state and device memory (``memory_probe.py``).
+(``dynamo.py``), the ops traced onto XLA tensors (``host_time.py``), the
+autocast state and device memory (``memory_probe.py``), and the CPU fallbacks
+of each value read's call site (``value_reads.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from xlacli.child.dynamo import DynamoObserver
 from xlacli.child.host_time import OpTracingMeter
 from xlacli.child.memory_probe import StepProbe
 from xlacli.child.spmd import SpmdObserver
+from xlacli.child.value_reads import ValueReadSites
 from xlacli.run.events import EventWriter
 from xlacli.run.request import CaptureRequest
 
@@ -34,6 +36,8 @@ class StepObservers:
         self.dynamo = DynamoObserver()
         self.op_tracing = OpTracingMeter()
         self.probe = StepProbe()  # its device: the target's, once it exists
+        self.value_reads = ValueReadSites()
+        self.value_reads.install()
         self._runtime_written = False
         self._closed = False
 
@@ -61,7 +65,12 @@ class StepObservers:
 
     def step_fields(self) -> dict[str, Any]:
         """What the observers add to a step event (each resets for the next step)."""
-        return {**self.dynamo.delta(), **self.op_tracing.delta(), **self.probe.step_facts()}
+        return {
+            **self.dynamo.delta(),
+            **self.op_tracing.delta(),
+            **self.probe.step_facts(),
+            **self.value_reads.delta(),
+        }
 
     def after_step(self, step: int | None) -> None:
         """After a step's event (None: after the setup): the shardings it first asked for."""
@@ -73,6 +82,7 @@ class StepObservers:
             return
         self._closed = True
         self.probe.close()
+        self.value_reads.close()
         summary = self.dynamo.summary()
         self.dynamo.close()
         if summary is not None:

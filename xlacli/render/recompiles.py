@@ -162,4 +162,7 @@ def _warmup_line(event: CompileEvent) -> Text:
 
 def _fallback_line(op: FallbackOp) -> Text:
     where = f" at {display_location(op.location)}" if op.location else ""
-    return Text(f"  {op.op} ×{op.count}{where}")
+    inside = display_location(op.library_location)
+    return Text.assemble(
+        f"  {op.op} ×{op.count}{where}", (f" (inside {inside})" if inside else "", "dim")
+    )

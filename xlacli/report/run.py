@@ -112,6 +112,7 @@ class FallbackOp:
     op: str
     count: int
     location: str | None  # the user's line whose value read it needed, if known
+    library_location: str | None = None  # the library line it ran in (xm.mesh_reduce...)
 
 
 @dataclass(frozen=True)
