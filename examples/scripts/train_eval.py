@@ -12,6 +12,7 @@ import argparse
 
 import torch
 import torch_xla
+import torch_xla.core.xla_model as xm
 import torch_xla.distributed.parallel_loader as pl
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
@@ -28,6 +29,17 @@ def parse_args(argv=None):
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--train-samples", type=int, default=48)
     parser.add_argument("--eval-samples", type=int, default=32)
+    parser.add_argument(
+        "--python-counter",
+        action="store_true",
+        help="count correct answers from a Python 0 (a lazy pattern: see docs/phases.md)",
+    )
+    parser.add_argument(
+        "--log-loss", action="store_true", help="print the loss from a step closure"
+    )
+    parser.add_argument(
+        "--clip", action="store_true", help="clip gradients, failing on a non-finite norm"
+    )
     return parser.parse_args(argv)
 
 
@@ -45,10 +57,15 @@ def main(args) -> float:
     model.train()
     for images, labels in train_loader:
         optimizer.zero_grad()
-        nn.functional.cross_entropy(model(images), labels).backward()
+        loss = nn.functional.cross_entropy(model(images), labels)
+        loss.backward()
+        if args.clip:  # reads the norm on the host, inside torch
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0, error_if_nonfinite=True)
         optimizer.step()
+        if args.log_loss:
+            xm.add_step_closure(lambda loss=loss: print(f"loss {loss.item():.3f}"))
     model.eval()
-    correct = torch.zeros((), dtype=torch.long, device=device)
+    correct = 0 if args.python_counter else torch.zeros((), dtype=torch.long, device=device)
     with torch.no_grad():
         for images, labels in eval_loader:
             correct += model(images).argmax(1).eq(labels).sum()

@@ -13,7 +13,7 @@ from xlacli.analysis.locate import Locator
 from xlacli.analysis.sharding_change import ShardingContext
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrGraph, IrNode
-from xlacli.report import CompileCause
+from xlacli.report.run import CompileCause
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,9 @@ class ExplainContext:
     locator: Locator  # also loads each graph's HLO before optimization
     # SPMD: the mark_sharding lines and the mesh (analysis/sharding_change.py)
     shardings: ShardingContext = field(default_factory=ShardingContext)
+    # A script's loop is its own: a site first seen after the warm-up is a new
+    # phase. A model file's steps all run one step(): such a site is a change.
+    new_phases: bool = True
 
 
 def changed_node(

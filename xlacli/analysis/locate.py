@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from xlacli.hlo.model import HloModule, Metadata
-from xlacli.parse.frames import CodeRoots, Frame, first_user_frame
+from xlacli.parse.frames import CodeRoots, Frame, first_user_frame, outside_xlacli
 from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.parse.ir_dump import IrGraph, IrNode, operand_id
 
@@ -64,7 +64,7 @@ class Locator:
         frame = self._resolve(node.location, graph.graph_hash) if node.location else None
         if frame is not None and self.roots.is_user(frame):
             return _show(frame), None
-        library = _show(frame) if frame is not None else None
+        library = outside_xlacli(_show(frame)) if frame is not None else None
         if node.location is None:  # made by the autograd engine, outside Python
             backward = self._backward_call(graph)
             if backward is not None:

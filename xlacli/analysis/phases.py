@@ -18,9 +18,12 @@ Every compile belongs to a phase:
   reported and counted, never a recompile until that site is warm;
 - ``after_loop``: after the last step (a final ``accuracy.item()``).
 
-One exception keeps the model-file story: a value read that first appears
-in a step where a warm site recompiles is part of that recompile (the read
-cut the warm graph in two), so it is steady-state too.
+A model file's steps all run the same ``step()``, so it has no new phases:
+a site that first appears after the warm-up (``if step >= 3 and loss > 1.0``
+reads a value) is a change inside the loop and a steady-state recompile
+(unless it is a mere ``first_compile``). In a script, a value read that first
+appears in a step where a warm site recompiles is part of that recompile
+(the read cut the warm graph in two), so it is steady-state too.
 """
 
 from __future__ import annotations
@@ -68,33 +71,31 @@ class Verdict:
     steady_state: bool
 
 
-def judge(compiles: Sequence[SiteCompile], warmup: int) -> list[Verdict]:
-    """One verdict per compile, in order (see the module docstring for the rule)."""
+def judge(
+    compiles: Sequence[SiteCompile], warmup: int, *, new_phases: bool = True
+) -> list[Verdict]:
+    """One verdict per compile, in order (see the module docstring for the rule).
+
+    ``new_phases``: False for a model file, whose every step runs one function.
+    """
     site_phase: dict[Site, str] = {}
     verdicts = []
     for item in compiles:
         first_at_site = item.site not in site_phase
-        phase = _phase(item, first_at_site, warmup)
+        late = item.iteration is not None and item.iteration >= warmup
+        phase = item.step_phase
+        if phase == LOOP and first_at_site and late and new_phases:
+            phase = NEW_PHASE
         if item.step_phase == LOOP:
             phase = site_phase.setdefault(item.site, phase)
         else:
             site_phase.setdefault(item.site, phase)
-        steady = (
-            item.step_phase == LOOP
-            and not first_at_site
-            and item.category not in EXPECTED_CATEGORIES
-            and item.site_runs >= warmup
+        warm = (not first_at_site and item.site_runs >= warmup) or (
+            first_at_site and late and not new_phases and item.category != "first_compile"
         )
+        steady = item.step_phase == LOOP and warm and item.category not in EXPECTED_CATEGORIES
         verdicts.append(Verdict(phase, steady))
     return _reads_cutting_warm_graphs(compiles, verdicts)
-
-
-def _phase(item: SiteCompile, first_at_site: bool, warmup: int) -> str:
-    if item.step_phase != LOOP:
-        return item.step_phase
-    if first_at_site and item.iteration is not None and item.iteration >= warmup:
-        return NEW_PHASE
-    return LOOP
 
 
 def _reads_cutting_warm_graphs(

@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from xlacli.hlo.model import HloModule, Instruction
+from xlacli.parse.frames import outside_xlacli
 from xlacli.parse.trace_events import TraceEvent
-from xlacli.profile_report import GraphTime, OpTime, StepTimes
+from xlacli.report.profile import GraphTime, OpTime, StepTimes
 
 COMPILE = "PjRtComputationClient::Compile"
 EXECUTE = "PjRtComputationClient::ExecuteComputation"
@@ -146,7 +147,7 @@ def top_ops(
             kind = instruction.fusion_kind or instruction.opcode
             metadata = instruction.metadata
             if metadata.source_file:
-                source = f"{metadata.source_file}:{metadata.source_line}"
+                source = outside_xlacli(f"{metadata.source_file}:{metadata.source_line}")
         rows.append(OpTime(op, seconds, count, kind, source, graph_hash, module_name))
     return tuple(rows)
 

@@ -38,7 +38,7 @@ from xlacli.analysis.phases import SiteCompile, judge
 from xlacli.analysis.sharding_change import input_sharding_change
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrNode
-from xlacli.report import CompileCause, CompileEvent
+from xlacli.report.run import CompileCause, CompileEvent
 from xlacli.words import counted
 
 __all__ = ["CompiledGraph", "ExplainContext", "explain_compiles"]
@@ -87,7 +87,7 @@ def explain_compiles(
         )
         previous.append(graph)
     facts = [_site_compile(graph, event) for graph, event in zip(graphs, events, strict=True)]
-    verdicts = judge(facts, context.warmup)
+    verdicts = judge(facts, context.warmup, new_phases=context.new_phases)
     return [
         replace(event, steady_state=verdict.steady_state, phase=verdict.phase)
         for event, verdict in zip(events, verdicts, strict=True)

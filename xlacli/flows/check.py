@@ -99,7 +99,8 @@ def _run_check(request: CheckRequest) -> int:
     label = display_path(target.path) + (f":{target.entry}" if target.entry else "")
     baseline = None if request.update_baseline else load_baseline(baseline_path, label)
     if baseline is not None:
-        check_settings(baseline, _chosen_settings(request, config))
+        chosen = _chosen_settings(request, config)
+        check_settings(baseline, {**chosen, "script_args": tuple(target.args)})
     settings = _run_settings(request, baseline, config, script=target.is_script)
     mode = _check_mode(request.mode, baseline, baseline_path)
     result = capture(
@@ -118,7 +119,9 @@ def _run_check(request: CheckRequest) -> int:
     if result.error is not None:
         _write_html(request, result.paths.root)
         raise result.error
-    current = baseline_from_report(result.report, baseline_path, settings.optimizer)
+    current = baseline_from_report(
+        result.report, baseline_path, settings.optimizer, tuple(target.args)
+    )
     if baseline is None:
         write_baseline(current, baseline_path)
         _write_html(request, result.paths.root)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 _FRAME = re.compile(r"^\s*(?P<function>.*?) \((?P<file>.*):(?P<line>\d+)\)\s*$")
 
@@ -64,6 +65,19 @@ def in_dynamo_bridge(frames: tuple[Frame, ...] | list[Frame]) -> bool:
     return any(DYNAMO_BRIDGE_DIR in frame.file for frame in frames)
 
 
+# xlacli's own package: none of its lines is ever a user's source (the
+# script's ``.to()`` goes through a wrapper of ours, which torch_xla records
+# as the innermost frame of the moved tensor).
+XLACLI_PACKAGE = str(Path(__file__).resolve().parent.parent) + "/"
+
+
+def outside_xlacli(location: str | None) -> str | None:
+    """``location`` (``file:line``), or None when it points into xlacli's package."""
+    if location is None or location.startswith(XLACLI_PACKAGE):
+        return None
+    return location
+
+
 def first_user_frame(frames: tuple[Frame, ...] | list[Frame], roots: CodeRoots) -> Frame | None:
     """The innermost frame in the user's own code."""
     return next((frame for frame in frames if roots.is_user(frame)), None)
@@ -72,7 +86,6 @@ def first_user_frame(frames: tuple[Frame, ...] | list[Frame], roots: CodeRoots) 
 def current_code_roots() -> CodeRoots:
     """The library roots of the running interpreter (the child uses the same one)."""
     import sysconfig
-    from pathlib import Path
 
     import xlacli
 

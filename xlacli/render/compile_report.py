@@ -17,8 +17,8 @@ from xlacli.render.dynamo import dynamo_view
 from xlacli.render.memory import memory_view
 from xlacli.render.recompiles import recompile_view
 from xlacli.render.sharding import spmd_view
-from xlacli.render.units import format_bytes, format_seconds, short_hash
-from xlacli.report import GraphRecord, RunReport, dump_report
+from xlacli.report.run import GraphRecord, RunReport, dump_report
+from xlacli.units import format_bytes, format_seconds, short_hash
 from xlacli.words import counted
 
 COMPACT_BELOW = 110  # columns
@@ -71,7 +71,7 @@ def _title(report: RunReport) -> Text:
     )
     suffix = f", torch_xla {versions}" if versions else ""
     return Text.assemble(
-        ("xlacli compile ", "bold"),
+        (f"xlacli {report.command} ", "bold"),
         (display_path(report.model), "bold cyan"),
         f"  {report.device}, {steps}{suffix}",
     )

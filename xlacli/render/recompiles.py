@@ -10,8 +10,8 @@ from rich.text import Text
 
 from xlacli.analysis.phases import AFTER_LOOP, LOOP, NEW_PHASE, SETUP
 from xlacli.paths import display_location, source_line
-from xlacli.render.units import format_seconds
-from xlacli.report import CompileEvent, FallbackOp, RunReport
+from xlacli.report.run import CompileEvent, FallbackOp, RunReport
+from xlacli.units import format_seconds
 
 COMPILED, CACHED = "●", "·"
 INDENT = " " * 6
@@ -179,4 +179,7 @@ def _cost(event: CompileEvent, sign: str = "", what: str = "") -> str:
 
 def _fallback_line(op: FallbackOp) -> Text:
     where = f" at {display_location(op.location)}" if op.location else ""
-    return Text(f"  {op.op} ×{op.count}{where}")
+    inside = display_location(op.library_location)
+    return Text.assemble(
+        f"  {op.op} ×{op.count}{where}", (f" (inside {inside})" if inside else "", "dim")
+    )

@@ -94,3 +94,9 @@ def test_site_runs_and_loop_iterations():
     assert [count_before(runs[TRAIN], step) for step in (0, 1, 2, None)] == [0, 1, 2, 2]
     phases = [(0, SETUP), (1, SETUP), (2, LOOP), (3, LOOP)]
     assert loop_iterations(phases) == {2: 0, 3: 1}
+
+
+def test_a_model_files_late_value_read_is_a_change_not_a_new_phase():
+    compiles = [at(TRAIN, 0, 0, "first_compile"), at(READ, 3, 0, "host_sync")]
+    assert judge(compiles, warmup=2, new_phases=False)[1] == Verdict(LOOP, True)
+    assert judge(compiles, warmup=2)[1] == Verdict(NEW_PHASE, False)  # a script's

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from xlacli.capture.events import EventWriter
-from xlacli.capture.steps import MetricTracker
-from xlacli.capture.stop import raise_if_stop_requested
+from xlacli.child.steps import MetricTracker
+from xlacli.child.stop import raise_if_stop_requested
+from xlacli.run.events import EventWriter
 
 if TYPE_CHECKING:
-    from xlacli.capture.observers import StepObservers
+    from xlacli.child.observers import StepObservers
 
 
 class StepRecorder:
@@ -43,7 +43,8 @@ class StepRecorder:
 
     def setup(self, **fields: Any) -> None:
         """What happened before the first step (loading the model)."""
-        self.events.write("setup", **fields, **self.tracker.delta())
+        reads = self.observers.value_reads.delta()
+        self.events.write("setup", **fields, **self.tracker.delta(), **reads)
         self.observers.after_step(None)
 
     def begin(self, step: int) -> None:
@@ -87,6 +88,6 @@ class StepRecorder:
                 self.window.stop()
             self.observers.close()
         finally:
-            delta = self.tracker.delta()
+            delta = {**self.tracker.delta(), **self.observers.value_reads.delta()}
             if delta["counters"]:
                 self.events.write("tail", step=self.steps_done if running else None, **delta)

@@ -5,9 +5,10 @@ parameters (an FSDP auto-wrap syncs once per wrapped module), a warm-up
 forward. Those are the **setup** phase; ``--steps N`` counts loop iterations.
 The loop is recognised at the first sync that comes from a loop's machinery
 (an ``MpDeviceLoader`` iteration, ``xm.optimizer_step``, a profiler
-``StepTrace``), or from the script's own ``mark_step``/``sync`` at a line
-(with the same stack) that synced before: that earlier sync was the loop's
-first iteration. After that, every sync is a loop iteration.
+``StepTrace``, a ``torch_xla.compile`` function), or from the script's own
+``mark_step``/``sync`` at a line (with the same stack) that synced before:
+that earlier sync was the loop's first iteration. After that, every sync is
+a loop iteration.
 
 A sync made by a library (FSDP's own ``torch_xla.sync()`` while it wraps)
 recurs too, but is not the script's loop, so it never starts one.
@@ -25,6 +26,8 @@ LOOP_MACHINERY = (
     ("torch_xla/distributed/parallel_loader.py", "next"),
     ("torch_xla/core/xla_model.py", "optimizer_step"),
     ("torch_xla/debug/profiler.py", "__exit__"),  # StepTrace
+    ("torch_xla/torch_xla.py", "_compile"),  # a torch_xla.compile function's end
+    ("torch_xla/torch_xla.py", "_clear_pending_ops_before_compile"),  # and its start
 )
 # The functions a script calls to sync, which call the step marker.
 SYNC_FUNCTIONS = (

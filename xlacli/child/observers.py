@@ -4,8 +4,9 @@ A model file's loop and a script's own syncs both go through the
 ``StepRecorder``; these observers add their facts to its events: SPMD's
 meshes and shardings (``spmd.py``), Dynamo's frames and graph breaks
 (``dynamo.py``), the ops traced onto XLA tensors (``host_time.py``), the
-autocast state and device memory (``memory_probe.py``), and the lines that
-ran a backward pass (``backward_sites.py``).
+autocast state and device memory (``memory_probe.py``), the CPU fallbacks
+of each value read's call site (``value_reads.py``), and the lines that ran a
+backward pass (``backward_sites.py``).
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from xlacli.capture.backward_sites import BackwardSites
-from xlacli.capture.dynamo import DynamoObserver
-from xlacli.capture.events import EventWriter
-from xlacli.capture.host_time import OpTracingMeter
-from xlacli.capture.memory_probe import StepProbe
-from xlacli.capture.request import CaptureRequest
-from xlacli.capture.spmd import SpmdObserver
+from xlacli.child.backward_sites import BackwardSites
+from xlacli.child.dynamo import DynamoObserver
+from xlacli.child.host_time import OpTracingMeter
+from xlacli.child.memory_probe import StepProbe
+from xlacli.child.spmd import SpmdObserver
+from xlacli.child.value_reads import ValueReadSites
+from xlacli.run.events import EventWriter
+from xlacli.run.request import CaptureRequest
 
 
 class StepObservers:
@@ -36,6 +38,8 @@ class StepObservers:
         self.dynamo = DynamoObserver()
         self.op_tracing = OpTracingMeter()
         self.probe = StepProbe()  # its device: the target's, once it exists
+        self.value_reads = ValueReadSites()
+        self.value_reads.install()
         self.backward = BackwardSites()
         self._runtime_written = False
         self._closed = False
@@ -68,6 +72,7 @@ class StepObservers:
             **self.dynamo.delta(),
             **self.op_tracing.delta(),
             **self.probe.step_facts(),
+            **self.value_reads.delta(),
             **self.backward.delta(),
         }
 
@@ -81,6 +86,7 @@ class StepObservers:
             return
         self._closed = True
         self.probe.close()
+        self.value_reads.close()
         self.backward.close()
         summary = self.dynamo.summary()
         self.dynamo.close()

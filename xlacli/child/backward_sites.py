@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from xlacli.capture.callsites import user_line
+from xlacli.child.callsites import user_line
 from xlacli.parse.frames import CodeRoots, current_code_roots
 
 

@@ -41,8 +41,8 @@ import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 import torch_xla.utils.utils as xu
 
-from xlacli.capture.loop_finder import LoopFinder
-from xlacli.capture.recorder import StepRecorder
+from xlacli.child.loop_finder import LoopFinder
+from xlacli.child.recorder import StepRecorder
 from xlacli.parse.frames import current_code_roots
 
 _GRAPH_LOOKUPS = ("CachedCompile", "UncachedCompile")

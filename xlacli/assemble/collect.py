@@ -34,9 +34,7 @@ from xlacli.analysis.phases import (
 )
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
 from xlacli.analysis.spmd_graph import attach_spmd, sharding_context
-from xlacli.capture.events import ChildLog
-from xlacli.capture.request import CaptureRequest, RunPaths
-from xlacli.graph_files import HloCache, graph_sizes, organize_graph_files
+from xlacli.assemble.graph_files import HloCache, graph_sizes, organize_graph_files
 from xlacli.parse.debug_log import AnalysisEvent, parse_debug_log
 from xlacli.parse.eager_ops import is_eager, merge_eager_events
 from xlacli.parse.frames import (
@@ -50,7 +48,16 @@ from xlacli.parse.ir_dump import IrGraph, parse_ir_dump
 from xlacli.parse.metrics_report import parse_metrics_report
 from xlacli.parse.xla_dump import DumpedModule, list_dumped_modules, prune_backend_noise
 from xlacli.paths import source_line
-from xlacli.report import CompileEvent, ErrorRecord, FallbackOp, GraphRecord, RunReport, StepRecord
+from xlacli.report.run import (
+    CompileEvent,
+    ErrorRecord,
+    FallbackOp,
+    GraphRecord,
+    RunReport,
+    StepRecord,
+)
+from xlacli.run.events import ChildLog
+from xlacli.run.request import CaptureRequest, RunPaths
 
 HOST_SYNC_CAUSE = "access tensor value"
 
@@ -165,7 +172,8 @@ def build_report(
                 hash=graph_hash,
                 site=site,
                 trigger=trigger,
-                frames=tuple(str(f) for f in raw.compiles[first].frames),
+                # The sync's stack without xlacli's own harness frames.
+                frames=tuple(str(f) for f in raw.compiles[first].frames if not roots.is_xlacli(f)),
                 ir_nodes=len(ir.nodes) if ir else None,
                 compilations=len(indices),
                 compile_time_s=sum(_at(raw.compile_times_s, i) for i in indices),
@@ -198,7 +206,8 @@ def build_report(
         locator.learn_frames(event.frames)
     compiled = _compiled_graphs(raw, compile_steps, ir_by_hash, roots)
     shardings = sharding_context(raw.log.start, raw.log.shardings)
-    events = explain_compiles(compiled, ExplainContext(warmup, locator, shardings=shardings))
+    context = ExplainContext(warmup, locator, shardings=shardings, new_phases=request.is_script)
+    events = explain_compiles(compiled, context)
     events = _mark_eager(events, raw.compiles)
     graphs = attach_spmd(  # SPMD runs only: analysis/spmd_graph.py
         graphs,
@@ -237,6 +246,7 @@ def build_report(
         memory=memory,
         mode=request.mode,
         dynamo=dynamo,
+        command="profile" if request.profile_logdir else "compile",
     )
 
 
@@ -396,20 +406,22 @@ def _event_phases(
 def _fallback_ops(
     raw: RawRun, execute_steps: list[int | None], locator: Locator
 ) -> tuple[FallbackOp, ...]:
-    counts_by_step = {
-        event.get("step"): {
-            name: count
-            for name, count in event.get("counters", {}).items()
-            if name.startswith("aten::")
-        }
-        for event in raw.log.metric_events
-    }
+    # The setup's and the tail's events share the step None: their counts add up.
+    counts_by_step: dict[int | None, Counter[str]] = {}
+    sites = []
+    for event in raw.log.metric_events:
+        step = event.get("step")
+        counts = counts_by_step.setdefault(step, Counter())
+        counts.update(
+            {name: n for name, n in event.get("counters", {}).items() if name.startswith("aten::")}
+        )
+        sites += [(step, *site) for site in event.get("fallback_sites", ())]
     value_reads = [
         (execute_steps[index], user)
         for index, event in enumerate(raw.executions)
         if is_value_read(event) and (user := locator.trigger(event.frames)[0]) is not None
     ]
-    return locate_fallbacks(counts_by_step, value_reads, source_line)
+    return locate_fallbacks(counts_by_step, value_reads, source_line, sites)
 
 
 def _read(path: Path) -> str:
