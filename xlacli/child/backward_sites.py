@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from xlacli.child.callsites import user_line
+from xlacli.child.dynamo import hidden_from_dynamo
 from xlacli.parse.frames import CodeRoots, current_code_roots
 
 
@@ -31,12 +32,14 @@ class BackwardSites:
         sites = self
 
         def backward(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+            if torch.compiler.is_compiling():  # Dynamo traces it: only the original call
+                return original(tensor, *args, **kwargs)
             site = user_line(sys._getframe(1), sites._roots)
             if site is not None and site not in sites._sites:
                 sites._sites.append(site)
             return original(tensor, *args, **kwargs)
 
-        torch.Tensor.backward = backward  # type: ignore[method-assign]
+        torch.Tensor.backward = hidden_from_dynamo(backward)  # type: ignore[method-assign]
 
     def delta(self) -> dict[str, Any]:
         """``{"backward_sites": [...]}`` for the lines since the last call, or ``{}``."""

@@ -123,6 +123,17 @@ def _frame_record(metrics: Any) -> dict[str, Any]:
     }
 
 
+def hidden_from_dynamo(fn: Any) -> Any:
+    """Never compile ``fn``'s own frame with Dynamo (it is one of xlacli's
+    wrappers of a torch method): a compiled function that graph-breaks at the
+    wrapped call runs the wrapper as a new frame, which Dynamo would otherwise
+    compile, adding a frame compile and a graph break the user's run has not."""
+    from torch._dynamo.eval_frame import skip_code
+
+    skip_code(fn.__code__)
+    return fn
+
+
 def require_openxla_backend() -> None:
     """Raises:
     UsageError: this torch/torch_xla build has no ``openxla`` Dynamo backend."""

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 import torch_xla.debug.metrics as met
 
+from xlacli.child.dynamo import hidden_from_dynamo
 from xlacli.parse.frames import CodeRoots, Frame, current_code_roots
 
 READ_FALLBACK = "aten::_local_scalar_dense"
@@ -59,7 +60,9 @@ class ValueReadSites:
         sites = self
 
         def read(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-            if sites._inside or tensor.device.type != "xla":
+            # Under torch.compile, Dynamo traces this wrapper: it must see only
+            # the original call, or it guards on our state and recompiles.
+            if torch.compiler.is_compiling() or sites._inside or tensor.device.type != "xla":
                 return original(tensor, *args, **kwargs)
             sites._inside = True  # item() inside bool() is one read
             before = met.counter_value(READ_FALLBACK) or 0
@@ -71,7 +74,7 @@ class ValueReadSites:
                 if ran > 0:
                     sites._counts[(READ_FALLBACK, *sites._site(sys._getframe(1)))] += ran
 
-        return read
+        return hidden_from_dynamo(read)
 
     def _site(self, frame: FrameType | None) -> tuple[str | None, str | None]:
         """The innermost user line and, if the read is inside a library, its line."""
