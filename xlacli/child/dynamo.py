@@ -124,14 +124,17 @@ def _frame_record(metrics: Any) -> dict[str, Any]:
 
 
 def hidden_from_dynamo(fn: Any) -> Any:
-    """Never compile ``fn``'s own frame with Dynamo (it is one of xlacli's
-    wrappers of a torch method): a compiled function that graph-breaks at the
-    wrapped call runs the wrapper as a new frame, which Dynamo would otherwise
-    compile, adding a frame compile and a graph break the user's run has not."""
-    from torch._dynamo.eval_frame import skip_code
+    """``fn`` (one of xlacli's wrappers of a torch method) run with Dynamo off.
 
-    skip_code(fn.__code__)
-    return fn
+    A compiled function that graph-breaks at the wrapped call (``.item()``)
+    runs the rest in eager with Dynamo's frame hook on: the wrapper, and the
+    Python functions it calls (a metrics read), would each become a frame
+    Dynamo evaluates, which the user's run has not. Dynamo traces the method
+    itself natively, so the wrapper never changes what it compiles.
+    """
+    import torch._dynamo
+
+    return torch._dynamo.disable(fn, recursive=True)
 
 
 def require_openxla_backend() -> None:
