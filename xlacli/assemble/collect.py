@@ -35,7 +35,13 @@ from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_com
 from xlacli.analysis.spmd_graph import attach_spmd, sharding_context
 from xlacli.assemble.graph_files import HloCache, graph_sizes, organize_graph_files
 from xlacli.parse.debug_log import AnalysisEvent, parse_debug_log
-from xlacli.parse.frames import CodeRoots, current_code_roots, first_user_frame
+from xlacli.parse.frames import (
+    CodeRoots,
+    Frame,
+    current_code_roots,
+    first_user_frame,
+    framework_frame,
+)
 from xlacli.parse.ir_dump import IrGraph, parse_ir_dump
 from xlacli.parse.metrics_report import parse_metrics_report
 from xlacli.parse.xla_dump import DumpedModule, list_dumped_modules, prune_backend_noise
@@ -118,6 +124,7 @@ def build_report(
                 hash=graph_hash,
                 site=site,
                 trigger=trigger,
+                framework_site=_framework_site(raw.compiles[first].frames, roots),
                 # The sync's stack without xlacli's own harness frames.
                 frames=tuple(str(f) for f in raw.compiles[first].frames if not roots.is_xlacli(f)),
                 ir_nodes=len(ir.nodes) if ir else None,
@@ -403,6 +410,11 @@ _COMPILED_BY = {
     "dynamo is compiling a FX graph to HLO": "dynamo",
     "torch_xla.compile": "torch_xla_compile",
 }
+
+
+def _framework_site(frames: tuple[Frame, ...], roots: CodeRoots) -> str | None:
+    frame = framework_frame(frames, roots)
+    return frame.location if frame is not None else None
 
 
 def _site(event: AnalysisEvent, roots: CodeRoots, entry_site: str | None) -> tuple[str, str | None]:

@@ -150,6 +150,8 @@ def _site_text(graph: GraphRecord, *, compact: bool) -> Text:
         text.append(f" ({words})", style="magenta")
     elif graph.trigger == "step_end" and not compact:
         text.append(f" ({words})", style="dim")
+    if graph.framework_site and not compact:  # trainer.train(): the framework's own line
+        text.append(f" in {display_location(graph.framework_site)}", style="dim")
     return text
 
 

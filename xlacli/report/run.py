@@ -60,6 +60,9 @@ class GraphRecord:
     precision: GraphPrecision | None = None
     checkpoint: CheckpointFacts | None = None
     spmd: GraphSpmd | None = None  # SPMD: mesh, shardings, collectives (sharding_report.py)
+    # When the user's line is one call into a framework (trainer.train()): the
+    # framework's own line that is the site (parse/frames.py framework_frame).
+    framework_site: str | None = None
 
 
 @dataclass(frozen=True)
@@ -349,6 +352,7 @@ def _graph_from_dict(data: dict[str, Any]) -> GraphRecord:
         precision=graph_precision_from_dict(data.get("precision")),
         checkpoint=checkpoint_from_dict(data.get("checkpoint")),
         spmd=graph_spmd_from_dict(data.get("spmd")),
+        framework_site=data.get("framework_site"),
     )
 
 
