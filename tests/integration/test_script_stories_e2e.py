@@ -103,7 +103,7 @@ def trainer(tmp_path_factory) -> dict:
 def test_a_framework_call_gets_the_frameworks_sites_and_phases(trainer):
     """Item 11: every graph's user site is trainer.train(); the framework's own
     line says which part of Trainer made it, and evaluation is a new phase."""
-    user = line_of("train_trainer.py", "trainer.train()")
+    user = line_of("train_trainer.py", "        trainer.train()")  # not the docstring
     assert {graph["site"] for graph in trainer["graphs"]} == {user}
     framework = {graph["framework_site"] for graph in trainer["graphs"]}
     assert all(site and "transformers/" in site for site in framework), framework
