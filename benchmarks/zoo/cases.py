@@ -73,48 +73,41 @@ def _transformers(name: str, make: Callable[[], Built], cost: int = 1) -> Case:
     return Case(name, "transformers", make, cost=cost)
 
 
-def _causal(config_class: str, cost: int = 1, **config: Any) -> Callable[[], Built]:
+def _auto(
+    auto_class: str,
+    config_class: str,
+    labels: Callable[[torch.Tensor], torch.Tensor],
+    **config: Any,
+) -> Callable[[], Built]:
+    """A transformers ``AutoModelFor...`` from a tiny config, on token ids."""
+
     def build() -> Built:
         import transformers
 
         torch.manual_seed(0)
         settings = {"vocab_size": 128, **config}
-        model = transformers.AutoModelForCausalLM.from_config(
+        model = getattr(transformers, auto_class).from_config(
             getattr(transformers, config_class)(**settings)
         )
         ids = _tokens(128)
-        return model, {"input_ids": ids, "labels": ids}
+        return model, {"input_ids": ids, "labels": labels(ids)}
 
     return build
 
 
-def _classifier(config_class: str, **config: Any) -> Callable[[], Built]:
-    def build() -> Built:
-        import transformers
-
-        torch.manual_seed(0)
-        settings = {"vocab_size": 128, "num_labels": 2, **config}
-        model = transformers.AutoModelForSequenceClassification.from_config(
-            getattr(transformers, config_class)(**settings)
-        )
-        return model, {"input_ids": _tokens(128), "labels": torch.tensor([0, 1])}
-
-    return build
+def _causal(config_class: str, **config: Any) -> Callable[[], Built]:
+    return _auto("AutoModelForCausalLM", config_class, lambda ids: ids, **config)
 
 
 def _seq2seq(config_class: str, **config: Any) -> Callable[[], Built]:
-    def build() -> Built:
-        import transformers
+    return _auto("AutoModelForSeq2SeqLM", config_class, lambda ids: ids, **config)
 
-        torch.manual_seed(0)
-        settings = {"vocab_size": 128, **config}
-        model = transformers.AutoModelForSeq2SeqLM.from_config(
-            getattr(transformers, config_class)(**settings)
-        )
-        ids = _tokens(128)
-        return model, {"input_ids": ids, "labels": ids}
 
-    return build
+def _classifier(config_class: str, **config: Any) -> Callable[[], Built]:
+    two_classes = lambda ids: torch.tensor([0, 1])  # noqa: E731
+    return _auto(
+        "AutoModelForSequenceClassification", config_class, two_classes, num_labels=2, **config
+    )
 
 
 def _vit() -> Built:
