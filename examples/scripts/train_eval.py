@@ -69,7 +69,7 @@ def main(args) -> float:
     with torch.no_grad():
         for images, labels in eval_loader:
             correct += model(images).argmax(1).eq(labels).sum()
-    accuracy = correct.item() / args.eval_samples
+    accuracy = (correct.float() / args.eval_samples).item()  # after the last sync
     print(f"accuracy {accuracy:.3f}")
     return accuracy
 

@@ -62,9 +62,18 @@ def test_the_evaluation_loop_is_a_new_phase(clean):
     assert [phase for phase, _ in phases][:2] == ["loop", "loop"]
 
 
+def test_a_read_after_the_last_sync_is_after_the_loop(clean):
+    """Item 3: the final accuracy read compiles outside every step."""
+    _, report, _ = clean
+    (event,) = [e for e in report["events"] if e["step"] is None]
+    assert event["phase"] == "after_loop" and not event["steady_state"]
+    assert event["cause"]["location"] == line_of("accuracy = (correct.float()")
+
+
 def test_the_text_report_names_the_new_phase(tmp_path, clean):
     _, report, _ = clean
     result = run_cli("report", report["run_dir"], cwd=REPO)
+    assert "After the loop (1):" in result.stdout and "step None" not in result.stdout
     assert "New phases (" in result.stdout
     assert "Steady-state recompiles" not in result.stdout
     assert not [line for line in result.stdout.splitlines() if line != line.rstrip()]

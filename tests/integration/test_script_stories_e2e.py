@@ -86,6 +86,32 @@ def test_cpu_fallbacks_are_counted_per_call_site(reads):
     assert rows == {
         (line_of(script, "nn.utils.clip_grad_norm_"), True): 12,  # isnan and isinf, 6 steps
         (line_of(script, "xm.add_step_closure"), False): 6,
-        (line_of(script, "accuracy = correct.item()"), False): 1,
+        (line_of(script, "accuracy = (correct.float()"), False): 1,
     }, reads["fallback_ops"]
     assert sum(rows.values()) == reads["counters"]["aten::_local_scalar_dense"]
+
+
+@pytest.fixture(scope="module")
+def trainer(tmp_path_factory) -> dict:
+    pytest.importorskip("transformers")
+    pytest.importorskip("accelerate")
+    out = tmp_path_factory.mktemp("trainer") / "run"
+    args = ("--train-samples", "16", "--eval-samples", "12", "--epochs", "1")
+    return compile_json(out, "train_trainer.py", "--", *args)
+
+
+def test_a_framework_call_gets_the_frameworks_sites_and_phases(trainer):
+    """Item 11: every graph's user site is trainer.train(); the framework's own
+    line says which part of Trainer made it, and evaluation is a new phase."""
+    user = line_of("train_trainer.py", "        trainer.train()")  # not the docstring
+    assert {graph["site"] for graph in trainer["graphs"]} == {user}
+    framework = {graph["framework_site"] for graph in trainer["graphs"]}
+    assert all(site and "transformers/" in site for site in framework), framework
+    assert len(framework) >= 3  # the training loop, its step's sync, the evaluation loop
+    events = trainer["events"]
+    assert any(e["phase"] == "new_phase" for e in events)
+    assert not [
+        e for e in events if e["steady_state"] and e["cause"]["category"] == "first_compile"
+    ]
+    located = [e["cause"]["library_location"] for e in events if e["cause"]["library_location"]]
+    assert located and all("xlacli/" not in loc for loc in located)

@@ -251,6 +251,16 @@ def _changed_at(frame: DynamoFrameRecord, read_at: str | None) -> tuple[CompileC
     )
 
 
+def user_files(xla: XlaEvents, roots: CodeRoots) -> frozenset[str]:
+    """The user's files on the run's stacks (to resolve Dynamo's shortened paths)."""
+    return frozenset(
+        frame.file
+        for event in (*xla.compiles, *xla.executions)
+        for frame in event.frames
+        if roots.is_user(frame)
+    )
+
+
 def explain_dynamo(
     log: ChildLog,
     xla: XlaEvents,
@@ -261,14 +271,8 @@ def explain_dynamo(
     extractions: int,
 ) -> tuple[DynamoRecord | None, list[CompileEvent]]:
     """The Dynamo record, and the compile events with Dynamo's causes applied."""
-    user_files = frozenset(
-        frame.file
-        for event in (*xla.compiles, *xla.executions)
-        for frame in event.frames
-        if roots.is_user(frame)
-    )
     record, owners = build_dynamo_record(
-        log, xla, mode=mode, extractions=extractions, user_files=user_files
+        log, xla, mode=mode, extractions=extractions, user_files=user_files(xla, roots)
     )
     if record is None:
         return None, list(events)

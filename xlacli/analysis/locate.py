@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Protocol
 
 from xlacli.hlo.model import HloModule, Metadata
-from xlacli.parse.frames import CodeRoots, Frame, first_user_frame, outside_xlacli
+from xlacli.parse.frames import (
+    CodeRoots,
+    Frame,
+    first_user_frame,
+    framework_frame,
+    outside_xlacli,
+)
 from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.parse.ir_dump import IrGraph, IrNode, operand_id
 
@@ -49,6 +55,8 @@ class Locator:
         user = first_user_frame(frames, self.roots)
         innermost = next((f for f in frames if not self.roots.is_xlacli(f)), None)
         library = innermost if innermost is not None and innermost != user else None
+        # One call into a framework (trainer.train()): its own line is the site.
+        library = framework_frame(frames, self.roots) or library
         if library is not None and _is_torch_xla_sync(library):
             library = None
         return (_show(user) if user else self.entry_site), (_show(library) if library else None)

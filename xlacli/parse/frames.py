@@ -92,3 +92,28 @@ def current_code_roots() -> CodeRoots:
     keys = ("stdlib", "platstdlib", "purelib", "platlib")
     library = tuple(sorted({sysconfig.get_paths()[key] + "/" for key in keys}))
     return CodeRoots(library, str(Path(xlacli.__file__).resolve().parent) + "/")
+
+
+# Packages whose frames are the machinery of every run, never a framework's site.
+RUNTIME_PACKAGES = frozenset({"torch", "torch_xla", "xlacli"})
+
+
+def framework_frame(frames: tuple[Frame, ...] | list[Frame], roots: CodeRoots) -> Frame | None:
+    """When the user's line is one call into a framework (``trainer.train()``),
+    the framework's own line that is the site: the innermost frame of the
+    package the user called (its training loop, its evaluation loop, its
+    logging read). None when the user called torch or torch_xla directly."""
+    index = next((i for i, frame in enumerate(frames) if roots.is_user(frame)), None)
+    if not index:
+        return None
+    package = _package(frames[index - 1].file)
+    if package is None or package in RUNTIME_PACKAGES:
+        return None
+    return next(frame for frame in frames[:index] if _package(frame.file) == package)
+
+
+def _package(file: str) -> str | None:
+    for marker in ("/site-packages/", "/dist-packages/"):
+        if marker in file:
+            return file.rsplit(marker, 1)[1].split("/", 1)[0].removesuffix(".py")
+    return None

@@ -15,6 +15,7 @@ from xlacli.paths import display_location, display_path
 from xlacli.render.console import stdout_console
 from xlacli.render.dynamo import dynamo_view
 from xlacli.render.memory import memory_view
+from xlacli.render.problems import problem_lines
 from xlacli.render.recompiles import recompile_view
 from xlacli.render.sharding import spmd_view
 from xlacli.report.run import GraphRecord, RunReport, dump_report
@@ -42,6 +43,7 @@ def render_compile_report(
 def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
     """The terminal view of a report, for a console ``width`` columns wide."""
     parts: list[RenderableType] = [_title(report)]
+    parts.extend(Text(f"incomplete report: {line}", style="red") for line in problem_lines(report))
     if report.graphs:
         parts.append(graph_table(report.graphs, compact=width < COMPACT_BELOW))
         parts.append(Text(LEGEND, style="dim"))
@@ -151,6 +153,8 @@ def _site_text(graph: GraphRecord, *, compact: bool) -> Text:
         text.append(f" ({words})", style="magenta")
     elif graph.trigger == "step_end" and not compact:
         text.append(f" ({words})", style="dim")
+    if graph.framework_site and not compact:  # trainer.train(): the framework's own line
+        text.append(f" in {display_location(graph.framework_site)}", style="dim")
     return text
 
 

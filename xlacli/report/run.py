@@ -60,6 +60,9 @@ class GraphRecord:
     precision: GraphPrecision | None = None
     checkpoint: CheckpointFacts | None = None
     spmd: GraphSpmd | None = None  # SPMD: mesh, shardings, collectives (sharding_report.py)
+    # When the user's line is one call into a framework (trainer.train()): the
+    # framework's own line that is the site (parse/frames.py framework_frame).
+    framework_site: str | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,17 @@ class ErrorRecord:
     message: str
     exit_code: int
     details: str | None = None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """An analysis that raised while the report was built: its section is empty,
+    the rest of the report stands. A bug in xlacli, to be reported."""
+
+    processor: str  # the section it writes: "events", "memory", "spmd"...
+    exception: str  # the exception's type, e.g. "ValueError"
+    message: str
+    where: str = ""  # xlacli's file:line that raised
 
 
 @dataclass(frozen=True)
@@ -191,6 +205,8 @@ class RunReport:
     options: tuple[str, ...] = ()
     mode: str = "lazy"  # "lazy", or "dynamo" (xlacli ran the step under torch.compile)
     dynamo: DynamoRecord | None = None  # set when Dynamo ran, whoever called it
+    # Analyses that raised: their sections are missing from this report.
+    problems: tuple[Problem, ...] = ()
     command: str = "compile"  # the command that made the run: compile or profile
 
     @property
@@ -282,6 +298,7 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         options=tuple(data.get("options", ())),
         mode=data.get("mode", "lazy"),
         dynamo=_dynamo_from_dict(data.get("dynamo")),
+        problems=tuple(Problem(**p) for p in data.get("problems", ())),
         command=data.get("command", "compile"),
     )
 
@@ -350,6 +367,7 @@ def _graph_from_dict(data: dict[str, Any]) -> GraphRecord:
         precision=graph_precision_from_dict(data.get("precision")),
         checkpoint=checkpoint_from_dict(data.get("checkpoint")),
         spmd=graph_spmd_from_dict(data.get("spmd")),
+        framework_site=data.get("framework_site"),
     )
 
 

@@ -1,4 +1,4 @@
-"""Raw artifacts of a run folder -> a ``RunReport``.
+"""Stage 2 of the assembler: the raw run organised into steps, graphs and files.
 
 torch_xla and XLA describe each compile in three places that share no key but
 their order: the debug log's "Compilation Analysis" blocks (graph hash,
@@ -10,19 +10,14 @@ counter deltas per step, which places every compile and execution in its step.
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xlacli.analysis.collectives import Locate
-from xlacli.analysis.dynamo import EXTRACT_COUNTER, XlaEvents, explain_dynamo
-from xlacli.analysis.fallbacks import locate_fallbacks
 from xlacli.analysis.locate import Locator
-from xlacli.analysis.memory_facts import with_memory_facts
 from xlacli.analysis.phases import (
     AFTER_LOOP,
     LOOP,
@@ -32,30 +27,21 @@ from xlacli.analysis.phases import (
     script_step_phases,
     site_runs_before,
 )
-from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
-from xlacli.analysis.spmd_graph import attach_spmd, sharding_context
+from xlacli.analysis.recompile import CompiledGraph
+from xlacli.analysis.spmd_graph import ShardingContext, sharding_context
 from xlacli.assemble.graph_files import HloCache, graph_sizes, organize_graph_files
-from xlacli.parse.debug_log import AnalysisEvent, parse_debug_log
-from xlacli.parse.eager_ops import is_eager, merge_eager_events
+from xlacli.assemble.read import RawRun
+from xlacli.parse.debug_log import AnalysisEvent
+from xlacli.parse.eager_ops import is_eager
 from xlacli.parse.frames import (
     CodeRoots,
     Frame,
-    current_code_roots,
     first_user_frame,
+    framework_frame,
     in_dynamo_bridge,
 )
-from xlacli.parse.ir_dump import IrGraph, parse_ir_dump
-from xlacli.parse.metrics_report import parse_metrics_report
-from xlacli.parse.xla_dump import DumpedModule, list_dumped_modules, prune_backend_noise
-from xlacli.paths import source_line
-from xlacli.report.run import (
-    CompileEvent,
-    ErrorRecord,
-    FallbackOp,
-    GraphRecord,
-    RunReport,
-    StepRecord,
-)
+from xlacli.parse.ir_dump import IrGraph
+from xlacli.report.run import GraphRecord, StepRecord
 from xlacli.run.events import ChildLog
 from xlacli.run.request import CaptureRequest, RunPaths
 
@@ -73,90 +59,84 @@ EXECUTION_COUNTERS = ("ExecuteComputation", "ExecuteReplicated")
 
 
 @dataclass(frozen=True)
-class RawRun:
-    """Everything parsed from a run folder, before it becomes a report."""
+class OrganisedRun:
+    """A run's raw events placed in steps and grouped into graphs, with the graphs'
+    files in ``graphs/<hash>/``: what every analysis reads, and none may change.
 
-    log: ChildLog
-    compiles: list[AnalysisEvent]
-    executions: list[AnalysisEvent]
-    ir_graphs: list[IrGraph]
-    modules: list[DumpedModule]
-    counters: dict[str, int]
-    # One per compile (execution); None: not timed (an eager op's graph).
-    compile_times_s: list[float | None] = field(default_factory=list)
-    execute_times_s: list[float | None] = field(default_factory=list)
+    ``graphs`` are the records before any analysis (no memory, SPMD...); ``compiled``
+    is every compile in order, as the recompile explainer reads it. The locator
+    caches what it learns about frames, but answers the same for every reader.
+    """
 
-
-def read_raw_run(paths: RunPaths, log: ChildLog) -> RawRun:
-    """Parse the raw artifacts of a run folder."""
-    events = parse_debug_log(_read(paths.debug_log))
-    ir_dump = paths.ir_dump_files()
-    prune_backend_noise(paths.xla_dump)
-    metrics = parse_metrics_report(_read(paths.metrics))
-    counters = dict(metrics.counters) or _summed_counters(log)
-    ir_graphs = parse_ir_dump(_read(ir_dump[0])) if ir_dump else []
-    compiles, compile_times = _with_eager_ops(
-        "compile",
-        [e for e in events if e.kind == "compile"],
-        _samples_s(log, "compile_time_ns"),
-        ir_graphs,
-        counters.get("UncachedCompile", 0),
-    )
-    executions, execute_times = _with_eager_ops(
-        "execute",
-        [e for e in events if e.kind == "execute"],
-        _samples_s(log, "execute_time_ns"),
-        ir_graphs,
-        sum(counters.get(name, 0) for name in EXECUTION_COUNTERS),
-    )
-    return RawRun(
-        log=log,
-        compiles=compiles,
-        executions=executions,
-        ir_graphs=ir_graphs,
-        modules=list_dumped_modules(paths.xla_dump),
-        counters=counters,
-        compile_times_s=compile_times,
-        execute_times_s=execute_times,
-    )
+    raw: RawRun
+    paths: RunPaths
+    request: CaptureRequest
+    warmup: int
+    roots: CodeRoots
+    hlo: HloCache
+    compile_steps: list[int | None]
+    execute_steps: list[int | None]
+    graphs: tuple[GraphRecord, ...]
+    compiled: tuple[CompiledGraph, ...]
+    step_records: tuple[StepRecord, ...]
+    locator: Locator
+    shardings: ShardingContext
 
 
-def _with_eager_ops(
-    kind: str,
-    logged: list[AnalysisEvent],
-    samples: list[float],
-    ir_graphs: list[IrGraph],
-    counted: int,
-) -> tuple[list[AnalysisEvent], list[float | None]]:
-    """The debug log's events with eager mode's op graphs (not logged, not
-    timed) in their places; unchanged when there are none."""
-    merged = merge_eager_events(logged, ir_graphs, kind, counted)
-    if merged is None:
-        return logged, list(samples)
-    return list(merged.events), merged.aligned(samples)
-
-
-def build_report(
+def organise_run(
     raw: RawRun,
     paths: RunPaths,
     request: CaptureRequest,
-    model_label: str,
-    error: ErrorRecord | None,
     *,
-    warmup: int = 2,
-    roots: CodeRoots | None = None,
-    hlo: HloCache | None = None,
-) -> RunReport:
-    """Assemble the report, moving each graph's kept files into ``graphs/<hash>/``.
-
-    ``hlo``: where the graphs' parsed HLO is kept, for a caller that reads it again.
-    """
-    roots = roots or current_code_roots()
+    warmup: int,
+    roots: CodeRoots,
+    hlo: HloCache,
+) -> OrganisedRun:
+    """Place compiles and executions in their steps, group them by graph and move
+    each graph's kept files into ``graphs/<hash>/``."""
     setup = raw.log.setup or {}
     compile_steps = _event_steps(raw.log, "UncachedCompile", len(raw.compiles))
     execute_steps = _event_steps(raw.log, EXECUTION_COUNTERS, len(raw.executions))
-    hlo = hlo or HloCache(paths.root)
     ir_by_hash = _first_ir_by_hash(raw.ir_graphs)
+    graphs = _graph_records(raw, paths, compile_steps, ir_by_hash, roots, hlo)
+    files_by_hash = {graph.hash: graph.files for graph in graphs}
+    locator = Locator(
+        roots=roots,
+        model_dir=Path(request.model_path).parent,
+        load_hlo=lambda h: hlo.module(files_by_hash.get(h, {}).get("hlo_before")),
+        load_stacks=lambda h: hlo.stacks(files_by_hash.get(h, {}).get("hlo_stacks")),
+        entry_site=setup.get("entry_site"),
+        inputs_site=setup.get("inputs_site"),
+    )
+    for event in (*raw.compiles, *raw.executions):
+        locator.learn_frames(event.frames)
+    return OrganisedRun(
+        raw=raw,
+        paths=paths,
+        request=request,
+        warmup=warmup,
+        roots=roots,
+        hlo=hlo,
+        compile_steps=compile_steps,
+        execute_steps=execute_steps,
+        graphs=tuple(graphs),
+        compiled=tuple(_compiled_graphs(raw, compile_steps, execute_steps, ir_by_hash, roots)),
+        step_records=_step_records(raw, compile_steps, execute_steps),
+        locator=locator,
+        shardings=sharding_context(raw.log.start, raw.log.shardings),
+    )
+
+
+def _graph_records(
+    raw: RawRun,
+    paths: RunPaths,
+    compile_steps: list[int | None],
+    ir_by_hash: dict[str, IrGraph],
+    roots: CodeRoots,
+    hlo: HloCache,
+) -> list[GraphRecord]:
+    """One record per distinct graph, its files moved into ``graphs/<hash>/``."""
+    setup = raw.log.setup or {}
     executions_by_hash = _group_by_hash(raw.executions)
     graphs = []
     for graph_hash, indices in _group_by_hash(raw.compiles).items():
@@ -174,6 +154,7 @@ def build_report(
                 trigger=trigger,
                 # The sync's stack without xlacli's own harness frames.
                 frames=tuple(str(f) for f in raw.compiles[first].frames if not roots.is_xlacli(f)),
+                framework_site=_framework_site(raw.compiles[first].frames, roots),
                 ir_nodes=len(ir.nodes) if ir else None,
                 compilations=len(indices),
                 compile_time_s=sum(_at(raw.compile_times_s, i) for i in indices),
@@ -182,116 +163,11 @@ def build_report(
                 total_execute_time_s=sum(exec_times),
                 first_step=compile_steps[first],
                 files=files,
-                spmd=None,  # SPMD runs: attach_spmd below, once the locator knows the frames
+                spmd=None,  # SPMD runs: the spmd processor's section
                 **graph_sizes(paths.root, files, hlo),
             )
         )
-    graphs, memory = with_memory_facts(
-        graphs,
-        paths.root,
-        hlo,
-        raw.log.steps,
-        ((record.step, record.graph_hash) for record in execution_records(raw)),
-    )
-    files_by_hash = {graph.hash: graph.files for graph in graphs}
-    locator = Locator(
-        roots=roots,
-        model_dir=Path(request.model_path).parent,
-        load_hlo=lambda h: hlo.module(files_by_hash.get(h, {}).get("hlo_before")),
-        load_stacks=lambda h: hlo.stacks(files_by_hash.get(h, {}).get("hlo_stacks")),
-        entry_site=setup.get("entry_site"),
-        inputs_site=setup.get("inputs_site"),
-    )
-    for event in (*raw.compiles, *raw.executions):
-        locator.learn_frames(event.frames)
-    compiled = _compiled_graphs(raw, compile_steps, ir_by_hash, roots)
-    shardings = sharding_context(raw.log.start, raw.log.shardings)
-    context = ExplainContext(warmup, locator, shardings=shardings, new_phases=request.is_script)
-    events = explain_compiles(compiled, context)
-    events = _mark_eager(events, raw.compiles)
-    graphs = attach_spmd(  # SPMD runs only: analysis/spmd_graph.py
-        graphs,
-        start=raw.log.start,
-        context=shardings,
-        load_module=hlo.module,
-        locate_for=_metadata_locator(locator, compiled, raw.log),
-    )
-    dynamo, events = explain_dynamo(  # torch.compile: its frames, breaks and guard failures
-        raw.log,
-        XlaEvents(raw.compiles, compile_steps, raw.executions, execute_steps),
-        events,
-        roots,
-        mode=request.mode,
-        extractions=raw.counters.get(EXTRACT_COUNTER, 0),
-    )
-    return RunReport(
-        model=model_label,
-        device=(raw.log.start or {}).get("device", "unknown"),
-        steps=len(raw.log.steps),
-        steps_requested=request.planned_steps(len(raw.log.steps)),
-        train=request.train,
-        run_dir=str(paths.root),
-        compilations=len(raw.compiles),
-        executions=len(raw.executions),
-        total_compile_time_s=sum(t for t in raw.compile_times_s if t is not None),
-        total_execute_time_s=sum(t for t in raw.execute_times_s if t is not None),
-        graphs=tuple(graphs),
-        step_records=_step_records(raw, compile_steps, execute_steps),
-        counters=raw.counters,
-        versions=dict((raw.log.start or {}).get("versions", {})),
-        error=error,
-        warmup=warmup,
-        events=tuple(events),
-        fallback_ops=_fallback_ops(raw, execute_steps, locator),
-        memory=memory,
-        mode=request.mode,
-        dynamo=dynamo,
-        command="profile" if request.profile_logdir else "compile",
-    )
-
-
-def _mark_eager(
-    events: Sequence[CompileEvent], compiles: Sequence[AnalysisEvent]
-) -> list[CompileEvent]:
-    """Say which compiles were an eager op's graph (eager mode compiles one
-    per op and shape; no torch_xla.compile or sync made it)."""
-    return [
-        dataclasses.replace(
-            event, cause=dataclasses.replace(event.cause, detail=f"eager op: {event.cause.detail}")
-        )
-        if is_eager(compile_)
-        else event
-        for event, compile_ in zip(events, compiles, strict=True)
-    ]
-
-
-def _metadata_locator(
-    locator: Locator, compiled: Sequence[CompiledGraph], log: ChildLog
-) -> Callable[[str], Locate]:
-    """Per graph hash: the user's line behind an HLO instruction's metadata.
-
-    An instruction with no source line came from the autograd engine, which
-    runs the backward pass outside Python (a gradient, and the all-reduce SPMD
-    makes of it): its line is the ``loss.backward()`` the graph's step ran."""
-    first: dict[str, CompiledGraph] = {}
-    for graph in compiled:
-        first.setdefault(graph.graph_hash, graph)
-    backward = {
-        event.get("step"): sites[0] for event in log.steps if (sites := event.get("backward_sites"))
-    }
-
-    def locate_for(graph_hash: str) -> Locate:
-        graph = first.get(graph_hash)
-        if graph is None:
-            return lambda metadata: (None, None)
-        from_backward = backward.get(graph.step)
-        return lambda metadata: (
-            locator.metadata(metadata, graph)
-            if metadata.source_file
-            else (from_backward if metadata.op_type else None, None)
-        )
-
-    return locate_for
+    return graphs
 
 
 @dataclass(frozen=True)
@@ -337,14 +213,16 @@ def _first_ir_by_hash(ir_graphs: Sequence[IrGraph]) -> dict[str, IrGraph]:
 def _compiled_graphs(
     raw: RawRun,
     compile_steps: list[int | None],
+    execute_steps: list[int | None],
     ir_by_hash: dict[str, IrGraph],
     roots: CodeRoots,
 ) -> list[CompiledGraph]:
     by_step = {event["step"]: event for event in raw.log.steps}
+    # Per-site steady state (analysis/phases.py): each compile's phase, its
+    # loop iteration, and how many earlier steps ran a graph at its site.
     step_phases = script_step_phases(raw.log.steps)
     phases = _event_phases(raw.log, step_phases, "UncachedCompile", len(raw.compiles))
     iterations = loop_iterations(sorted(step_phases.items()))
-    execute_steps = _event_steps(raw.log, EXECUTION_COUNTERS, len(raw.executions))
     site_steps = site_runs_before(
         (_run_site(event, roots), step)
         for event, step in zip(raw.executions, execute_steps, strict=True)
@@ -401,47 +279,6 @@ def _event_phases(
         phases.extend([phase] * _count_in(event, (counter,)))
     phases.extend([LOOP] * (count - len(phases)))
     return phases[:count]
-
-
-def _fallback_ops(
-    raw: RawRun, execute_steps: list[int | None], locator: Locator
-) -> tuple[FallbackOp, ...]:
-    # The setup's and the tail's events share the step None: their counts add up.
-    counts_by_step: dict[int | None, Counter[str]] = {}
-    sites = []
-    for event in raw.log.metric_events:
-        step = event.get("step")
-        counts = counts_by_step.setdefault(step, Counter())
-        counts.update(
-            {name: n for name, n in event.get("counters", {}).items() if name.startswith("aten::")}
-        )
-        sites += [(step, *site) for site in event.get("fallback_sites", ())]
-    value_reads = [
-        (execute_steps[index], user)
-        for index, event in enumerate(raw.executions)
-        if is_value_read(event) and (user := locator.trigger(event.frames)[0]) is not None
-    ]
-    return locate_fallbacks(counts_by_step, value_reads, source_line, sites)
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except (FileNotFoundError, IsADirectoryError):
-        return ""
-
-
-def _samples_s(log: ChildLog, key: str) -> list[float]:
-    return [ns / 1e9 for event in log.metric_events for ns in event.get(key, [])]
-
-
-def _summed_counters(log: ChildLog) -> dict[str, int]:
-    """Counters from the per-step deltas, when the final report was never written."""
-    totals: dict[str, int] = {}
-    for event in log.metric_events:
-        for name, delta in event.get("counters", {}).items():
-            totals[name] = totals.get(name, 0) + delta
-    return totals
 
 
 def _event_steps(log: ChildLog, counter: str | tuple[str, ...], count: int) -> list[int | None]:
@@ -502,6 +339,11 @@ _COMPILED_BY = {
     "dynamo is compiling a FX graph to HLO": "dynamo",
     "torch_xla.compile": "torch_xla_compile",
 }
+
+
+def _framework_site(frames: tuple[Frame, ...], roots: CodeRoots) -> str | None:
+    frame = framework_frame(frames, roots)
+    return frame.location if frame is not None else None
 
 
 def _site(event: AnalysisEvent, roots: CodeRoots, entry_site: str | None) -> tuple[str, str | None]:
