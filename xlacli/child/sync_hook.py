@@ -35,6 +35,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 import torch_xla.core.xla_model as xm
@@ -157,7 +158,7 @@ def _graph_lookups() -> int:
 def _called_by_dynamo_bridge() -> bool:
     """``sync()`` was called inside torch_xla's Dynamo bridge (frames: this
     hook, ``sync``, then its callers). Only syncs pay this walk."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         if _DYNAMO_BRIDGE in frame.f_code.co_filename:
             return True
