@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from xlacli.analysis.line_growth import line_instructions
 from xlacli.analysis.memory_baseline import buffers_from_json, memory_baseline
 from xlacli.analysis.stable_paths import project_root, stable_path
 from xlacli.errors import UsageError
@@ -52,6 +53,9 @@ class Baseline:
     graph_breaks: int = 0  # Dynamo's graph breaks (any mode: the model may call torch.compile)
     dynamo_recompiles: int = 0  # Dynamo frame recompiles after a guard failure
     script_args: tuple[str, ...] = ()  # a script's arguments: other ones make other counts
+    # "file:line" -> HLO instructions it made, summed over graphs (compile cost by line);
+    # shown beside a graph that grew, never a check of its own: lines move with edits.
+    lines: dict[str, int] = field(default_factory=dict)
 
 
 def baseline_from_report(
@@ -93,7 +97,21 @@ def baseline_from_report(
         graph_breaks=sum(b.count for b in report.dynamo.graph_breaks) if report.dynamo else 0,
         dynamo_recompiles=report.dynamo.recompiles if report.dynamo else 0,
         script_args=tuple(script_args),
+        lines={
+            _line_key(location, folder): count
+            for location, count in line_instructions(report).items()
+        },
     )
+
+
+def _line_key(location: str, folder: Path) -> str:
+    """A line as the baseline keeps it: the same on every machine (library files
+    from their package folder, the user's relative to the baseline)."""
+    file, line = split_location(location)
+    if line is None:
+        return location
+    _, library, inside = file.rpartition("-packages/")
+    return f"{inside if library else _relative(file, folder)}:{line}"
 
 
 def collective_counts(graph_key: str, spmd: GraphSpmd | None) -> dict[str, int]:
@@ -190,6 +208,7 @@ def _from_dict(data: Any, path: Path) -> Baseline:
         graph_breaks=fields.get("graph_breaks", int, 0),
         dynamo_recompiles=fields.get("dynamo_recompiles", int, 0),
         script_args=tuple(fields.get_strings("script_args")),
+        lines=fields.get_counts("lines"),
     )
 
 

@@ -115,6 +115,10 @@ def freeze_report(
         dynamo=dynamo.record,
         problems=problems,
         command="profile" if request.profile_logdir else "compile",
+        compile_cost=sections.get("compile_cost"),
+        scan_advice=tuple(sections.get("scan_advice", ())),
+        bucket_advice=tuple(sections.get("bucket_advice", ())),
+        value_read_costs=tuple(sections.get("value_read_costs", ())),
     )
 
 

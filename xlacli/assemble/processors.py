@@ -27,6 +27,7 @@ from xlacli.analysis.locate import Locator
 from xlacli.analysis.memory_facts import with_memory_facts
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
 from xlacli.analysis.spmd_graph import attach_spmd
+from xlacli.assemble.advice import ADVISORS
 from xlacli.assemble.organise import OrganisedRun, execution_records, is_value_read
 from xlacli.parse.debug_log import AnalysisEvent
 from xlacli.parse.eager_ops import is_eager
@@ -199,4 +200,6 @@ PROCESSORS: tuple[Processor, ...] = (
     Processor("events", recompile_events, tuple),
     Processor("spmd", spmd_graphs, dict),
     Processor("fallback_ops", fallback_ops, tuple),
+    # Compile cost by line; scan, bucket and value-read advice (assemble/advice.py).
+    *(Processor(section, run, empty) for section, run, empty in ADVISORS),
 )

@@ -67,11 +67,13 @@ def diff_hlo_command(
         report = diff_paths(left, right, stage.value)
     # Two run folders: also their memory and precision, graph by graph. Imported only
     # then: the run report's model is start-up that a diff of two files does not need.
-    memory = None
+    memory = lines = None
     if left.is_dir() and right.is_dir():
+        from xlacli.render.line_growth import run_line_changes
         from xlacli.render.memory_compare import run_folder_changes
 
         memory = run_folder_changes(left, right)
+        lines = run_line_changes(left, right)  # compile cost by line: which lines grew
     if output_format == options.ReportFormat.html:
         from xlacli.render.html.diff_page import diff_page_html, write_diff_html
 
@@ -85,6 +87,10 @@ def diff_hlo_command(
             from xlacli.render.memory_compare import with_memory_comparison
 
             diff_json = with_memory_comparison(diff_json, memory)
+        if lines is not None:
+            from xlacli.render.line_growth import with_line_changes
+
+            diff_json = with_line_changes(diff_json, lines)
         sys.stdout.write(diff_json)
     else:
         render_hlo_diff(report, stdout_console(), details=details)
@@ -92,4 +98,8 @@ def diff_hlo_command(
             from xlacli.render.memory_compare import memory_comparison_text
 
             stdout_console().print(memory_comparison_text(memory))
+        if lines is not None:
+            from xlacli.render.line_growth import line_changes_text
+
+            stdout_console().print(line_changes_text(lines))
     return EXIT_OK if report.identical else EXIT_CHECK_FAILED

@@ -35,6 +35,7 @@ class StackedOp:
 
     op_type: str  # "aten__add", as torch_xla writes the IR op "aten::add"
     stack: tuple[Frame, ...]
+    shape: str = ""  # "11[2,8,32]": element type number and dimensions (tuples: "()")
 
     @property
     def ir_op(self) -> str:
@@ -67,11 +68,11 @@ def parse_hlo_stacks(data: bytes) -> list[StackedOp]:
             metadata = _first(instruction, 7)
             if metadata is None:
                 continue
-            ops.append(_stacked(metadata, frames))
+            ops.append(_stacked(metadata, frames, _shape(_first(instruction, 3))))
     return ops
 
 
-def _stacked(metadata: bytes, frames: dict[int, tuple[Frame, ...]]) -> StackedOp:
+def _stacked(metadata: bytes, frames: dict[int, tuple[Frame, ...]], shape: str) -> StackedOp:
     fields = dict(_fields(metadata))
     op_type = fields.get(1, b"")
     frame_id = fields.get(15, 0)
@@ -79,7 +80,27 @@ def _stacked(metadata: bytes, frames: dict[int, tuple[Frame, ...]]) -> StackedOp
     source = fields.get(3)
     if not stack and isinstance(source, bytes) and source:
         stack = (Frame("", source.decode(), _int(fields, 4)),)
-    return StackedOp(op_type.decode() if isinstance(op_type, bytes) else "", stack)
+    return StackedOp(op_type.decode() if isinstance(op_type, bytes) else "", stack, shape)
+
+
+def _shape(shape: bytes | None) -> str:
+    """A ``ShapeProto`` (element_type=2, dimensions=3, tuple_shapes=4) as a short key."""
+    if shape is None:
+        return ""
+    element_type, dimensions, is_tuple = 0, [], False
+    for field, value in _fields(shape):
+        if field == 2 and isinstance(value, int):
+            element_type = value
+        elif field == 3 and isinstance(value, int):
+            dimensions.append(value)
+        elif field == 3 and isinstance(value, bytes):  # packed
+            position = 0
+            while position < len(value):
+                dimension, position = _varint(value, position)
+                dimensions.append(dimension)
+        elif field == 4:
+            is_tuple = True
+    return "()" if is_tuple else f"{element_type}[{','.join(map(str, dimensions))}]"
 
 
 def _frame_table(index: bytes) -> dict[int, tuple[Frame, ...]]:

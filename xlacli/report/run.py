@@ -16,6 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.errors import UsageError
+from xlacli.report.advice import (
+    BucketAdvice,
+    CompileCost,
+    ScanAdvice,
+    ValueReadCost,
+    bucket_advice_from_dict,
+    compile_cost_from_dict,
+    scan_advice_from_dict,
+    value_read_costs_from_dict,
+)
 from xlacli.report.memory import (
     CheckpointFacts,
     GraphMemory,
@@ -208,6 +218,11 @@ class RunReport:
     # Analyses that raised: their sections are missing from this report.
     problems: tuple[Problem, ...] = ()
     command: str = "compile"  # the command that made the run: compile or profile
+    # Advice (advice_report.py): where compile cost comes from, and what would cut it.
+    compile_cost: CompileCost | None = None
+    scan_advice: tuple[ScanAdvice, ...] = ()
+    bucket_advice: tuple[BucketAdvice, ...] = ()
+    value_read_costs: tuple[ValueReadCost, ...] = ()
 
     @property
     def steady_state_compiles(self) -> int:
@@ -300,6 +315,10 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         dynamo=_dynamo_from_dict(data.get("dynamo")),
         problems=tuple(Problem(**p) for p in data.get("problems", ())),
         command=data.get("command", "compile"),
+        compile_cost=compile_cost_from_dict(data.get("compile_cost")),
+        scan_advice=scan_advice_from_dict(data.get("scan_advice")),
+        bucket_advice=bucket_advice_from_dict(data.get("bucket_advice")),
+        value_read_costs=value_read_costs_from_dict(data.get("value_read_costs")),
     )
 
 
