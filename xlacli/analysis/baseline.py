@@ -106,12 +106,11 @@ def baseline_from_report(
 
 def _line_key(location: str, folder: Path) -> str:
     """A line as the baseline keeps it: the same on every machine (library files
-    from their package folder, the user's relative to the baseline)."""
+    from their package folder, the user's relative to the project's root)."""
     file, line = split_location(location)
     if line is None:
         return location
-    _, library, inside = file.rpartition("-packages/")
-    return f"{inside if library else _relative(file, folder)}:{line}"
+    return f"{stable_path(file, folder)}:{line}"
 
 
 def collective_counts(graph_key: str, spmd: GraphSpmd | None) -> dict[str, int]:
