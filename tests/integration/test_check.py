@@ -90,7 +90,8 @@ def test_baseline_is_byte_identical_and_passes_against_itself(project):
     text = first.decode()
     assert str(project) not in text and "/tmp" not in text  # no absolute paths
     data = json.loads(text)
-    assert data["model"] == "../model.py"  # relative to the baseline's folder
+    assert data["model"] == "model.py"  # relative to the project's root, not ci/
+    assert all(not key.startswith("..") for key in data["graphs"]), data["graphs"]
     assert list(data) == sorted(data)
     assert not re.search(r"time|date|host", text)
     result = check(project, "--junit", "junit.xml")
@@ -197,3 +198,21 @@ def test_allowed_improvements_pass_in_junit_too(project):
     assert "::warning" in result.stderr
     junit = (project / "junit.xml").read_text()
     assert 'failures="0"' in junit and "improvement (allowed)" in junit
+
+
+def test_a_script_run_with_other_arguments_is_a_settings_mismatch(tmp_path):
+    """Issue 20, item 8: `--batch-size 128` against a baseline of 256 is not an
+    improvement, it is another run (exit 2, before anything runs)."""
+    (tmp_path / "train.py").write_text("import torch_xla\n")
+    (tmp_path / "ci").mkdir()
+    baseline = {
+        "baseline_version": 1, "model": "train.py", "device": "CPU", "steps": 3, "warmup": 2,
+        "train": False, "compilations": 1, "distinct_graphs": 1, "steady_state_compiles": 0,
+        "executions_per_step": [1, 1, 1], "script_args": ["--batch-size", "256"],
+    }  # fmt: skip
+    (tmp_path / "ci" / "baseline.json").write_text(json.dumps(baseline))
+    result = run_cli(
+        "check", "train.py", "--baseline", "ci/baseline.json", "--", "--batch-size", "128",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert_clean_error(result, 2, "the script's arguments `--batch-size 256`", "`--batch-size 128`")

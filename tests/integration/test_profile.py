@@ -338,3 +338,12 @@ def test_only_the_model_comes_from_pyproject(tmp_path):
     assert result.code == 0, result.stderr
     summary = json.loads(result.stdout)
     assert (summary["steps"], summary["warmup"]) == (3, 5)  # the check's settings stay its own
+
+
+def test_report_of_a_profile_run_names_profile(profiled):
+    """Issue 20, item 12: `xlacli report` on a profile run's folder said "xlacli compile"."""
+    run, _, _ = profiled
+    result = run_cli("report", run, cwd=REPO)
+    assert result.code == 0, result.stderr
+    assert result.stdout.startswith("xlacli profile "), result.stdout[:80]
+    assert not [line for line in result.stdout.splitlines() if line != line.rstrip()]

@@ -99,6 +99,7 @@ def test_host_sync_counts_graphs_per_step_and_fallbacks(tmp_path):
             "op": "aten::_local_scalar_dense",
             "count": 2,
             "location": line_of("host_sync", "if step >= 3 and loss > 1.0"),
+            "library_location": None,
         }
     ]
 

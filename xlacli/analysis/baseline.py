@@ -3,7 +3,7 @@
 A baseline is stable: sorted keys, no timestamps, no absolute paths, no
 machine names, no wall times and no graph hashes, so the same model gives a
 byte-identical file on every run and every machine. Graphs are keyed by the
-file of their site (relative to the baseline file) and their order among
+file of their site (relative to the project's root) and their order among
 that file's graphs, not by line: a comment added above the model must not
 read as one graph gone and another new.
 """
@@ -11,13 +11,13 @@ read as one graph gone and another new.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from xlacli.analysis.line_growth import line_instructions
 from xlacli.analysis.memory_baseline import buffers_from_json, memory_baseline
+from xlacli.analysis.stable_paths import project_root, stable_path
 from xlacli.errors import UsageError
 from xlacli.paths import split_location
 from xlacli.report.run import RunReport
@@ -31,7 +31,7 @@ BASELINE_VERSION = 1
 class Baseline:
     """What a model's capture is expected to produce."""
 
-    model: str  # relative to the baseline file's folder
+    model: str  # relative to the project's root (analysis/stable_paths.py)
     device: str
     steps: int
     warmup: int
@@ -52,14 +52,17 @@ class Baseline:
     mode: str = "lazy"  # "dynamo": the step ran under torch.compile
     graph_breaks: int = 0  # Dynamo's graph breaks (any mode: the model may call torch.compile)
     dynamo_recompiles: int = 0  # Dynamo frame recompiles after a guard failure
+    script_args: tuple[str, ...] = ()  # a script's arguments: other ones make other counts
     # "file:line" -> HLO instructions it made, summed over graphs (compile cost by line);
     # shown beside a graph that grew, never a check of its own: lines move with edits.
     lines: dict[str, int] = field(default_factory=dict)
 
 
-def baseline_from_report(report: RunReport, baseline_path: Path, optimizer: str) -> Baseline:
-    """The baseline a report stands for, paths relative to the baseline's folder."""
-    folder = baseline_path.resolve().parent
+def baseline_from_report(
+    report: RunReport, baseline_path: Path, optimizer: str, script_args: tuple[str, ...] = ()
+) -> Baseline:
+    """The baseline a report stands for, paths relative to the project's root."""
+    folder = project_root(baseline_path)
     graphs: dict[str, int] = {}
     collectives: dict[str, int] = {}
     seen: dict[str, int] = {}
@@ -73,7 +76,7 @@ def baseline_from_report(report: RunReport, baseline_path: Path, optimizer: str)
     peaks, buffers = memory_baseline(zip(graphs, report.graphs, strict=True), folder)
     fallbacks: dict[str, int] = {}
     for op in report.fallback_ops:
-        fallbacks[op.op] = op.count
+        fallbacks[op.op] = fallbacks.get(op.op, 0) + op.count  # one row per call site
     return Baseline(
         model=_relative_model(report.model, folder),
         device=report.device,
@@ -93,6 +96,7 @@ def baseline_from_report(report: RunReport, baseline_path: Path, optimizer: str)
         mode=report.mode,
         graph_breaks=sum(b.count for b in report.dynamo.graph_breaks) if report.dynamo else 0,
         dynamo_recompiles=report.dynamo.recompiles if report.dynamo else 0,
+        script_args=tuple(script_args),
         lines={
             _line_key(location, folder): count
             for location, count in line_instructions(report).items()
@@ -102,12 +106,11 @@ def baseline_from_report(report: RunReport, baseline_path: Path, optimizer: str)
 
 def _line_key(location: str, folder: Path) -> str:
     """A line as the baseline keeps it: the same on every machine (library files
-    from their package folder, the user's relative to the baseline)."""
+    from their package folder, the user's relative to the project's root)."""
     file, line = split_location(location)
     if line is None:
         return location
-    _, library, inside = file.rpartition("-packages/")
-    return f"{inside if library else _relative(file, folder)}:{line}"
+    return f"{stable_path(file, folder)}:{line}"
 
 
 def collective_counts(graph_key: str, spmd: GraphSpmd | None) -> dict[str, int]:
@@ -163,7 +166,7 @@ def load_baseline(path: Path, model: str | None = None) -> Baseline:
             hint="regenerate it with --update-baseline",
         ) from None
     baseline = _from_dict(data, path)
-    if model is not None and baseline.model != _relative_model(model, path.resolve().parent):
+    if model is not None and baseline.model != _relative_model(model, project_root(path)):
         raise UsageError(
             f"baseline {path} was recorded for {baseline.model}, not for this model",
             hint="pass the right --baseline, or --update-baseline to record a new one",
@@ -203,6 +206,7 @@ def _from_dict(data: Any, path: Path) -> Baseline:
         mode=fields.get("mode", str, "lazy"),
         graph_breaks=fields.get("graph_breaks", int, 0),
         dynamo_recompiles=fields.get("dynamo_recompiles", int, 0),
+        script_args=tuple(fields.get_strings("script_args")),
         lines=fields.get_counts("lines"),
     )
 
@@ -228,6 +232,12 @@ class _BaselineFields:
         values = self.get(key, list)
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
             self._fail(f"{key} is {json.dumps(values)}, expected a list of integers")
+        return values
+
+    def get_strings(self, key: str) -> list[str]:
+        values = self.get(key, list, [])
+        if not all(isinstance(v, str) for v in values):
+            self._fail(f"{key} is {json.dumps(values)}, expected a list of strings")
         return values
 
     def get_counts(self, key: str) -> dict[str, int]:
@@ -262,14 +272,21 @@ def check_settings(baseline: Baseline, settings: dict[str, object]) -> None:
         raise UsageError(
             f"the baseline was recorded with {_setting(name, recorded)}, this run asks for "
             f"{_setting(name, wanted)}: its counts would not be comparable",
-            hint=f"drop {_setting(name, wanted)} to use the baseline's setting, or pass "
-            "--update-baseline to record a new baseline with it",
+            hint=(
+                "pass the baseline's arguments after --"
+                if name == "script_args"
+                else f"drop {_setting(name, wanted)} to use the baseline's setting"
+            )
+            + ", or pass --update-baseline to record a new baseline with it",
         )
 
 
 def _setting(name: str, value: object) -> str:
     if name == "train":
         return "--train" if value else "--no-train"
+    if name == "script_args":
+        words = " ".join(value) if isinstance(value, tuple) else str(value)
+        return f"the script's arguments `{words}`" if words else "no script arguments"
     return f"--{name} {value}"
 
 
@@ -277,7 +294,7 @@ def _relative_model(model: str, folder: Path) -> str:
     path, sep, entry = model.rpartition(":")
     if not (sep and entry.isidentifier()):
         path, entry = model, ""
-    relative = _relative(path, folder)
+    relative = stable_path(path, folder)
     return f"{relative}:{entry}" if entry else relative
 
 
@@ -285,11 +302,4 @@ def _relative_file(site: str | None, folder: Path) -> str:
     if not site:
         return "?"
     file, _ = split_location(site)
-    return _relative(file, folder)
-
-
-def _relative(path: str, folder: Path) -> str:
-    """``path`` (absolute, or relative to the working directory) relative to
-    ``folder``, with forward slashes on every platform."""
-    absolute = Path(path) if Path(path).is_absolute() else Path.cwd() / path
-    return Path(os.path.relpath(absolute.resolve(), folder)).as_posix()
+    return stable_path(file, folder)

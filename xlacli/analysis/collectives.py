@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xlacli.hlo.model import ArrayShape, HloModule, Instruction, Metadata, Shape, TupleShape
+from xlacli.parse.frames import outside_xlacli
 from xlacli.report.sharding import CollectiveOp
 
 COLLECTIVE_KINDS = (
@@ -53,7 +54,9 @@ def find_collectives(module: HloModule, locate: Locate | None = None) -> list[Co
 def _collective(kind: str, instruction: Instruction, locate: Locate | None) -> CollectiveOp:
     user, library = locate(instruction.metadata) if locate else (None, None)
     if user is None and library is None and instruction.metadata.source_file:
-        user = f"{instruction.metadata.source_file}:{instruction.metadata.source_line}"
+        user = outside_xlacli(
+            f"{instruction.metadata.source_file}:{instruction.metadata.source_line}"
+        )
     attributes = instruction.attributes
     groups = attributes.get("replica_groups") or attributes.get("source_target_pairs") or ""
     return CollectiveOp(

@@ -12,7 +12,7 @@ from xlacli.analysis.ir_compare import IrDifference
 from xlacli.analysis.locate import Locator
 from xlacli.analysis.sharding_change import ShardingContext
 from xlacli.parse.frames import Frame
-from xlacli.parse.ir_dump import IrGraph
+from xlacli.parse.ir_dump import IrGraph, IrNode
 from xlacli.report.run import CompileCause
 
 
@@ -31,6 +31,12 @@ class CompiledGraph:
     fallbacks_in_step: frozenset[str] = frozenset()
     # "input 0" -> the user's line that made that input tensor (in get_inputs)
     input_origins: Mapping[str, str] = field(default_factory=dict)
+    # Per-site steady state (analysis/phases.py): the phase the child gave the
+    # step (setup, loop, after_loop), the step's loop iteration, and how many
+    # earlier steps ran a graph at this site (None: unknown, the step index).
+    step_phase: str = "loop"
+    iteration: int | None = None
+    site_runs: int | None = None
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,20 @@ class ExplainContext:
     locator: Locator  # also loads each graph's HLO before optimization
     # SPMD: the mark_sharding lines and the mesh (analysis/sharding_change.py)
     shardings: ShardingContext = field(default_factory=ShardingContext)
+    # A script's loop is its own: a site first seen after the warm-up is a new
+    # phase. A model file's steps all run one step(): such a site is a change.
+    new_phases: bool = True
+
+
+def changed_node(
+    difference: IrDifference, old: CompiledGraph, new: CompiledGraph
+) -> tuple[IrNode | None, CompiledGraph]:
+    """The node a difference names, with the graph it belongs to: an added or
+    changed node is the new graph's, a removed one only exists in the old graph
+    (the locator looks a node up in its own graph's IR and HLO stacks)."""
+    if difference.new_node is not None:
+        return difference.new_node, new
+    return difference.old_node, old
 
 
 def signature_change(old: CompiledGraph, new: CompiledGraph) -> tuple[str, str, str] | None:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from xlacli.analysis.guards import assignment_lines, guard_read_location, guarded_name
 from xlacli.analysis.hints import hint_for
 from xlacli.parse.debug_log import AnalysisEvent
 from xlacli.parse.frames import CodeRoots, Frame
@@ -45,11 +46,19 @@ class XlaEvents:
 
 
 def build_dynamo_record(
-    log: ChildLog, xla: XlaEvents, *, mode: str, extractions: int
+    log: ChildLog,
+    xla: XlaEvents,
+    *,
+    mode: str,
+    extractions: int,
+    user_files: frozenset[str] = frozenset(),
 ) -> tuple[DynamoRecord | None, list[int | None]]:
     """The run's Dynamo record (None when Dynamo never compiled a frame), and
-    the frame each XLA compile lowered (see ``xla_compile_owners``)."""
-    frames = _frames(log)
+    the frame each XLA compile lowered (see ``xla_compile_owners``).
+
+    ``user_files``: the user's files in the run's frames, to resolve the
+    shortened paths in Dynamo's guard notes."""
+    frames = _frames(log, user_files)
     if not frames:
         return None, []
     # A recompiled frame whose FX graph torch_xla had already compiled shows
@@ -79,7 +88,7 @@ def build_dynamo_record(
     ), compile_owners
 
 
-def _frames(log: ChildLog) -> list[DynamoFrameRecord]:
+def _frames(log: ChildLog, user_files: frozenset[str]) -> list[DynamoFrameRecord]:
     return [
         DynamoFrameRecord(
             compile_id=raw.get("compile_id", ""),
@@ -88,10 +97,14 @@ def _frames(log: ChildLog) -> list[DynamoFrameRecord]:
             step=event.get("step"),
             fx_ops=raw.get("fx_ops") or 0,
             guard_failure=_guard_text(raw.get("guard_failure")),
+            guard_read=guard_read_location(raw.get("guard_failure"), user_files),
             compile_time_s=raw.get("compile_time_s") or 0.0,
         )
         for event in log.steps
         for raw in event.get("dynamo", {}).get("frames", [])
+        # AOTAutograd's backward compile shares its frame's compile id and
+        # has no code: it is no frame compile (Dynamo's counters skip it too).
+        if raw.get("function")
     ]
 
 
@@ -175,20 +188,7 @@ def _dynamo_cause(
 ) -> CompileCause | None:
     """The Dynamo cause of an XLA compile; ``lazy`` is what the IR comparison found."""
     if frame.guard_failure:
-        file, line = split_location(frame.location)
-        in_user_code = roots.is_user(Frame(frame.function, file, line or 0))
-        compared = f"; {lazy.detail}" if lazy.category != "first_compile" else ""
-        return CompileCause(
-            category="dynamo_guard",
-            # A frame in library code (torch.compile's wrapper around an
-            # nn.Sequential) says nothing: the IR comparison's line does.
-            location=frame.location if in_user_code else lazy.location,
-            library_location=None if in_user_code else frame.location,
-            detail=f"Dynamo recompiled {frame.function}: guard failed: {frame.guard_failure}"
-            + _guard_note(frame.guard_failure)
-            + compared,
-            hint=hint_for("dynamo_guard"),
-        )
+        return guard_cause(frame, lazy, roots)
     resumed = _RESUME.match(frame.function)
     if resumed is None:
         return None
@@ -204,6 +204,63 @@ def _dynamo_cause(
     )
 
 
+def guard_cause(frame: DynamoFrameRecord, lazy: CompileCause, roots: CodeRoots) -> CompileCause:
+    """A recompile after a failed guard, at the line that read the guarded
+    value (else the frame's), with the user's assignments to it as ``also``.
+    ``lazy`` (what the IR comparison found) is folded into the one explanation."""
+    assert frame.guard_failure is not None
+    file, line = split_location(frame.location)
+    in_user_code = roots.is_user(Frame(frame.function, file, line or 0))
+    # The guard names the value; a constant the IR comparison saw change is the same fact.
+    compared = (
+        f"; {lazy.detail}" if lazy.category not in ("first_compile", "constant_value") else ""
+    )
+    # A frame in library code (torch.compile's wrapper around an nn.Sequential)
+    # says nothing: the guard's own note, else the IR comparison's line does.
+    location = frame.guard_read or (frame.location if in_user_code else lazy.location)
+    return CompileCause(
+        category="dynamo_guard",
+        location=location,
+        library_location=None if in_user_code or frame.guard_read else frame.location,
+        detail=f"Dynamo recompiled {frame.function}: guard failed: {frame.guard_failure}"
+        + _guard_note(frame.guard_failure)
+        + compared,
+        hint=hint_for("dynamo_guard"),
+        also=_changed_at(frame, location),
+    )
+
+
+def _changed_at(frame: DynamoFrameRecord, read_at: str | None) -> tuple[CompileCause, ...]:
+    """Where the user's code assigned the guarded attribute or global."""
+    guarded = guarded_name(frame.guard_failure)
+    if guarded is None or read_at is None:
+        return ()
+    name, is_global = guarded
+    file = split_location(read_at)[0]
+    files = dict.fromkeys([file, split_location(frame.location)[0]])
+    return tuple(
+        CompileCause(
+            category="dynamo_guard",
+            location=f"{path}:{line}",
+            library_location=None,
+            detail=f"{name} changed here between steps (Dynamo guards its value)",
+        )
+        for path in files
+        for line in assignment_lines(path, name, is_global=is_global)
+        if f"{path}:{line}" != read_at
+    )
+
+
+def user_files(xla: XlaEvents, roots: CodeRoots) -> frozenset[str]:
+    """The user's files on the run's stacks (to resolve Dynamo's shortened paths)."""
+    return frozenset(
+        frame.file
+        for event in (*xla.compiles, *xla.executions)
+        for frame in event.frames
+        if roots.is_user(frame)
+    )
+
+
 def explain_dynamo(
     log: ChildLog,
     xla: XlaEvents,
@@ -214,7 +271,9 @@ def explain_dynamo(
     extractions: int,
 ) -> tuple[DynamoRecord | None, list[CompileEvent]]:
     """The Dynamo record, and the compile events with Dynamo's causes applied."""
-    record, owners = build_dynamo_record(log, xla, mode=mode, extractions=extractions)
+    record, owners = build_dynamo_record(
+        log, xla, mode=mode, extractions=extractions, user_files=user_files(xla, roots)
+    )
     if record is None:
         return None, list(events)
     return record, apply_dynamo_causes(events, record, owners, roots)

@@ -5,40 +5,62 @@ they happen. A fallback needs its inputs' values, so it makes torch_xla run
 the graph so far: a value-read sync, whose frames name the user's line. The
 fallback's line is the value read of a step in which it ran; where several
 lines qualify, the one whose source names the op.
+
+Value reads (``.item()``, ``bool(t)``...) are counted where they happen, by
+the child (``child/value_reads.py``): one ``FallbackOp`` per call site (op,
+user line, library line), so a ``loss.item()`` in a step closure, a mesh
+reduction and a final read are three rows, not one count pinned to one line.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from xlacli.report.run import FallbackOp
+
+# (step, op, user file:line, library file:line, count) of a call site the child counted
+FallbackSite = tuple[int | None, str, str | None, str | None, int]
 
 
 def locate_fallbacks(
     counts_by_step: Mapping[int | None, Mapping[str, int]],
     value_reads: Sequence[tuple[int | None, str]],
     source_of: Callable[[str], str | None],
+    sites: Sequence[FallbackSite] = (),
 ) -> tuple[FallbackOp, ...]:
-    """One ``FallbackOp`` per op, most frequent first.
+    """One ``FallbackOp`` per counted call site, then per op for the rest,
+    most frequent first.
 
     Args:
         counts_by_step: step -> {``aten::op``: times it ran on the CPU in that step}.
         value_reads: (step, user ``file:line``) of every value-read sync, in order.
         source_of: the source text of a ``file:line``, for choosing among lines.
+        sites: the fallbacks the child counted at their call sites.
     """
+    located: Counter[tuple[str, str | None, str | None]] = Counter()
+    counted_in: Counter[tuple[int | None, str]] = Counter()
+    for step, op, user, library, count in sites:
+        located[op, user, library] += count
+        counted_in[step, op] += count
     totals: dict[str, int] = {}
     candidates: dict[str, list[str]] = {}
     for step, counts in counts_by_step.items():
         lines = [location for read_step, location in value_reads if read_step == step]
         for op, count in counts.items():
-            totals[op] = totals.get(op, 0) + count
+            rest = count - counted_in[step, op]
+            if rest <= 0:
+                continue
+            totals[op] = totals.get(op, 0) + rest
             for line in lines:
                 if line not in candidates.setdefault(op, []):
                     candidates[op].append(line)
-    return tuple(
+    found = [FallbackOp(op, n, user, library) for (op, user, library), n in located.items()]
+    found += [
         FallbackOp(op, count, _best_line(op, candidates.get(op, []), source_of))
-        for op, count in sorted(totals.items(), key=lambda item: (-item[1], item[0]))
-    )
+        for op, count in totals.items()
+    ]
+    return tuple(sorted(found, key=lambda f: (-f.count, f.op, f.location or "")))
 
 
 def _best_line(op: str, lines: list[str], source_of: Callable[[str], str | None]) -> str | None:

@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Protocol
 
 from xlacli.hlo.model import HloModule, Metadata
-from xlacli.parse.frames import CodeRoots, Frame, first_user_frame
+from xlacli.parse.frames import (
+    CodeRoots,
+    Frame,
+    first_user_frame,
+    framework_frame,
+    outside_xlacli,
+)
 from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.parse.ir_dump import IrGraph, IrNode, operand_id
 
@@ -49,6 +55,8 @@ class Locator:
         user = first_user_frame(frames, self.roots)
         innermost = next((f for f in frames if not self.roots.is_xlacli(f)), None)
         library = innermost if innermost is not None and innermost != user else None
+        # One call into a framework (trainer.train()): its own line is the site.
+        library = framework_frame(frames, self.roots) or library
         if library is not None and _is_torch_xla_sync(library):
             library = None
         return (_show(user) if user else self.entry_site), (_show(library) if library else None)
@@ -64,7 +72,7 @@ class Locator:
         frame = self._resolve(node.location, graph.graph_hash) if node.location else None
         if frame is not None and self.roots.is_user(frame):
             return _show(frame), None
-        library = _show(frame) if frame is not None else None
+        library = outside_xlacli(_show(frame)) if frame is not None else None
         if node.location is None:  # made by the autograd engine, outside Python
             backward = self._backward_call(graph)
             if backward is not None:
@@ -85,8 +93,8 @@ class Locator:
     def _caller(self, node: IrNode, graph: _HasIr) -> str | None:
         """The user's line that called into the library where ``node`` was made,
         from the node's whole stack in the graph's HLO protobuf."""
-        if node.location is None or graph.ir is None:
-            return None
+        if node.location is None or graph.ir is None or node not in graph.ir.nodes:
+            return None  # a node of another graph has no stacks here
         stacks = self.load_stacks(graph.graph_hash)
         if not stacks:
             return None

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from xlacli.hlo.model import HloModule, Instruction
+from xlacli.parse.frames import outside_xlacli
 from xlacli.parse.memory_usage import (
     BufferValue,
     parse_buffer_values,
@@ -86,8 +87,9 @@ def _source(
     """``(op, file:line)`` of an instruction; a fusion or call without metadata
     takes its called computation's root's (XLA:CPU wraps fusions in calls)."""
     metadata = instruction.metadata
-    if metadata.source or depth > 4:
-        return metadata.op_type, metadata.source or None
+    source = outside_xlacli(metadata.source or None)
+    if source or depth > 4:
+        return metadata.op_type, source
     for computation in instruction.called_computations:
         root = instructions.get(f"root:{computation}")
         if root is not None:

@@ -19,9 +19,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import PurePath
 
+from xlacli.analysis.accumulator import accumulator_cause
 from xlacli.analysis.compiled import (
     CompiledGraph,
     ExplainContext,
+    changed_node,
     is_special_scalar_swap,
     make_cause,
     signature_change,
@@ -29,7 +31,9 @@ from xlacli.analysis.compiled import (
 from xlacli.analysis.hints import hint_for
 from xlacli.analysis.ir_compare import IrDifference
 from xlacli.parse.ir_dump import IrGraph, IrNode
+from xlacli.paths import source_line
 from xlacli.report.run import CompileCause
+from xlacli.words import counted
 
 # torch/optim/'s files, as the IR names them (base names only).
 OPTIMIZER_FILES = frozenset(
@@ -52,6 +56,12 @@ OPTIMIZER_FILES = frozenset(
     }
 )
 
+DEVICE_DATA = "xla::device_data"
+SHARDING_OP = "xla::custom_sharding"
+SHARDING_OPS_HINT = (
+    "expected once, after the first step; to compile one graph, give the parameters "
+    "their sharding before the loop (xs.mark_sharding, replicated: (None,) * dim)"
+)
 OPTIMIZER_STATE_DETAIL = (
     "optimizer state created at the first opt.step() (momentum buffers, Adam moments, step "
     "counts) is read as a graph input from the next update on: expected once, nothing to fix"
@@ -102,8 +112,6 @@ def unsynced_loop_detail(first_nodes: int, nodes: int, reads: int) -> str:
 # A value read that compiles this many times in one step is a loop (two reads
 # on one line, `a.isnan() or a.isinf()`, are not).
 LOOP_COMPILES = 3
-# Compiles that are part of warming up wherever they happen.
-EXPECTED_CATEGORIES = frozenset({"optimizer_state", "lazy_artefact"})
 
 
 def pattern_cause(
@@ -135,7 +143,10 @@ def pattern_cause(
         user, library = context.locator.trigger(new.frames)
         detail = "another value read on this line in the same step, cutting one more graph"
         return make_cause("host_sync", user, library, detail, hint=read_hint(library))
-    node = difference.new_node or difference.old_node
+    accumulator = accumulator_cause(old, new, difference, context, source_line)
+    if accumulator is not None:  # the same answer whatever else the mode adds (SPMD)
+        return accumulator
+    node, owner = changed_node(difference, old, new)
     if (
         difference.kind != "ops"
         or node is None
@@ -143,11 +154,38 @@ def pattern_cause(
         or signature_change(old, new) is not None
     ):
         return None
-    user, library = context.locator.node(node, new)
+    sharding = sharding_ops_cause(new, difference, context)
+    if sharding is not None:
+        return sharding
+    user, library = context.locator.node(node, owner)
     first_update = next((g for g in previous if runs_optimizer(g.ir)), None)
-    if first_update is old and is_optimizer_node(node, library):
+    # Optimizer state is tensors the first update made that the next one reads:
+    # new graph inputs. An optimizer without state (SGD without momentum) adds none.
+    has_new_inputs = DEVICE_DATA in difference.added
+    if first_update is old and has_new_inputs and is_optimizer_node(node, library):
         return make_cause("optimizer_state", user, library, OPTIMIZER_STATE_DETAIL)
     return None
+
+
+def sharding_ops_cause(
+    new: CompiledGraph, difference: IrDifference, context: ExplainContext
+) -> CompileCause | None:
+    """SPMD: the ops that changed are mostly sharding annotations
+    (``xla::custom_sharding``): the computation got other shardings, so the
+    answer is ``sharding``, never a pattern of the computation."""
+    added = difference.added.count(SHARDING_OP)
+    removed = difference.removed.count(SHARDING_OP)
+    others = len(difference.added) + len(difference.removed) - added - removed
+    if new.ir is None or added + removed == 0 or others > added + removed:
+        return None  # mostly other ops: a change of the computation itself
+    node = next((n for n in new.ir.nodes if n.op == SHARDING_OP), None)
+    user, library = context.locator.node(node, new) if node is not None else (None, None)
+    detail = (
+        f"the shardings changed: {counted(added, 'sharding annotation')} "
+        f"added, {removed} removed ({SHARDING_OP}), as when the first step's outputs "
+        "(updated parameters) come back with a sharding they did not have as inputs"
+    )
+    return make_cause("sharding", user, library, detail, hint=SHARDING_OPS_HINT)
 
 
 def read_hint(library: str | None) -> str | None:

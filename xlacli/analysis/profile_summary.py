@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from xlacli.analysis.op_lines import Attribution
 from xlacli.hlo.model import HloModule, Instruction
+from xlacli.parse.frames import outside_xlacli
 from xlacli.parse.trace_events import TraceEvent
 from xlacli.report.profile import GraphTime, OpTime, StepTimes
 
@@ -179,7 +180,7 @@ def top_ops(
             kind = instruction.fusion_kind or instruction.opcode
             metadata = instruction.metadata
             if metadata.source_file:
-                source = f"{metadata.source_file}:{metadata.source_line}"
+                source = outside_xlacli(f"{metadata.source_file}:{metadata.source_line}")
             line = find_line(graph_hash, instruction) if find_line is not None else None
         rows.append(
             OpTime(

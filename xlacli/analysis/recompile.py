@@ -17,6 +17,7 @@ from xlacli.analysis.compiled import (
     CompiledGraph,
     ExplainContext,
     bare,
+    changed_node,
     input_origin,
     is_special_scalar_swap,
     make_cause,
@@ -26,7 +27,6 @@ from xlacli.analysis.compiled import (
 from xlacli.analysis.hlo_compare import HloDifference, compare_hlo
 from xlacli.analysis.ir_compare import IrDifference, compare_ir
 from xlacli.analysis.patterns import (
-    EXPECTED_CATEGORIES,
     LOOP_COMPILES,
     OPTIMIZER_BRANCH_HINT,
     is_optimizer_node,
@@ -34,6 +34,7 @@ from xlacli.analysis.patterns import (
     pattern_cause,
     read_hint,
 )
+from xlacli.analysis.phases import SiteCompile, judge
 from xlacli.analysis.sharding_change import input_sharding_change
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrNode
@@ -59,7 +60,7 @@ DATA_DEPENDENT_OPS = frozenset(
 def explain_compiles(
     graphs: Sequence[CompiledGraph], context: ExplainContext
 ) -> list[CompileEvent]:
-    """One event per compile, in order."""
+    """One event per compile, in order; steady state per site (analysis/phases.py)."""
     seen: dict[tuple[Frame, ...], list[CompiledGraph]] = {}
     per_read_site = Counter((graph.frames, graph.step) for graph in graphs if graph.value_read)
     events = []
@@ -74,21 +75,37 @@ def explain_compiles(
             compared_with: str | None = nearest.graph_hash
         else:
             cause, compared_with = _first_cause(graph, context), None
-        expected = cause.category in EXPECTED_CATEGORIES
         events.append(
             CompileEvent(
                 step=graph.step,
                 graph_hash=graph.graph_hash,
                 compile_time_s=graph.compile_time_s,
-                steady_state=graph.step is not None
-                and graph.step >= context.warmup
-                and not expected,
+                steady_state=False,  # judged below, per site
                 cause=cause,
                 compared_with=compared_with,
             )
         )
         previous.append(graph)
-    return events
+    facts = [_site_compile(graph, event) for graph, event in zip(graphs, events, strict=True)]
+    verdicts = judge(facts, context.warmup, new_phases=context.new_phases)
+    return [
+        replace(event, steady_state=verdict.steady_state, phase=verdict.phase)
+        for event, verdict in zip(events, verdicts, strict=True)
+    ]
+
+
+def _site_compile(graph: CompiledGraph, event: CompileEvent) -> SiteCompile:
+    """A model file's unit tests and old callers give no site facts: a step
+    then counts as one run of every site before it."""
+    fallback = graph.step if graph.step_phase == "loop" else None
+    return SiteCompile(
+        site=graph.frames,
+        step=graph.step,
+        step_phase=graph.step_phase,
+        iteration=graph.iteration if graph.iteration is not None else fallback,
+        site_runs=graph.site_runs if graph.site_runs is not None else (graph.step or 0),
+        category=event.cause.category,
+    )
 
 
 def _nearest(
@@ -150,7 +167,7 @@ def _explain(
     if difference is None:  # no IR (a profile does not dump it): the HLO may still tell
         return _value_cause(old, new, context)
     if difference.kind == "ops":
-        structure = _structure_cause(new, difference, context)
+        structure = _structure_cause(old, new, difference, context)
         if difference.shape_change is not None and structure.category == "graph_structure":
             # A size that changed on its own explains more than the ops around it.
             old_node, new_node = difference.shape_change
@@ -166,10 +183,10 @@ def _explain(
 
 
 def _structure_cause(
-    graph: CompiledGraph, difference: IrDifference, context: ExplainContext
+    old: CompiledGraph, new: CompiledGraph, difference: IrDifference, context: ExplainContext
 ) -> CompileCause:
-    node = difference.new_node or difference.old_node
-    user, library = context.locator.node(node, graph) if node else (None, None)
+    node, owner = changed_node(difference, old, new)
+    user, library = context.locator.node(node, owner) if node else (None, None)
     if is_special_scalar_swap(difference):
         # torch_xla bakes the Python scalars 0 and 1 into the graph as constants
         # and passes any other value as an input: 0.0 -> 0.1 swaps one for the other.

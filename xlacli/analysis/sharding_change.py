@@ -55,8 +55,41 @@ def input_sharding_change(
         if location is None and sharding is not None:
             location = sites.get((sharding, type_)) or sites.get((before[0] or "", type_))
     if not changes:
+        return _annotation_change(old, new, context)
+    return location, "; ".join(changes)
+
+
+def _annotation_change(
+    old: HloModule, new: HloModule, context: ShardingContext
+) -> tuple[str | None, str] | None:
+    """A ``mark_sharding`` on an intermediate (an activation) is a ``Sharding``
+    custom-call in the HLO: the same annotations, in order, with another
+    ``sharding=`` attribute."""
+    before, after = _annotations(old), _annotations(new)
+    if len(before) != len(after) or [t for _, t in before] != [t for _, t in after]:
+        return None
+    changes, location = [], None
+    for (old_sharding, type_), (sharding, _) in zip(before, after, strict=True):
+        if old_sharding == sharding:
+            continue
+        changes.append(
+            f"the sharding annotation on {type_} "
+            f"{context.describe(old_sharding)} -> {context.describe(sharding)}"
+        )
+        location = location or context.sites.get((sharding or "", type_))
+    if not changes:
         return None
     return location, "; ".join(changes)
+
+
+def _annotations(module: HloModule) -> list[tuple[str | None, str]]:
+    """Each ``Sharding`` custom-call's sharding and type, in order."""
+    return [
+        (instruction.attributes.get("sharding"), str(instruction.shape.without_layout()))
+        for instruction in module.entry.instructions
+        if instruction.opcode == "custom-call"
+        and instruction.attributes.get("custom_call_target") == '"Sharding"'
+    ]
 
 
 def _shardings(module: HloModule) -> dict[int, tuple[str | None, str]]:

@@ -25,10 +25,13 @@ ShardingSites = Mapping[tuple[str, str], str]
 def mesh_from_events(
     start: Mapping[str, Any] | None, shardings: Sequence[Mapping[str, Any]]
 ) -> MeshRecord | None:
-    """The run's mesh: the global one if the model set it, else the first one it sharded over."""
+    """The run's mesh: the global one if the model set it, else the first one it
+    sharded over, else the first one it built."""
     candidates = [event.get("global_mesh") for event in reversed(shardings)]
     candidates.append((start or {}).get("global_mesh"))
     candidates += [s.get("mesh") for event in shardings for s in event.get("shardings", [])]
+    # A mesh the script built and used only through MpDeviceLoader's input_sharding.
+    candidates += [mesh for event in shardings for mesh in event.get("meshes", [])]
     for mesh in candidates:
         if mesh:
             return MeshRecord(

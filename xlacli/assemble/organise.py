@@ -18,18 +18,42 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.analysis.locate import Locator
+from xlacli.analysis.phases import (
+    AFTER_LOOP,
+    LOOP,
+    SETUP,
+    count_before,
+    loop_iterations,
+    script_step_phases,
+    site_runs_before,
+)
 from xlacli.analysis.recompile import CompiledGraph
 from xlacli.analysis.spmd_graph import ShardingContext, sharding_context
 from xlacli.assemble.graph_files import HloCache, graph_sizes, organize_graph_files
 from xlacli.assemble.read import RawRun
 from xlacli.parse.debug_log import AnalysisEvent
-from xlacli.parse.frames import CodeRoots, first_user_frame
+from xlacli.parse.eager_ops import is_eager
+from xlacli.parse.frames import (
+    CodeRoots,
+    Frame,
+    first_user_frame,
+    framework_frame,
+    in_dynamo_bridge,
+)
 from xlacli.parse.ir_dump import IrGraph
 from xlacli.report.run import GraphRecord, StepRecord
 from xlacli.run.events import ChildLog
 from xlacli.run.request import CaptureRequest, RunPaths
 
 HOST_SYNC_CAUSE = "access tensor value"
+
+
+def is_value_read(event: AnalysisEvent) -> bool:
+    """The graph ran because Python read a tensor's value. torch_xla says so
+    of the Dynamo bridge's own input syncs too: those are not the user's."""
+    return HOST_SYNC_CAUSE in event.cause and not in_dynamo_bridge(event.frames)
+
+
 # A graph runs through ExecuteComputation, or ExecuteReplicated under SPMD.
 EXECUTION_COUNTERS = ("ExecuteComputation", "ExecuteReplicated")
 
@@ -96,7 +120,7 @@ def organise_run(
         compile_steps=compile_steps,
         execute_steps=execute_steps,
         graphs=tuple(graphs),
-        compiled=tuple(_compiled_graphs(raw, compile_steps, ir_by_hash)),
+        compiled=tuple(_compiled_graphs(raw, compile_steps, execute_steps, ir_by_hash, roots)),
         step_records=_step_records(raw, compile_steps, execute_steps),
         locator=locator,
         shardings=sharding_context(raw.log.start, raw.log.shardings),
@@ -118,7 +142,7 @@ def _graph_records(
     for graph_hash, indices in _group_by_hash(raw.compiles).items():
         first = indices[0]
         exec_indices = executions_by_hash.get(graph_hash, [])
-        exec_times = [raw.execute_times_s[i] for i in exec_indices if i < len(raw.execute_times_s)]
+        exec_times = _timed(raw.execute_times_s, exec_indices)
         module = raw.modules[first] if first < len(raw.modules) else None
         ir = ir_by_hash.get(graph_hash)
         files = organize_graph_files(paths, graph_hash, ir, module)
@@ -128,7 +152,9 @@ def _graph_records(
                 hash=graph_hash,
                 site=site,
                 trigger=trigger,
-                frames=tuple(str(f) for f in raw.compiles[first].frames),
+                # The sync's stack without xlacli's own harness frames.
+                frames=tuple(str(f) for f in raw.compiles[first].frames if not roots.is_xlacli(f)),
+                framework_site=_framework_site(raw.compiles[first].frames, roots),
                 ir_nodes=len(ir.nodes) if ir else None,
                 compilations=len(indices),
                 compile_time_s=sum(_at(raw.compile_times_s, i) for i in indices),
@@ -185,9 +211,22 @@ def _first_ir_by_hash(ir_graphs: Sequence[IrGraph]) -> dict[str, IrGraph]:
 
 
 def _compiled_graphs(
-    raw: RawRun, compile_steps: list[int | None], ir_by_hash: dict[str, IrGraph]
+    raw: RawRun,
+    compile_steps: list[int | None],
+    execute_steps: list[int | None],
+    ir_by_hash: dict[str, IrGraph],
+    roots: CodeRoots,
 ) -> list[CompiledGraph]:
     by_step = {event["step"]: event for event in raw.log.steps}
+    # Per-site steady state (analysis/phases.py): each compile's phase, its
+    # loop iteration, and how many earlier steps ran a graph at its site.
+    step_phases = script_step_phases(raw.log.steps)
+    phases = _event_phases(raw.log, step_phases, "UncachedCompile", len(raw.compiles))
+    iterations = loop_iterations(sorted(step_phases.items()))
+    site_steps = site_runs_before(
+        (_run_site(event, roots), step)
+        for event, step in zip(raw.executions, execute_steps, strict=True)
+    )
     compiled = []
     for index, event in enumerate(raw.compiles):
         step = compile_steps[index]
@@ -199,16 +238,47 @@ def _compiled_graphs(
                 graph_hash=event.graph_hash or f"unknown-{index}",
                 compile_time_s=_at(raw.compile_times_s, index),
                 frames=event.frames,
-                value_read=HOST_SYNC_CAUSE in event.cause,
+                value_read=is_value_read(event),
                 ir=ir_by_hash.get(event.graph_hash or ""),
                 input_signature=tuple(step_event.get("input_signature", ())),
                 input_origins=dict(step_event.get("input_origins", {})),
                 fallbacks_in_step=frozenset(
                     name for name in step_event.get("counters", {}) if name.startswith("aten::")
                 ),
+                step_phase=phases[index],
+                iteration=iterations.get(step) if step is not None else None,
+                site_runs=count_before(site_steps.get(_run_site(event, roots), []), step),
             )
         )
     return compiled
+
+
+def _run_site(event: AnalysisEvent, roots: CodeRoots) -> tuple[Frame, ...]:
+    """The site whose runs count toward a graph's warm-up. torch.compile's
+    graph is compiled inside the bridge's extraction and run by its cached
+    call, two stacks that share only the user's frames: those are its site."""
+    if in_dynamo_bridge(event.frames) or _COMPILED_BY.get(event.cause.strip()) == "dynamo":
+        return tuple(frame for frame in event.frames if roots.is_user(frame))
+    return event.frames
+
+
+def _event_phases(
+    log: ChildLog, step_phases: dict[int, str], counter: str, count: int
+) -> list[str]:
+    """The phase of each compile, in order, as ``_event_steps`` places them:
+    the setup event's (a model file's loading, a script's syncs before its
+    loop), a step's own, or after the loop (a script's work after its last sync)."""
+    phases: list[str] = []
+    for event in log.metric_events:
+        if event is log.setup:
+            phase = SETUP
+        elif event is log.tail and event.get("step") is None:
+            phase = AFTER_LOOP
+        else:
+            phase = step_phases.get(event.get("step", -1), LOOP)
+        phases.extend([phase] * _count_in(event, (counter,)))
+    phases.extend([LOOP] * (count - len(phases)))
+    return phases[:count]
 
 
 def _event_steps(log: ChildLog, counter: str | tuple[str, ...], count: int) -> list[int | None]:
@@ -254,8 +324,14 @@ def _group_by_hash(events: Sequence[AnalysisEvent]) -> dict[str, list[int]]:
     return groups
 
 
-def _at(values: Sequence[float], index: int) -> float:
-    return values[index] if index < len(values) else 0.0
+def _at(values: Sequence[float | None], index: int) -> float:
+    value = values[index] if index < len(values) else None
+    return value if value is not None else 0.0
+
+
+def _timed(values: Sequence[float | None], indices: Sequence[int]) -> list[float]:
+    """The times taken of these events (eager ops' graphs are not timed)."""
+    return [t for i in indices if i < len(values) and (t := values[i]) is not None]
 
 
 # PT_XLA_DEBUG's compile causes for graphs not traced lazily step by step.
@@ -265,14 +341,23 @@ _COMPILED_BY = {
 }
 
 
+def _framework_site(frames: tuple[Frame, ...], roots: CodeRoots) -> str | None:
+    frame = framework_frame(frames, roots)
+    return frame.location if frame is not None else None
+
+
 def _site(event: AnalysisEvent, roots: CodeRoots, entry_site: str | None) -> tuple[str, str | None]:
     """Why the graph ran and the user's ``file:line`` behind it."""
     user = first_user_frame(event.frames, roots)
     compiled_by = _COMPILED_BY.get(event.cause.strip())
+    if is_eager(event):
+        return "eager", user.location if user is not None else None
+    if compiled_by is None and in_dynamo_bridge(event.frames):
+        compiled_by = "dynamo"  # the bridge synced the inputs of a compiled call
     if compiled_by is not None:  # a graph torch.compile or torch_xla.compile built
         return compiled_by, user.location if user is not None else entry_site
     if user is not None:
-        trigger = "host_sync" if HOST_SYNC_CAUSE in event.cause else "user_sync"
+        trigger = "host_sync" if is_value_read(event) else "user_sync"
         return trigger, user.location
     if any(roots.is_xlacli(frame) for frame in event.frames):
         return "step_end", entry_site
@@ -288,6 +373,7 @@ def _step_records(
     ran_in: dict[int | None, list[AnalysisEvent]] = {}
     for execution, step in zip(raw.executions, execute_steps, strict=True):
         ran_in.setdefault(step, []).append(execution)
+    phases = script_step_phases(raw.log.steps)
     records = []
     for event in raw.log.steps:
         ran = ran_in.get(event["step"], [])
@@ -299,13 +385,14 @@ def _step_records(
                 executions=len(ran),
                 input_signature=tuple(event.get("input_signature", ())),
                 graph_hashes=tuple(execution.graph_hash or "" for execution in ran),
-                value_reads=sum(HOST_SYNC_CAUSE in execution.cause for execution in ran),
+                value_reads=sum(is_value_read(execution) for execution in ran),
                 # The step's own CPU fallbacks (no other metric event has its number).
                 fallbacks=sum(
                     count
                     for name, count in event.get("counters", {}).items()
                     if name.startswith("aten::")
                 ),
+                phase=phases.get(event["step"], LOOP),
             )
         )
     return tuple(records)

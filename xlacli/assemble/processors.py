@@ -8,12 +8,19 @@ raises costs its own section and nothing else (see ``pipeline.py``).
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from xlacli.analysis.collectives import Locate
-from xlacli.analysis.dynamo import EXTRACT_COUNTER, XlaEvents, apply_dynamo_causes
+from xlacli.analysis.dynamo import (
+    EXTRACT_COUNTER,
+    XlaEvents,
+    apply_dynamo_causes,
+    user_files,
+)
 from xlacli.analysis.dynamo import build_dynamo_record as _build_dynamo_record
 from xlacli.analysis.fallbacks import locate_fallbacks
 from xlacli.analysis.locate import Locator
@@ -21,11 +28,14 @@ from xlacli.analysis.memory_facts import with_memory_facts
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
 from xlacli.analysis.spmd_graph import attach_spmd
 from xlacli.assemble.advice import ADVISORS
-from xlacli.assemble.organise import HOST_SYNC_CAUSE, OrganisedRun, execution_records
+from xlacli.assemble.organise import OrganisedRun, execution_records, is_value_read
+from xlacli.parse.debug_log import AnalysisEvent
+from xlacli.parse.eager_ops import is_eager
 from xlacli.paths import source_line
 from xlacli.report.memory import CheckpointFacts, GraphMemory, GraphPrecision, RunMemory
 from xlacli.report.run import CompileEvent, DynamoRecord, FallbackOp
 from xlacli.report.sharding import GraphSpmd
+from xlacli.run.events import ChildLog
 
 # What a processor reads: the sections written before it, by name.
 Sections = Mapping[str, Any]
@@ -82,11 +92,13 @@ def memory_facts(run: OrganisedRun, done: Sections) -> MemorySection:
 def dynamo_record(run: OrganisedRun, done: Sections) -> DynamoSection:
     """torch.compile's frames, graph breaks and guard failures: ``analysis/dynamo.py``."""
     raw = run.raw
+    xla = XlaEvents(raw.compiles, run.compile_steps, raw.executions, run.execute_steps)
     record, owners = _build_dynamo_record(
         raw.log,
-        XlaEvents(raw.compiles, run.compile_steps, raw.executions, run.execute_steps),
+        xla,
         mode=run.request.mode,
         extractions=raw.counters.get(EXTRACT_COUNTER, 0),
+        user_files=user_files(xla, run.roots),
     )
     return DynamoSection(record, owners)
 
@@ -94,9 +106,10 @@ def dynamo_record(run: OrganisedRun, done: Sections) -> DynamoSection:
 def recompile_events(run: OrganisedRun, done: Sections) -> tuple[CompileEvent, ...]:
     """Every compile explained (``analysis/recompile.py``), with Dynamo's causes
     where Dynamo compiled the frame."""
-    events = explain_compiles(
-        list(run.compiled), ExplainContext(run.warmup, run.locator, shardings=run.shardings)
+    context = ExplainContext(
+        run.warmup, run.locator, shardings=run.shardings, new_phases=run.request.is_script
     )
+    events = mark_eager(explain_compiles(list(run.compiled), context), run.raw.compiles)
     dynamo: DynamoSection = done.get("dynamo") or DynamoSection()
     if dynamo.record is not None:
         events = apply_dynamo_causes(events, dynamo.record, dynamo.owners, run.roots)
@@ -110,7 +123,7 @@ def spmd_graphs(run: OrganisedRun, done: Sections) -> Mapping[str, GraphSpmd | N
         start=run.raw.log.start,
         context=run.shardings,
         load_module=run.hlo.module,
-        locate_for=_metadata_locator(run.locator, run.compiled),
+        locate_for=_metadata_locator(run.locator, run.compiled, run.raw.log),
     )
     return {graph.hash: graph.spmd for graph in graphs if graph.spmd is not None}
 
@@ -118,40 +131,66 @@ def spmd_graphs(run: OrganisedRun, done: Sections) -> Mapping[str, GraphSpmd | N
 def fallback_ops(run: OrganisedRun, done: Sections) -> tuple[FallbackOp, ...]:
     """Ops that fell back to the CPU, at the user's line: ``analysis/fallbacks.py``."""
     raw = run.raw
-    counts_by_step = {
-        event.get("step"): {
-            name: count
-            for name, count in event.get("counters", {}).items()
-            if name.startswith("aten::")
-        }
-        for event in raw.log.metric_events
-    }
+    # The setup's and the tail's events share the step None: their counts add up.
+    counts_by_step: dict[int | None, Counter[str]] = {}
+    sites = []  # the value reads the child counted at their call sites
+    for event in raw.log.metric_events:
+        step = event.get("step")
+        counts = counts_by_step.setdefault(step, Counter())
+        counts.update(
+            {name: n for name, n in event.get("counters", {}).items() if name.startswith("aten::")}
+        )
+        sites += [(step, *site) for site in event.get("fallback_sites", ())]
     value_reads = [
         (run.execute_steps[index], user)
         for index, event in enumerate(raw.executions)
-        if HOST_SYNC_CAUSE in event.cause
-        and (user := run.locator.trigger(event.frames)[0]) is not None
+        if is_value_read(event) and (user := run.locator.trigger(event.frames)[0]) is not None
     ]
-    return locate_fallbacks(counts_by_step, value_reads, source_line)
+    return locate_fallbacks(counts_by_step, value_reads, source_line, sites)
 
 
 def _metadata_locator(
-    locator: Locator, compiled: Sequence[CompiledGraph]
+    locator: Locator, compiled: Sequence[CompiledGraph], log: ChildLog
 ) -> Callable[[str], Locate]:
-    """Per graph hash: the user's line behind an HLO instruction's metadata."""
+    """Per graph hash: the user's line behind an HLO instruction's metadata.
+
+    An instruction with no source line came from the autograd engine, which
+    runs the backward pass outside Python (a gradient, and the all-reduce SPMD
+    makes of it): its line is the ``loss.backward()`` the graph's step ran."""
     first: dict[str, CompiledGraph] = {}
     for graph in compiled:
         first.setdefault(graph.graph_hash, graph)
+    backward = {
+        event.get("step"): sites[0] for event in log.steps if (sites := event.get("backward_sites"))
+    }
 
     def locate_for(graph_hash: str) -> Locate:
         graph = first.get(graph_hash)
         if graph is None:
             return lambda metadata: (None, None)
+        from_backward = backward.get(graph.step)
         return lambda metadata: (
-            locator.metadata(metadata, graph) if metadata.source_file else (None, None)
+            locator.metadata(metadata, graph)
+            if metadata.source_file
+            else (from_backward if metadata.op_type else None, None)
         )
 
     return locate_for
+
+
+def mark_eager(
+    events: Sequence[CompileEvent], compiles: Sequence[AnalysisEvent]
+) -> list[CompileEvent]:
+    """Say which compiles were an eager op's graph (eager mode compiles one
+    per op and shape; no torch_xla.compile or sync made it)."""
+    return [
+        dataclasses.replace(
+            event, cause=dataclasses.replace(event.cause, detail=f"eager op: {event.cause.detail}")
+        )
+        if is_eager(compile_)
+        else event
+        for event, compile_ in zip(events, compiles, strict=True)
+    ]
 
 
 # The declared order: a processor reads only the sections above it.

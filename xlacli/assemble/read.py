@@ -7,11 +7,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xlacli.parse.debug_log import AnalysisEvent, parse_debug_log
+from xlacli.parse.eager_ops import merge_eager_events
 from xlacli.parse.ir_dump import IrGraph, parse_ir_dump
 from xlacli.parse.metrics_report import parse_metrics_report
 from xlacli.parse.xla_dump import DumpedModule, list_dumped_modules, prune_backend_noise
 from xlacli.run.events import ChildLog
 from xlacli.run.request import RunPaths
+
+# A graph runs through ExecuteComputation, or ExecuteReplicated under SPMD.
+_EXECUTION_COUNTERS = ("ExecuteComputation", "ExecuteReplicated")
 
 
 @dataclass(frozen=True)
@@ -24,8 +28,9 @@ class RawRun:
     ir_graphs: list[IrGraph]
     modules: list[DumpedModule]
     counters: dict[str, int]
-    compile_times_s: list[float] = field(default_factory=list)
-    execute_times_s: list[float] = field(default_factory=list)
+    # One per compile (execution); None: not timed (an eager op's graph).
+    compile_times_s: list[float | None] = field(default_factory=list)
+    execute_times_s: list[float | None] = field(default_factory=list)
 
 
 def read_raw_run(paths: RunPaths, log: ChildLog) -> RawRun:
@@ -35,16 +40,46 @@ def read_raw_run(paths: RunPaths, log: ChildLog) -> RawRun:
     prune_backend_noise(paths.xla_dump)
     metrics = parse_metrics_report(_read(paths.metrics))
     counters = dict(metrics.counters) or _summed_counters(log)
+    ir_graphs = parse_ir_dump(_read(ir_dump[0])) if ir_dump else []
+    compiles, compile_times = _with_eager_ops(
+        "compile",
+        [e for e in events if e.kind == "compile"],
+        _samples_s(log, "compile_time_ns"),
+        ir_graphs,
+        counters.get("UncachedCompile", 0),
+    )
+    executions, execute_times = _with_eager_ops(
+        "execute",
+        [e for e in events if e.kind == "execute"],
+        _samples_s(log, "execute_time_ns"),
+        ir_graphs,
+        sum(counters.get(name, 0) for name in _EXECUTION_COUNTERS),
+    )
     return RawRun(
         log=log,
-        compiles=[e for e in events if e.kind == "compile"],
-        executions=[e for e in events if e.kind == "execute"],
-        ir_graphs=parse_ir_dump(_read(ir_dump[0])) if ir_dump else [],
+        compiles=compiles,
+        executions=executions,
+        ir_graphs=ir_graphs,
         modules=list_dumped_modules(paths.xla_dump),
         counters=counters,
-        compile_times_s=_samples_s(log, "compile_time_ns"),
-        execute_times_s=_samples_s(log, "execute_time_ns"),
+        compile_times_s=compile_times,
+        execute_times_s=execute_times,
     )
+
+
+def _with_eager_ops(
+    kind: str,
+    logged: list[AnalysisEvent],
+    samples: list[float],
+    ir_graphs: list[IrGraph],
+    counted: int,
+) -> tuple[list[AnalysisEvent], list[float | None]]:
+    """The debug log's events with eager mode's op graphs (not logged, not
+    timed) in their places (``parse/eager_ops.py``); unchanged when there are none."""
+    merged = merge_eager_events(logged, ir_graphs, kind, counted)
+    if merged is None:
+        return logged, list(samples)
+    return list(merged.events), merged.aligned(samples)
 
 
 def _read(path: Path) -> str:

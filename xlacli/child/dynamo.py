@@ -123,6 +123,20 @@ def _frame_record(metrics: Any) -> dict[str, Any]:
     }
 
 
+def hidden_from_dynamo(fn: Any) -> Any:
+    """``fn`` (one of xlacli's wrappers of a torch method) run with Dynamo off.
+
+    A compiled function that graph-breaks at the wrapped call (``.item()``)
+    runs the rest in eager with Dynamo's frame hook on: the wrapper, and the
+    Python functions it calls (a metrics read), would each become a frame
+    Dynamo evaluates, which the user's run has not. Dynamo traces the method
+    itself natively, so the wrapper never changes what it compiles.
+    """
+    import torch._dynamo
+
+    return torch._dynamo.disable(fn, recursive=True)
+
+
 def require_openxla_backend() -> None:
     """Raises:
     UsageError: this torch/torch_xla build has no ``openxla`` Dynamo backend."""

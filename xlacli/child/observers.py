@@ -3,8 +3,10 @@
 A model file's loop and a script's own syncs both go through the
 ``StepRecorder``; these observers add their facts to its events: SPMD's
 meshes and shardings (``spmd.py``), Dynamo's frames and graph breaks
-(``dynamo.py``), the ops traced onto XLA tensors (``host_time.py``), and the
-autocast state and device memory (``memory_probe.py``).
+(``dynamo.py``), the ops traced onto XLA tensors (``host_time.py``), the
+autocast state and device memory (``memory_probe.py``), the CPU fallbacks
+of each value read's call site (``value_reads.py``), and the lines that ran a
+backward pass (``backward_calls.py``).
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from xlacli.child.backward_calls import BackwardCalls
 from xlacli.child.dynamo import DynamoObserver
 from xlacli.child.host_time import OpTracingMeter
 from xlacli.child.memory_probe import StepProbe
 from xlacli.child.spmd import SpmdObserver
+from xlacli.child.value_reads import ValueReadSites
 from xlacli.run.events import EventWriter
 from xlacli.run.request import CaptureRequest
 
@@ -34,6 +38,9 @@ class StepObservers:
         self.dynamo = DynamoObserver()
         self.op_tracing = OpTracingMeter()
         self.probe = StepProbe()  # its device: the target's, once it exists
+        self.value_reads = ValueReadSites()
+        self.value_reads.install()
+        self.backward = BackwardCalls()
         self._runtime_written = False
         self._closed = False
 
@@ -61,7 +68,13 @@ class StepObservers:
 
     def step_fields(self) -> dict[str, Any]:
         """What the observers add to a step event (each resets for the next step)."""
-        return {**self.dynamo.delta(), **self.op_tracing.delta(), **self.probe.step_facts()}
+        return {
+            **self.dynamo.delta(),
+            **self.op_tracing.delta(),
+            **self.probe.step_facts(),
+            **self.value_reads.delta(),
+            **self.backward.delta(),
+        }
 
     def after_step(self, step: int | None) -> None:
         """After a step's event (None: after the setup): the shardings it first asked for."""
@@ -73,6 +86,8 @@ class StepObservers:
             return
         self._closed = True
         self.probe.close()
+        self.value_reads.close()
+        self.backward.close()
         summary = self.dynamo.summary()
         self.dynamo.close()
         if summary is not None:

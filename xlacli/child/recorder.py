@@ -43,7 +43,8 @@ class StepRecorder:
 
     def setup(self, **fields: Any) -> None:
         """What happened before the first step (loading the model)."""
-        self.events.write("setup", **fields, **self.tracker.delta())
+        reads = self.observers.value_reads.delta()
+        self.events.write("setup", **fields, **self.tracker.delta(), **reads)
         self.observers.after_step(None)
 
     def begin(self, step: int) -> None:
@@ -87,6 +88,6 @@ class StepRecorder:
                 self.window.stop()
             self.observers.close()
         finally:
-            delta = self.tracker.delta()
+            delta = {**self.tracker.delta(), **self.observers.value_reads.delta()}
             if delta["counters"]:
                 self.events.write("tail", step=self.steps_done if running else None, **delta)

@@ -55,6 +55,10 @@ class SpmdObserver:
         self._problem: str | None = None
         self._seen: set[tuple[Any, ...]] = set()
         self._new: list[dict[str, Any]] = []
+        # Meshes the user built: one reaching torch_xla only through
+        # MpDeviceLoader(input_sharding=xs.ShardingSpec(mesh, ...)) is
+        # neither global nor passed to mark_sharding.
+        self._new_meshes: list[dict[str, Any]] = []
         original_init = xla_sharding.Mesh.__init__
         original_mark = xla_sharding.mark_sharding
 
@@ -77,6 +81,7 @@ class SpmdObserver:
         except AssertionError as error:
             self._problem = f"the mesh at {display_location(_user_site())}: {error}"
             raise
+        self._new_meshes.append({**mesh_record(mesh), "site": _user_site()})
 
     def _observed_mark_sharding(
         self, original: Any, tensor: Any, mesh: Any, partition_spec: Any, *args: Any, **kw: Any
@@ -140,16 +145,17 @@ class SpmdObserver:
 
     def write_new_shardings(self, events: EventWriter, step: int | None) -> None:
         """One ``sharding`` event for the shardings first asked for in this step."""
-        if not self._new:
+        if not self._new and not self._new_meshes:
             return
         mesh = xs.get_global_mesh()
         events.write(
             "sharding",
             step=step,
             shardings=self._new,
+            meshes=self._new_meshes,
             global_mesh=mesh_record(mesh) if mesh is not None else None,
         )
-        self._new = []
+        self._new, self._new_meshes = [], []
 
 
 def _user_site() -> str:

@@ -15,27 +15,44 @@ two module-level calls ``sync`` makes on either side of the step marker:
 ``xu.getenv_as('XLA_SYNC_WAIT', ...)`` just before it (the "before" count),
 and ``xm._run_step_closures()`` just after it (the step ends there).
 
+Which syncs are iterations of the training loop (and which are setup) is
+``loop_finder.py``'s call; ``--steps`` counts loop iterations.
+
 A sync that finds nothing to run (``MpDeviceLoader``'s sync right after the
 user's own ``mark_step``, ``torch_xla.compile``'s clearing sync) is not a
 step: torch_xla looks a graph up in its cache (``CachedCompile``) or compiles
 it (``UncachedCompile``) only when a sync has work, and it does so before the
 call returns, while executions are counted asynchronously.
+
+A sync made by torch_xla's Dynamo bridge (it syncs before it extracts a
+``torch.compile`` graph) is not a step either: its compiles belong to the
+user's step that called the compiled function, which goes on.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 import torch_xla.utils.utils as xu
 
+from xlacli.child.loop_finder import LoopFinder
 from xlacli.child.recorder import StepRecorder
+from xlacli.parse.frames import current_code_roots
 
 _GRAPH_LOOKUPS = ("CachedCompile", "UncachedCompile")
+_CACHED_GRAPH_RUNS = "RunCachedGraphInputData"  # one sample per torch.compile graph run
 SYNC_WAIT_SETTING = "XLA_SYNC_WAIT"
+_DYNAMO_BRIDGE = os.path.join(os.sep, "torch_xla", "_dynamo", "")
+# Syncs before a loop is recognised, past which --steps counts them anyway:
+# a script whose loop xlacli cannot see must still stop.
+SETUP_SYNC_LIMIT = 256
 
 
 class StepLimitReached(BaseException):
@@ -58,12 +75,14 @@ class SyncHook:
     ):
         self.recorder = recorder
         self.inputs = inputs  # the step's input signature (the script's moves to the device)
-        self.limit = limit  # steps to run (warm-up included); None: to the script's end
+        self.limit = limit  # loop iterations to run (warm-up included); None: to the end
+        self.loop = LoopFinder(current_code_roots())
         self.wait = wait
         self.step = 0
         self.stopped = False
         self._originals: tuple[Callable[..., Any], Callable[[], Any]] | None = None
         self._lookups_before: int | None = None
+        self._dynamo_runs_at_step = 0
         self._started = time.perf_counter()
 
     def install(self) -> None:
@@ -71,6 +90,7 @@ class SyncHook:
         self._originals = (xu.getenv_as, xm._run_step_closures)
         xu.getenv_as = self._getenv_as
         xm._run_step_closures = self._run_step_closures
+        self._dynamo_runs_at_step = _dynamo_runs()
         self.recorder.begin(0)
         self._started = time.perf_counter()
 
@@ -81,7 +101,8 @@ class SyncHook:
 
     def _getenv_as(self, name: str, *args: Any, **kwargs: Any) -> Any:
         assert self._originals is not None
-        if name == SYNC_WAIT_SETTING:  # read by sync() right before the step marker
+        if name == SYNC_WAIT_SETTING and not _called_by_dynamo_bridge():
+            # read by sync() right before the step marker
             self._lookups_before = _graph_lookups()
         return self._originals[0](name, *args, **kwargs)
 
@@ -89,25 +110,57 @@ class SyncHook:
         assert self._originals is not None
         context = self._originals[1]()
         lookups, self._lookups_before = self._lookups_before, None
-        if self.stopped or lookups is None or _graph_lookups() == lookups:
-            return context  # nothing was pending: not a step boundary
+        if self.stopped or lookups is None:
+            return context
+        if _graph_lookups() == lookups and _dynamo_runs() == self._dynamo_runs_at_step:
+            return context  # nothing was pending, nothing ran: not a step boundary
         if self.wait:
             # Executions run asynchronously; waiting keeps each step's
             # executions (and their counters) inside that step.
             xm.wait_device_ops()
-        self._end_step()
+        self._end_step(self.loop.classify(self.step, sys._getframe(1)))  # 1: sync()
         return context
 
-    def _end_step(self) -> None:
+    def _end_step(self, phase: str) -> None:
         now = time.perf_counter()
-        self.recorder.end(self.step, wall_time_s=now - self._started, input_signature=self.inputs())
+        self.recorder.end(
+            self.step,
+            wall_time_s=now - self._started,
+            input_signature=self.inputs(),
+            phase=phase,
+            loop_start=self.loop.loop_start,
+        )
         self.step += 1
-        if self.limit is not None and self.step >= self.limit:
+        counted = self.loop.iterations if self.loop.loop_start is not None else 0
+        if self.limit is not None and (
+            counted >= self.limit or self.step >= self.limit + SETUP_SYNC_LIMIT
+        ):
             self.stopped = True
             raise StepLimitReached
+        self._dynamo_runs_at_step = _dynamo_runs()
         self.recorder.begin(self.step)
         self._started = time.perf_counter()
 
 
+def _dynamo_runs() -> int:
+    """torch.compile's graph runs so far. Its cached runs
+    (``_run_cached_graph``) bump no compile or execution counter, only this
+    metric, so a loop of compiled calls ends each step with a sync that finds
+    nothing pending, and that sync still ends the step."""
+    data = met.metric_data(_CACHED_GRAPH_RUNS)
+    return data[0] if data else 0
+
+
 def _graph_lookups() -> int:
     return sum(met.counter_value(name) or 0 for name in _GRAPH_LOOKUPS)
+
+
+def _called_by_dynamo_bridge() -> bool:
+    """``sync()`` was called inside torch_xla's Dynamo bridge (frames: this
+    hook, ``sync``, then its callers). Only syncs pay this walk."""
+    frame: FrameType | None = sys._getframe(2)
+    while frame is not None:
+        if _DYNAMO_BRIDGE in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False

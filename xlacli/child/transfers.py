@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from xlacli.child.callsites import user_line
+from xlacli.child.dynamo import hidden_from_dynamo
 from xlacli.child.steps import xla_type
 from xlacli.parse.frames import CodeRoots, current_code_roots
 
@@ -41,7 +42,7 @@ class TransferLog:
                 log._moves.append(f"input {log._user_site()} {xla_type(result)}")
             return result
 
-        torch.Tensor.to = to  # type: ignore[method-assign,assignment]
+        torch.Tensor.to = hidden_from_dynamo(to)  # type: ignore[method-assign]
 
     def uninstall(self) -> None:
         if self._original is not None:

@@ -104,7 +104,8 @@ def _run_check(request: CheckRequest) -> int:
     label = display_path(target.path) + (f":{target.entry}" if target.entry else "")
     baseline = None if request.update_baseline else load_baseline(baseline_path, label)
     if baseline is not None:
-        check_settings(baseline, _chosen_settings(request, config))
+        chosen = _chosen_settings(request, config)
+        check_settings(baseline, {**chosen, "script_args": tuple(target.args)})
     settings = _run_settings(request, baseline, config, script=target.is_script)
     mode = _check_mode(request.mode, baseline, baseline_path)
     result = capture(
@@ -121,7 +122,9 @@ def _run_check(request: CheckRequest) -> int:
         runs_dir=project_runs_dir(config),
         hang_timeout=request.hang_timeout,
     )
-    judge = _Judge(baseline, baseline_path, settings.optimizer, config.memory_tolerance)
+    judge = _Judge(
+        baseline, baseline_path, settings.optimizer, config.memory_tolerance, tuple(target.args)
+    )
     place = launched_rank()
     if place is None:
         return _judge(request, result, judge)
@@ -142,6 +145,7 @@ class _Judge:
     path: Path
     optimizer: str
     memory_tolerance: float | None
+    script_args: tuple[str, ...] = ()  # recorded in the baseline: another is a mismatch
 
 
 def _finish_rank(
@@ -176,7 +180,7 @@ def _judge(
     if result.error is not None:
         _write_html(request, result.paths.root)
         raise result.error
-    current = baseline_from_report(result.report, baseline_path, judge.optimizer)
+    current = baseline_from_report(result.report, baseline_path, judge.optimizer, judge.script_args)
     if baseline is None:
         if merger:  # one baseline: rank 0's
             write_baseline(current, baseline_path)

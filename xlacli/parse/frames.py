@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 _FRAME = re.compile(r"^\s*(?P<function>.*?) \((?P<file>.*):(?P<line>\d+)\)\s*$")
 
@@ -53,6 +54,30 @@ class CodeRoots:
         return frame.file.startswith(self.xlacli)
 
 
+# torch_xla's Dynamo bridge: it syncs (``torch_xla.sync()``, ``_xla_sync_multi``)
+# while it extracts and runs torch.compile's graphs. Those syncs are
+# torch_xla's machinery, never the user's step or value read.
+DYNAMO_BRIDGE_DIR = "/torch_xla/_dynamo/"
+
+
+def in_dynamo_bridge(frames: tuple[Frame, ...] | list[Frame]) -> bool:
+    """The sync ran inside torch_xla's Dynamo bridge (the openxla backend)."""
+    return any(DYNAMO_BRIDGE_DIR in frame.file for frame in frames)
+
+
+# xlacli's own package: none of its lines is ever a user's source (the
+# script's ``.to()`` goes through a wrapper of ours, which torch_xla records
+# as the innermost frame of the moved tensor).
+XLACLI_PACKAGE = str(Path(__file__).resolve().parent.parent) + "/"
+
+
+def outside_xlacli(location: str | None) -> str | None:
+    """``location`` (``file:line``), or None when it points into xlacli's package."""
+    if location is None or location.startswith(XLACLI_PACKAGE):
+        return None
+    return location
+
+
 def first_user_frame(frames: tuple[Frame, ...] | list[Frame], roots: CodeRoots) -> Frame | None:
     """The innermost frame in the user's own code."""
     return next((frame for frame in frames if roots.is_user(frame)), None)
@@ -61,10 +86,34 @@ def first_user_frame(frames: tuple[Frame, ...] | list[Frame], roots: CodeRoots) 
 def current_code_roots() -> CodeRoots:
     """The library roots of the running interpreter (the child uses the same one)."""
     import sysconfig
-    from pathlib import Path
 
     import xlacli
 
     keys = ("stdlib", "platstdlib", "purelib", "platlib")
     library = tuple(sorted({sysconfig.get_paths()[key] + "/" for key in keys}))
     return CodeRoots(library, str(Path(xlacli.__file__).resolve().parent) + "/")
+
+
+# Packages whose frames are the machinery of every run, never a framework's site.
+RUNTIME_PACKAGES = frozenset({"torch", "torch_xla", "xlacli"})
+
+
+def framework_frame(frames: tuple[Frame, ...] | list[Frame], roots: CodeRoots) -> Frame | None:
+    """When the user's line is one call into a framework (``trainer.train()``),
+    the framework's own line that is the site: the innermost frame of the
+    package the user called (its training loop, its evaluation loop, its
+    logging read). None when the user called torch or torch_xla directly."""
+    index = next((i for i, frame in enumerate(frames) if roots.is_user(frame)), None)
+    if not index:
+        return None
+    package = _package(frames[index - 1].file)
+    if package is None or package in RUNTIME_PACKAGES:
+        return None
+    return next(frame for frame in frames[:index] if _package(frame.file) == package)
+
+
+def _package(file: str) -> str | None:
+    for marker in ("/site-packages/", "/dist-packages/"):
+        if marker in file:
+            return file.rsplit(marker, 1)[1].split("/", 1)[0].removesuffix(".py")
+    return None

@@ -75,7 +75,7 @@ def _title(report: RunReport) -> Text:
     )
     suffix = f", torch_xla {versions}" if versions else ""
     return Text.assemble(
-        ("xlacli compile ", "bold"),
+        (f"xlacli {report.command} ", "bold"),
         (display_path(report.model), "bold cyan"),
         f"  {report.device}, {steps}{suffix}",
     )
@@ -118,7 +118,7 @@ def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Tabl
                 if compact
                 else sizes
             ),
-            format_seconds(graph.compile_time_s),
+            "-" if graph.trigger == "eager" else format_seconds(graph.compile_time_s),
             str(graph.executions),
             format_seconds(graph.execute_time_s),
         )
@@ -138,8 +138,9 @@ TRIGGER_WORDS = {
     "host_sync": "value read",
     "dynamo": "torch.compile",
     "torch_xla_compile": "torch_xla.compile",
+    "eager": "eager op",
 }
-_COMPILED_BY = ("dynamo", "torch_xla_compile")
+_COMPILED_BY = ("dynamo", "torch_xla_compile", "eager")
 
 
 def _site_text(graph: GraphRecord, *, compact: bool) -> Text:
@@ -154,6 +155,8 @@ def _site_text(graph: GraphRecord, *, compact: bool) -> Text:
         text.append(f" ({words})", style="magenta")
     elif graph.trigger == "step_end" and not compact:
         text.append(f" ({words})", style="dim")
+    if graph.framework_site and not compact:  # trainer.train(): the framework's own line
+        text.append(f" in {display_location(graph.framework_site)}", style="dim")
     return text
 
 
@@ -164,12 +167,26 @@ def _count(value: int | None) -> str:
 def _totals(report: RunReport) -> Text:
     graphs = len(report.graphs)
     return Text(
-        f"\n{counted(report.compilations, 'compilation')} "
+        f"\n{counted(report.compilations, 'compilation')}{_compiled_by(report)} "
         f"({format_seconds(report.total_compile_time_s)}), "
         f"{counted(report.executions, 'execution')} "
         f"({format_seconds(report.total_execute_time_s)}), "
         f"{counted(graphs, 'distinct graph')}"
     )
+
+
+def _compiled_by(report: RunReport) -> str:
+    """`` (7 eager op graphs, 2 torch_xla.compile graphs)`` when not all
+    compiles are lazy syncs' (eager ops' compiles are not timed)."""
+    kinds = {"eager": "eager op graph", "torch_xla_compile": "torch_xla.compile graph"}
+    parts = [
+        counted(n, kinds[trigger])
+        for trigger in kinds
+        if (n := sum(g.compilations for g in report.graphs if g.trigger == trigger))
+    ]
+    if not any(g.trigger == "eager" for g in report.graphs):
+        return ""
+    return f" ({', '.join(parts)}; eager ops' compiles are not timed)"
 
 
 def next_commands(report: RunReport) -> list[str]:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
+from typing import IO, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -16,9 +18,38 @@ from xlacli.errors import XlacliError
 PIPE_WIDTH = 160
 
 
+# Spaces at the end of a line, before any closing style codes.
+_TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
+
+
+class TrimmedLines:
+    """A text stream that drops the spaces rich pads a table's last column and
+    its blocks with at the end of each line (data on stdout is diffed, grepped
+    and pasted). The last, unfinished line waits for its newline or a flush."""
+
+    def __init__(self, target: IO[str]):
+        self.target = target
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        lines, newline, self._pending = (self._pending + text).rpartition("\n")
+        if newline:
+            self.target.write(_TRAILING.sub(r"\1", lines) + newline)
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            self.target.write(_TRAILING.sub(r"\1", self._pending))
+            self._pending = ""
+        self.target.flush()
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding...
+        return getattr(self.target, name)
+
+
 def stdout_console() -> Console:
     """A console for data (tables, reports) on stdout."""
-    console = Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    console = Console(file=TrimmedLines(sys.stdout), highlight=False, soft_wrap=False)  # type: ignore[arg-type]
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = PIPE_WIDTH
     return console

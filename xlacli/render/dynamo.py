@@ -39,7 +39,8 @@ def dynamo_view(report: RunReport) -> RenderableType | None:
         title = f"Dynamo recompiles ({len(guarded)}, {steady} after the warm-up):"
         parts.append(Text(title, style="bold red" if steady else "bold"))
         for frame in guarded:
-            parts.append(_located(frame.location, f"step {frame.step}  {frame.guard_failure}"))
+            where = frame.guard_read or frame.location
+            parts.append(_located(where, f"step {frame.step}  {frame.guard_failure}"))
         parts.append(_fix("dynamo_guard"))
     return Group(*parts)
 

@@ -168,5 +168,11 @@ def device_memory_text(memory: RunMemory) -> str:
     if memory.device_unavailable:
         if "GetAllocatorStats" in memory.device_unavailable:
             return "not available on CPU (XLA:CPU keeps no allocator statistics)"
+        if "spmd_device_str" in memory.device_unavailable or "SPMD:" in memory.device_unavailable:
+            # torch_xla: "Check failed: device != spmd_device_str ... MemoryInfo not supported"
+            return (
+                "not available under SPMD (the virtual SPMD device has no memory statistics; "
+                "the per-device input, output and temporary bytes of each graph are above)"
+            )
         return f"not available ({memory.device_unavailable})"
     return "not sampled"

@@ -6,14 +6,22 @@ import dataclasses
 
 from rich.console import Group, RenderableType
 from rich.markup import escape
-from rich.padding import Padding
 from rich.text import Text
 
+from xlacli.analysis.phases import AFTER_LOOP, LOOP, NEW_PHASE, SETUP
 from xlacli.paths import display_location, source_line
 from xlacli.report.run import CompileEvent, FallbackOp, RunReport
 from xlacli.units import format_seconds
 
 COMPILED, CACHED = "●", "·"
+INDENT = " " * 6
+# The compiles that are not steady-state recompiles, by phase (analysis/phases.py).
+PHASE_HEADINGS = (
+    (SETUP, "Setup compiles ({n}, before the loop)"),
+    (LOOP, "Warm-up compiles ({n}, expected)"),
+    (NEW_PHASE, "New phases ({n}: sites whose first graph came after the warm-up, not recompiles)"),
+    (AFTER_LOOP, "After the loop ({n})"),
+)
 
 
 def recompile_view(report: RunReport) -> RenderableType:
@@ -25,14 +33,16 @@ def recompile_view(report: RunReport) -> RenderableType:
         parts.extend(group_block(group) for group in grouped(steady))
     elif report.steps > report.warmup:
         parts.append(Text("No compile after the warm-up steps.", style="green"))
-    warmup = [event for event in report.events if not event.steady_state]
-    if warmup:
-        parts.append(Text(f"\nWarm-up compiles ({len(warmup)}, expected):", style="bold"))
+    for phase, heading in PHASE_HEADINGS:
+        expected = [e for e in report.events if not e.steady_state and e.phase == phase]
+        if not expected:
+            continue
+        parts.append(Text("\n" + heading.format(n=len(expected)) + ":", style="bold"))
         parts.extend(
             group_block(group)
             if group[0].cause.category in GROUPED_CATEGORIES
             else _warmup_line(group[0])  # only grouped categories form groups
-            for group in grouped(warmup)
+            for group in grouped(expected)
         )
     if report.fallback_ops:
         parts.append(Text("\nOps run on the CPU (fallbacks):", style="bold yellow"))
@@ -60,10 +70,19 @@ def timeline(report: RunReport) -> Text:
     per_step = report.executions_per_step
     if per_step and max(per_step) > 1:
         text.append("\nGraphs run per step: " + " ".join(map(str, per_step)), style="yellow")
-        text.append(
-            "  (more than 1: the step was cut, by a value read or a sync of its own)", style="dim"
-        )
+        text.append(f"  (more than 1: {_why_several(report)})", style="dim")
     return text
+
+
+def _why_several(report: RunReport) -> str:
+    """Eager ops and torch.compile run graphs of their own inside a step."""
+    own = {g.trigger for g in report.graphs} & {"eager", "dynamo"}
+    if own:
+        makers = " and ".join(
+            sorted({"eager": "eager ops", "dynamo": "torch.compile"}[t] for t in own)
+        )
+        return f"{makers} run graphs of their own, or a value read or a sync cut the step"
+    return "the step was cut, by a value read or a sync of its own"
 
 
 # Categories whose consecutive compiles are one pattern, shown once with a count.
@@ -99,14 +118,14 @@ def event_block(event: CompileEvent, count: int = 1) -> RenderableType:
     its code, the library line inside it, before/after, cost, fix, other readings."""
     cause = event.cause
     head = Text.assemble(
-        ("  step ", "dim"),
-        (str(event.step), "bold"),
+        ("  ", "dim"),
+        (step_label(event), "bold"),
         "  ",
         (cause.category, "bold magenta"),
         (f" ×{count}" if count > 1 else "", "bold magenta"),
         "  ",
         (display_location(cause.location) or "unknown location", "cyan"),
-        (f"  +{format_seconds(event.compile_time_s)} compile", "dim"),
+        (f"  {_cost(event, '+', ' compile')}", "dim"),
     )
     lines: list[RenderableType] = [head]
     code = source_line(cause.location) if cause.location else None
@@ -115,37 +134,52 @@ def event_block(event: CompileEvent, count: int = 1) -> RenderableType:
     if cause.library_location:
         inside = display_location(cause.library_location)
         lines.append(Text(f"      (inside {inside})", style="dim"))
-    lines.append(Padding(Text(cause.detail), (0, 0, 0, 6)))
+    # Indented by text, not rich's Padding, which pads every line to the
+    # terminal's width with trailing spaces.
+    lines.append(Text(INDENT) + Text(cause.detail))
     if cause.hint:
-        lines.append(
-            Padding(Text.from_markup(f"[green]fix:[/] {escape(cause.hint)}"), (0, 0, 0, 6))
-        )
+        lines.append(Text.from_markup(f"{INDENT}[green]fix:[/] {escape(cause.hint)}"))
     for other in cause.also:
         where = display_location(other.location) or "unknown location"
         lines.append(
-            Padding(
-                Text.assemble(("also: ", "dim"), (other.category, "magenta"), f" at {where}: ")
-                + Text(other.detail, style="dim"),
-                (0, 0, 0, 6),
-            )
+            Text.assemble(INDENT, ("also: ", "dim"), (other.category, "magenta"), f" at {where}: ")
+            + Text(other.detail, style="dim")
         )
     return Group(*lines)
+
+
+def step_label(event: CompileEvent) -> str:
+    """``step 3``; a compile outside every step says which side of the loop it is on."""
+    if event.step is not None:
+        return f"step {event.step}"
+    return "after the loop" if event.phase == AFTER_LOOP else "setup"
 
 
 def _warmup_line(event: CompileEvent) -> Text:
     inside = display_location(event.cause.library_location)
     return Text.assemble(
-        ("  step ", "dim"),
-        str(event.step),
+        ("  ", "dim"),
+        step_label(event),
         "  ",
         (event.cause.category, "magenta"),
         "  ",
         (display_location(event.cause.location) or "", "cyan"),
         (f" (inside {inside})" if inside else "", "dim"),
-        (f"  {format_seconds(event.compile_time_s)}", "dim"),
+        (f"  {_cost(event)}", "dim"),
     )
+
+
+def _cost(event: CompileEvent, sign: str = "", what: str = "") -> str:
+    """The compile time; an eager op's compile is not timed by torch_xla
+    (no CompileTime sample), so it has none."""
+    if event.compile_time_s == 0.0:
+        return "not timed"
+    return f"{sign}{format_seconds(event.compile_time_s)}{what}"
 
 
 def _fallback_line(op: FallbackOp) -> Text:
     where = f" at {display_location(op.location)}" if op.location else ""
-    return Text(f"  {op.op} ×{op.count}{where}")
+    inside = display_location(op.library_location)
+    return Text.assemble(
+        f"  {op.op} ×{op.count}{where}", (f" (inside {inside})" if inside else "", "dim")
+    )

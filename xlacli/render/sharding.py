@@ -9,6 +9,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from xlacli.analysis.collectives import shape_bytes
+from xlacli.hlo.lexer import Malformed
+from xlacli.hlo.shapes import read_shape
 from xlacli.paths import display_location
 from xlacli.report.run import GraphRecord
 from xlacli.report.sharding import GraphSpmd, TensorSharding
@@ -51,11 +54,14 @@ def _graph_block(graph: GraphRecord, spmd: GraphSpmd) -> RenderableType:
     )
 
 
-def _tensor_table(what: str, tensors: tuple[TensorSharding, ...]) -> Table:
+def _tensor_table(what: str, tensors: tuple[TensorSharding, ...]) -> RenderableType:
+    """The split tensors one per row; the replicated ones (a data-parallel
+    model's every weight) in one line. report.json lists them all."""
     table = Table(box=None, pad_edge=False, show_header=False, padding=(0, 1))
+    replicated = [tensor for tensor in tensors if tensor.replicated]
     for tensor in tensors:
-        if tensor.replicated and what == "output":
-            continue  # most outputs are replicated scalars and copies; show the split ones
+        if tensor.replicated:
+            continue
         table.add_row(
             f"  {what} {tensor.index}",
             tensor.type,
@@ -64,7 +70,26 @@ def _tensor_table(what: str, tensors: tuple[TensorSharding, ...]) -> Table:
             Text(tensor.hlo or "", style="dim"),
             display_location(tensor.location) if tensor.location else "",
         )
-    return table
+    if not replicated:
+        return table
+    line = Text(
+        f"  {counted(len(replicated), what)} replicated on every device"
+        + _bytes_of(replicated)
+        + (" (the rest: report.json and the HTML page list each)" if what == "input" else ""),
+        style="dim",
+    )
+    return Group(table, line) if table.row_count else line
+
+
+def _bytes_of(tensors: list[TensorSharding]) -> str:
+    """``, 12.3 MiB on each device`` when the types read as HLO shapes."""
+    total = 0
+    for tensor in tensors:
+        try:
+            total += shape_bytes(read_shape(tensor.type, 0, {})[0])
+        except Malformed:
+            return ""
+    return f", {format_bytes(total)} on each device" if total else ""
 
 
 def _collectives(spmd: GraphSpmd) -> RenderableType:

@@ -70,6 +70,9 @@ class GraphRecord:
     precision: GraphPrecision | None = None
     checkpoint: CheckpointFacts | None = None
     spmd: GraphSpmd | None = None  # SPMD: mesh, shardings, collectives (sharding_report.py)
+    # When the user's line is one call into a framework (trainer.train()): the
+    # framework's own line that is the site (parse/frames.py framework_frame).
+    framework_site: str | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,7 @@ class StepRecord:
     graph_hashes: tuple[str, ...] = ()  # the graphs it executed, in order
     value_reads: int = 0  # executions forced by reading a value on the host
     fallbacks: int = 0  # ops run on the CPU (aten:: counters)
+    phase: str = "loop"  # setup (a script's syncs before its loop) or loop (analysis/phases.py)
 
 
 @dataclass(frozen=True)
@@ -106,9 +110,12 @@ class CompileEvent:
     step: int | None
     graph_hash: str
     compile_time_s: float
-    steady_state: bool  # after the warm-up steps: a recompile the user must see
+    # A site that finished its own warm-up compiled again: a recompile the
+    # user must see (per-site steady state, analysis/phases.py).
+    steady_state: bool
     cause: CompileCause
     compared_with: str | None = None  # the earlier graph it was compared with
+    phase: str = "loop"  # setup, loop, new_phase or after_loop (analysis/phases.py)
 
 
 @dataclass(frozen=True)
@@ -118,6 +125,7 @@ class FallbackOp:
     op: str
     count: int
     location: str | None  # the user's line whose value read it needed, if known
+    library_location: str | None = None  # the library line it ran in (xm.mesh_reduce...)
 
 
 @dataclass(frozen=True)
@@ -162,6 +170,7 @@ class DynamoFrameRecord:
     guard_failure: str | None  # the guard that failed, when this is a recompile
     compile_time_s: float  # Dynamo's own time (tracing, AOT, backend)
     graph_hashes: tuple[str, ...] = ()  # the XLA graphs its FX graph lowered to
+    guard_read: str | None = None  # the user's file:line that read the failed guard's value
 
 
 @dataclass(frozen=True)
@@ -208,6 +217,7 @@ class RunReport:
     dynamo: DynamoRecord | None = None  # set when Dynamo ran, whoever called it
     # Analyses that raised: their sections are missing from this report.
     problems: tuple[Problem, ...] = ()
+    command: str = "compile"  # the command that made the run: compile or profile
     # Advice (advice_report.py): where compile cost comes from, and what would cut it.
     compile_cost: CompileCost | None = None
     scan_advice: tuple[ScanAdvice, ...] = ()
@@ -304,6 +314,7 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         mode=data.get("mode", "lazy"),
         dynamo=_dynamo_from_dict(data.get("dynamo")),
         problems=tuple(Problem(**p) for p in data.get("problems", ())),
+        command=data.get("command", "compile"),
         compile_cost=compile_cost_from_dict(data.get("compile_cost")),
         scan_advice=scan_advice_from_dict(data.get("scan_advice")),
         bucket_advice=bucket_advice_from_dict(data.get("bucket_advice")),
@@ -336,6 +347,7 @@ def _event_from_dict(data: dict[str, Any]) -> CompileEvent:
         steady_state=data.get("steady_state", False),
         cause=_cause_from_dict(data["cause"]),
         compared_with=data.get("compared_with"),
+        phase=data.get("phase", "loop"),
     )
 
 
@@ -374,6 +386,7 @@ def _graph_from_dict(data: dict[str, Any]) -> GraphRecord:
         precision=graph_precision_from_dict(data.get("precision")),
         checkpoint=checkpoint_from_dict(data.get("checkpoint")),
         spmd=graph_spmd_from_dict(data.get("spmd")),
+        framework_site=data.get("framework_site"),
     )
 
 
@@ -387,4 +400,5 @@ def _step_from_dict(data: dict[str, Any]) -> StepRecord:
         graph_hashes=tuple(data.get("graph_hashes", ())),
         value_reads=data.get("value_reads", 0),
         fallbacks=data.get("fallbacks", 0),
+        phase=data.get("phase", "loop"),
     )

@@ -17,6 +17,9 @@ finally:
     import torch_xla.debug.metrics as met
 
     xm.wait_device_ops()
-    names = ("UncachedCompile", "ExecuteComputation")
+    names = ("UncachedCompile", "ExecuteComputation", "ExecuteReplicated")
+    counts = {name: met.counter_value(name) or 0 for name in names}
+    dynamo = sys.modules.get("torch._dynamo.utils")  # torch.compile's own counters
+    counts["dynamo"] = {k: dict(v) for k, v in dynamo.counters.items() if v} if dynamo else {}
     with open(out, "w") as handle:
-        json.dump({name: met.counter_value(name) or 0 for name in names}, handle)
+        json.dump(counts, handle)

@@ -51,3 +51,30 @@ def test_without_stacks_the_old_fallbacks_hold():
     located = Locator(ROOTS, Path("/u"), load_hlo=lambda h: None, entry_site="/u/m.py:5")
     located.learn_frames([Frame("step", "/lib/torch/optim/sgd.py", 1)])
     assert located.node(graph.ir.nodes[0], graph) == ("/u/m.py:5", "/lib/torch/optim/sgd.py:375")
+
+
+def graph_of(graph_hash: str, step: int, *nodes: str) -> CompiledGraph:
+    text = (
+        "[ScheduleSyncTensorsGraph]\nTensorsGraphInfo:\n  f (/u/m.py:1)\n\n## BEGIN_GRAPH\nIR {\n"
+    )
+    text += "".join(f"  {node}\n" for node in nodes)
+    text += f"}}\n\nGraph Hash: {graph_hash}\n\n## END_GRAPH\n"
+    frames = (Frame("train", "/u/train.py", 40),)
+    return CompiledGraph(step, step, graph_hash, 0.1, frames, False, parse_ir_dump(text)[0], ())
+
+
+def test_a_removed_node_is_located_in_the_old_graph():
+    """A difference that only removes a node names a node of the old graph: the
+    locator looked it up in the new one and raised (issue 20, item 9)."""
+    from xlacli.analysis.recompile import ExplainContext, explain_compiles
+
+    relu = "%1 = f32[4,8]{1,0} aten::relu(%0), location=forward@linear.py:134"
+    data = "%0 = f32[4,8]{1,0} xla::device_data(), location=train@train.py:30"
+    add = "%2 = f32[4,8]{1,0} aten::add(%1, %1), location=forward@linear.py:134, ROOT=0"
+    old = graph_of("old", 0, data, relu, add)
+    new = graph_of("new", 1, data, relu.replace("relu(%0)", "relu(%0), ROOT=0"))
+    stacks = [StackedOp("aten__add", (LINEAR, Frame("forward", "/u/model.py", 20)))]
+    events = explain_compiles([old, new], ExplainContext(2, locator(stacks)))
+    assert events[1].cause.category == "graph_structure"
+    assert "removed" in events[1].cause.detail
+    assert events[1].cause.location == "/u/model.py:20"  # from the old graph's stacks

@@ -154,6 +154,29 @@ def test_a_changed_input_sharding_is_found_with_its_line():
     assert input_sharding_change(old, old, context) is None
 
 
+def test_a_changed_sharding_annotation_on_an_activation_is_found_with_its_line():
+    old = parse_hlo(BEFORE)
+    new = parse_hlo(
+        BEFORE.replace(
+            'custom_call_target="Sharding", sharding={devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}',
+            'custom_call_target="Sharding", sharding={devices=[1,2,2]0,2,1,3 last_tile_dim_replicate}',
+        )
+    )
+    sites = {("{devices=[1,2,2]0,2,1,3 last_tile_dim_replicate}", "f32[8,4]"): "/m.py:31"}
+    location, detail = input_sharding_change(old, new, ShardingContext(sites, MESH_2X2))
+    assert location == "/m.py:31"
+    assert detail.startswith("the sharding annotation on f32[8,4] (data, None)")
+    assert "-> (None, model)" in detail
+
+
+def test_the_mesh_a_script_only_built_is_the_run_s_mesh():
+    mesh = {"shape": [4], "axis_names": ["data"], "device_ids": [0, 1, 2, 3], "site": "/m.py:9"}
+    events = [{"step": None, "global_mesh": None, "shardings": [], "meshes": [mesh]}]
+    assert mesh_from_events({"global_mesh": None}, events) == MeshRecord(
+        (4,), ("data",), (0, 1, 2, 3)
+    )
+
+
 def test_check_flags_an_added_all_gather():
     def baseline(spmd: GraphSpmd) -> Baseline:
         return Baseline(

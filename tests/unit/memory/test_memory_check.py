@@ -6,8 +6,9 @@ import pytest
 
 from tests.unit.memory.test_memory import graph
 from xlacli.analysis.check import IMPROVEMENT, OK, REGRESSION
-from xlacli.analysis.memory_baseline import buffers_from_json, memory_baseline, stable_source
+from xlacli.analysis.memory_baseline import buffers_from_json, memory_baseline
 from xlacli.analysis.memory_check import compare_peaks
+from xlacli.analysis.stable_paths import stable_location
 from xlacli.config import load_config
 from xlacli.errors import UsageError
 from xlacli.report.memory import BufferRecord, GraphMemory
@@ -59,7 +60,7 @@ def test_baseline_figures_are_machine_independent(tmp_path):
     assert peaks == {"m.py#0": 128}
     assert [b["source"] for b in kept["m.py#0"]] == ["torch/nn/modules/linear.py:134", "m.py:9"]
     assert buffers_from_json({"m.py#0": kept["m.py#0"], "bad": 3}) == {"m.py#0": kept["m.py#0"]}
-    assert stable_source(None, tmp_path) == ""
+    assert stable_location(None, tmp_path) == ""
 
 
 def test_memory_tolerance_in_pyproject(tmp_path: Path):

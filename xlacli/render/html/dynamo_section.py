@@ -46,9 +46,9 @@ def context(run: RunContext) -> dict[str, Any] | None:
                 "step": frame.step,
                 "steady": frame.step is not None and frame.step >= report.warmup,
                 "function": frame.function,
-                "location": display_location(frame.location) or frame.location,
+                "location": display_location(frame.guard_read or frame.location) or frame.location,
                 "guard": frame.guard_failure,
-                "snippet": snippet_rows(run.snippets.get(frame.location)),
+                "snippet": snippet_rows(run.snippets.get(frame.guard_read or frame.location)),
             }
             for frame in dynamo.frames
             if frame.guard_failure

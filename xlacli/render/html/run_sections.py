@@ -176,6 +176,7 @@ def fallbacks(run: RunContext) -> dict[str, Any] | None:
                 "op": op.op,
                 "count": op.count,
                 "location": display_location(op.location),
+                "library_location": display_location(op.library_location),
                 "snippet": snippet_rows(run.snippets.get(op.location or "")),
             }
             for op in run.report.fallback_ops

@@ -1,0 +1,111 @@
+"""Per-site steady state on a train-then-evaluate script (issue 20, item 1):
+the evaluation loop's first graphs are a new phase, not recompiles, and
+--fail-on-recompile still fails on a real recompile in either loop."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, REPO, run_cli
+
+pytestmark = pytest.mark.e2e
+SCRIPT = EXAMPLES / "scripts" / "train_eval.py"
+
+
+def line_of(fragment: str) -> str:
+    for number, line in enumerate(SCRIPT.read_text().splitlines(), start=1):
+        if fragment in line:
+            return f"{SCRIPT}:{number}"
+    raise AssertionError(fragment)
+
+
+def compile_json(out: Path, *args: str) -> tuple[int, dict, str]:
+    result = run_cli(
+        "compile", SCRIPT, "--out", out, "--format", "json", "--fail-on-recompile", "--", *args,
+        cwd=REPO,
+    )  # fmt: skip
+    return result.code, json.loads(result.stdout), result.stderr
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory) -> tuple[int, dict, str]:
+    return compile_json(tmp_path_factory.mktemp("clean") / "run", "--batch-size", "8")
+
+
+@pytest.fixture(scope="module")
+def short_batches(tmp_path_factory) -> tuple[int, dict, str]:
+    # 52 and 36 samples in batches of 8: each loop ends on a batch of 4.
+    folder = tmp_path_factory.mktemp("short")
+    args = ("--batch-size", "8", "--train-samples", "52", "--eval-samples", "36")
+    return compile_json(folder / "run", *args)
+
+
+def test_train_then_evaluate_passes_fail_on_recompile(clean):
+    code, report, stderr = clean
+    assert code == 0, stderr
+    assert report["steady_state_compiles"] == 0
+    assert not [e for e in report["events"] if e["cause"]["category"] == "first_compile"
+                and e["steady_state"]]  # fmt: skip
+
+
+def test_the_evaluation_loop_is_a_new_phase(clean):
+    _, report, _ = clean
+    phases = [(e["phase"], e["cause"]["location"]) for e in report["events"]]
+    evaluation = [loc for phase, loc in phases if phase == "new_phase"]
+    assert evaluation and set(evaluation) <= {
+        line_of("in eval_loader"),
+        line_of("correct += model"),
+    }, phases
+    assert [phase for phase, _ in phases][:2] == ["loop", "loop"]
+
+
+def test_a_read_after_the_last_sync_is_after_the_loop(clean):
+    """Item 3: the final accuracy read compiles outside every step."""
+    _, report, _ = clean
+    (event,) = [e for e in report["events"] if e["step"] is None]
+    assert event["phase"] == "after_loop" and not event["steady_state"]
+    assert event["cause"]["location"] == line_of("accuracy = (correct.float()")
+
+
+def test_the_text_report_names_the_new_phase(tmp_path, clean):
+    _, report, _ = clean
+    result = run_cli("report", report["run_dir"], cwd=REPO)
+    assert "After the loop (1):" in result.stdout and "step None" not in result.stdout
+    assert "New phases (" in result.stdout
+    assert "Steady-state recompiles" not in result.stdout
+    assert not [line for line in result.stdout.splitlines() if line != line.rstrip()]
+
+
+def test_a_short_last_batch_recompiles_in_both_loops(short_batches):
+    code, report, stderr = short_batches
+    assert code == 1
+    steady = [e for e in report["events"] if e["steady_state"]]
+    assert [(e["phase"], e["cause"]["category"]) for e in steady] == [
+        ("loop", "input_shape"),
+        ("new_phase", "input_shape"),
+    ], steady
+    assert "2 steady-state recompiles" in stderr
+
+
+@pytest.fixture(scope="module")
+def fsdp(tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("fsdp") / "run"
+    script = EXAMPLES / "scripts" / "train_fsdp.py"
+    result = run_cli("compile", script, "--steps", "3", "--out", out, "--format", "json", cwd=REPO)
+    assert result.code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_a_wrappers_syncs_are_setup_and_steps_count_loop_iterations(fsdp):
+    phases = [record["phase"] for record in fsdp["step_records"]]
+    assert phases[0] == "setup" and phases.count("loop") == 3, phases
+    assert phases == sorted(phases, key=lambda phase: phase != "setup")  # setup, then the loop
+    assert fsdp["steady_state_compiles"] == 0
+    setup = [e for e in fsdp["events"] if e["phase"] == "setup"]
+    assert setup and all(e["step"] < phases.index("loop") for e in setup)
+    assert [e["cause"]["category"] for e in fsdp["events"] if e["phase"] == "loop"] == [
+        "first_compile"
+    ]

@@ -1,0 +1,58 @@
+"""Where a failed Dynamo guard's value was read and changed (analysis/guards.py)."""
+
+from __future__ import annotations
+
+from xlacli.analysis.guards import assignment_lines, guard_read_location, guarded_name
+
+ATTRIBUTE = (
+    "0/0: self.scale == 1.0                                        "
+    "# return h * self.scale  # wt/i21/proj/model.py:29 in forward"
+)
+GLOBAL = "0/0: G['SCALE'] == 1.0     # return x * SCALE  # mp/i21/gl.py:5 in f"
+
+
+def test_the_note_names_the_line_that_read_the_value():
+    files = ["/work/wt/i21/proj/model.py", "/work/wt/i21/proj/other.py"]
+    assert guard_read_location(ATTRIBUTE, files) == "/work/wt/i21/proj/model.py:29"
+
+
+def test_a_note_matching_no_user_file_is_no_location():
+    assert guard_read_location(ATTRIBUTE, ["/elsewhere/model.py"]) is None
+    assert guard_read_location("0/0: tensor 'x' size mismatch at index 0", []) is None
+    assert guard_read_location(None, []) is None
+
+
+def test_the_guarded_name_of_an_attribute_and_a_global():
+    assert guarded_name(ATTRIBUTE) == ("scale", False)
+    assert guarded_name(GLOBAL) == ("SCALE", True)
+    assert guarded_name("0/0: tensor 'x' size mismatch at index 0. expected 4") is None
+    assert guarded_name("0/0: L['n'] == 3") is None  # an argument: changed by the caller
+
+
+SOURCE = """\
+SCALE = 1.0
+
+
+class M:
+    def __init__(self):
+        self.scale = 1.0
+
+    def forward(self, x):
+        return x * self.scale
+
+
+def main(model):
+    global SCALE
+    for step in range(4):
+        if step == 2:
+            model.scale = 0.5
+            SCALE = 2.0
+"""
+
+
+def test_assignments_outside_init_are_the_changes(tmp_path):
+    path = tmp_path / "model.py"
+    path.write_text(SOURCE)
+    assert assignment_lines(str(path), "scale", is_global=False) == (16,)
+    assert assignment_lines(str(path), "SCALE", is_global=True) == (17,)
+    assert assignment_lines(str(tmp_path / "missing.py"), "scale", is_global=False) == ()

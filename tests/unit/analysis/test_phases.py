@@ -1,0 +1,102 @@
+"""Per-site steady state and phases (analysis/phases.py) on hand-built compiles."""
+
+from __future__ import annotations
+
+from xlacli.analysis.phases import (
+    AFTER_LOOP,
+    LOOP,
+    NEW_PHASE,
+    SETUP,
+    SiteCompile,
+    Verdict,
+    count_before,
+    judge,
+    loop_iterations,
+    site_runs_before,
+)
+from xlacli.parse.frames import Frame
+
+TRAIN = (Frame("main", "/u/train.py", 46),)
+EVAL = (Frame("main", "/u/train.py", 53),)
+READ = (Frame("main", "/u/train.py", 55),)
+WRAP = (Frame("mark_step", "/lib/fsdp.py", 9), Frame("main", "/u/train.py", 30))
+
+
+def at(site, step, runs, category="graph_structure", phase=LOOP, iteration=None):
+    iteration = step if iteration is None and phase == LOOP else iteration
+    return SiteCompile(site, step, phase, iteration, runs, category)
+
+
+def test_train_then_evaluate_has_no_steady_state_recompile():
+    verdicts = judge(
+        [
+            at(TRAIN, 0, 0, "first_compile"),
+            at(TRAIN, 1, 1, "optimizer_state"),
+            at(EVAL, 6, 0, "first_compile"),  # the evaluation loop's first graph
+            at(EVAL, 7, 1),  # its second: the evaluation's own warm-up
+            at(READ, None, 0, "host_sync", phase=AFTER_LOOP),  # the final accuracy read
+        ],
+        warmup=2,
+    )
+    assert verdicts == [
+        Verdict(LOOP, False),
+        Verdict(LOOP, False),
+        Verdict(NEW_PHASE, False),
+        Verdict(NEW_PHASE, False),
+        Verdict(AFTER_LOOP, False),
+    ]
+
+
+def test_a_warm_site_that_compiles_again_is_steady_in_every_phase():
+    verdicts = judge(
+        [
+            at(TRAIN, 0, 0, "first_compile"),
+            at(TRAIN, 5, 5, "input_shape"),  # the training loop's short last batch
+            at(EVAL, 6, 0, "first_compile"),
+            at(EVAL, 9, 3, "input_shape"),  # the evaluation loop's short last batch
+        ],
+        warmup=2,
+    )
+    assert [v.steady_state for v in verdicts] == [False, True, False, True]
+    assert [v.phase for v in verdicts] == [LOOP, LOOP, NEW_PHASE, NEW_PHASE]
+
+
+def test_setup_syncs_never_recompile_and_do_not_use_up_the_warm_up():
+    verdicts = judge(
+        [at(WRAP, step, step, "input_shape", phase=SETUP) for step in range(4)]
+        + [at(TRAIN, 4, 0, "first_compile", iteration=0), at(TRAIN, 5, 1, iteration=1)],
+        warmup=2,
+    )
+    assert [v.phase for v in verdicts] == [SETUP] * 4 + [LOOP, LOOP]
+    assert not any(v.steady_state for v in verdicts)
+
+
+def test_a_read_that_cuts_a_warm_graph_is_part_of_its_recompile():
+    verdicts = judge(
+        [
+            at(TRAIN, 0, 0, "first_compile"),
+            at(READ, 3, 0, "host_sync"),
+            at(TRAIN, 3, 3, "graph_structure"),
+        ],
+        warmup=2,
+    )
+    assert verdicts[1:] == [Verdict(LOOP, True), Verdict(LOOP, True)]
+
+
+def test_expected_categories_are_never_steady():
+    (_, verdict) = judge([at(TRAIN, 0, 0), at(TRAIN, 4, 4, "optimizer_state")], warmup=2)
+    assert not verdict.steady_state
+
+
+def test_site_runs_and_loop_iterations():
+    runs = site_runs_before([(TRAIN, 0), (TRAIN, 0), (TRAIN, 1), (EVAL, 3), (READ, None)])
+    assert runs == {TRAIN: [0, 1], EVAL: [3]}
+    assert [count_before(runs[TRAIN], step) for step in (0, 1, 2, None)] == [0, 1, 2, 2]
+    phases = [(0, SETUP), (1, SETUP), (2, LOOP), (3, LOOP)]
+    assert loop_iterations(phases) == {2: 0, 3: 1}
+
+
+def test_a_model_files_late_value_read_is_a_change_not_a_new_phase():
+    compiles = [at(TRAIN, 0, 0, "first_compile"), at(READ, 3, 0, "host_sync")]
+    assert judge(compiles, warmup=2, new_phases=False)[1] == Verdict(LOOP, True)
+    assert judge(compiles, warmup=2)[1] == Verdict(NEW_PHASE, False)  # a script's

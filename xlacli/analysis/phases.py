@@ -1,0 +1,156 @@
+"""Phases and per-site steady state: which compiles are recompiles to fix.
+
+A *site* is what makes torch_xla run a graph: a sync (the script's
+``xm.mark_step()``, an ``MpDeviceLoader`` iteration, xlacli's end-of-step
+sync) or a value read, identified by its Python frames. Each site has its own
+warm-up, its first ``warmup`` runs. A compile is a **steady-state recompile**
+only when a site that finished its own warm-up compiles again: a global step
+index cannot tell a train loop's recompile from an evaluation loop's first
+graph.
+
+Every compile belongs to a phase:
+
+- ``setup``: before the loop (a wrapper that syncs while it shards or
+  flattens parameters, a model file's loading): never a recompile;
+- ``loop``: the training loop and the sites that started in its warm-up;
+- ``new_phase``: a site whose first graph comes after the loop's warm-up
+  (evaluation, an epoch's tail, a final read), and that site's own warm-up:
+  reported and counted, never a recompile until that site is warm;
+- ``after_loop``: after the last step (a final ``accuracy.item()``).
+
+A model file's steps all run the same ``step()``, so it has no new phases:
+a site that first appears after the warm-up (``if step >= 3 and loss > 1.0``
+reads a value) is a change inside the loop and a steady-state recompile
+(unless it is a mere ``first_compile``). In a script, a value read that first
+appears in a step where a warm site recompiles is part of that recompile
+(the read cut the warm graph in two), so it is steady-state too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from xlacli.parse.frames import Frame
+
+SETUP = "setup"
+LOOP = "loop"
+NEW_PHASE = "new_phase"
+AFTER_LOOP = "after_loop"
+PHASES = (SETUP, LOOP, NEW_PHASE, AFTER_LOOP)
+# How the terminal and the HTML page name a phase.
+PHASE_WORDS = {
+    SETUP: "setup",
+    LOOP: "loop",
+    NEW_PHASE: "new phase",
+    AFTER_LOOP: "after the loop",
+}
+# Compiles that are part of warming up wherever they happen.
+EXPECTED_CATEGORIES = frozenset({"optimizer_state", "lazy_artefact"})
+Site = tuple[Frame, ...]
+
+
+@dataclass(frozen=True)
+class SiteCompile:
+    """What the steady-state rule needs to know about one compile."""
+
+    site: Site
+    step: int | None
+    step_phase: str  # the child's phase of its step: setup, loop or after_loop
+    iteration: int | None  # its loop iteration (None: setup or after the loop)
+    site_runs: int  # earlier steps in which its site ran a graph
+    category: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A compile's phase, and whether it is a steady-state recompile."""
+
+    phase: str
+    steady_state: bool
+
+
+def judge(
+    compiles: Sequence[SiteCompile], warmup: int, *, new_phases: bool = True
+) -> list[Verdict]:
+    """One verdict per compile, in order (see the module docstring for the rule).
+
+    ``new_phases``: False for a model file, whose every step runs one function.
+    """
+    site_phase: dict[Site, str] = {}
+    verdicts = []
+    for item in compiles:
+        first_at_site = item.site not in site_phase
+        late = item.iteration is not None and item.iteration >= warmup
+        phase = item.step_phase
+        if phase == LOOP and first_at_site and late and new_phases:
+            phase = NEW_PHASE
+        if item.step_phase == LOOP:
+            phase = site_phase.setdefault(item.site, phase)
+        else:
+            site_phase.setdefault(item.site, phase)
+        warm = (not first_at_site and item.site_runs >= warmup) or (
+            first_at_site and late and not new_phases and item.category != "first_compile"
+        )
+        steady = item.step_phase == LOOP and warm and item.category not in EXPECTED_CATEGORIES
+        verdicts.append(Verdict(phase, steady))
+    return _reads_cutting_warm_graphs(compiles, verdicts)
+
+
+def _reads_cutting_warm_graphs(
+    compiles: Sequence[SiteCompile], verdicts: list[Verdict]
+) -> list[Verdict]:
+    """A value read first seen in a step where a warm site recompiles cut that
+    graph in two: it is part of the steady-state recompile, not a new phase."""
+    steady_steps = {
+        item.step for item, verdict in zip(compiles, verdicts, strict=True) if verdict.steady_state
+    }
+    return [
+        Verdict(LOOP, True)
+        if item.category == "host_sync" and item.step in steady_steps and item.step is not None
+        else verdict
+        for item, verdict in zip(compiles, verdicts, strict=True)
+    ]
+
+
+def site_runs_before(
+    runs: Iterable[tuple[Site, int | None]],
+) -> dict[Site, list[int]]:
+    """Per site, the sorted steps in which it ran a graph (executions: site, step)."""
+    steps: dict[Site, set[int]] = {}
+    for site, step in runs:
+        if step is not None:
+            steps.setdefault(site, set()).add(step)
+    return {site: sorted(found) for site, found in steps.items()}
+
+
+def count_before(steps: Sequence[int], step: int | None) -> int:
+    """How many of ``steps`` (sorted) come before ``step`` (None: after them all)."""
+    if step is None:
+        return len(steps)
+    return sum(1 for ran in steps if ran < step)
+
+
+def loop_iterations(step_phases: Sequence[tuple[int, str]]) -> dict[int, int]:
+    """Step -> its loop iteration (0-based), for the steps of the loop phase."""
+    iterations: dict[int, int] = {}
+    for step, phase in step_phases:
+        if phase == LOOP:
+            iterations[step] = len(iterations)
+    return iterations
+
+
+def script_step_phases(steps: Sequence[Mapping[str, Any]]) -> dict[int, str]:
+    """Step -> setup or loop, from the child's step events.
+
+    The child recognises a script's loop as it runs (``capture/loop_finder.py``)
+    and writes, from then on, the step the loop started at (which may be an
+    earlier sync of the same line). Steps before it are setup. A model file's
+    steps, and a script whose loop was never recognised, are all the loop.
+    """
+    start = next((e["loop_start"] for e in steps if e.get("loop_start") is not None), None)
+    return {
+        event["step"]: SETUP if start is not None and event["step"] < start else LOOP
+        for event in steps
+    }

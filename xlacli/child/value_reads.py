@@ -1,0 +1,90 @@
+"""Where a script reads tensor values on the host (child process only).
+
+torch_xla counts CPU fallbacks per op, not per place. Reading a value
+(``.item()``, ``bool(t)``, ``float(t)``, ``int(t)``, ``.tolist()``) runs
+``aten::_local_scalar_dense`` on the CPU, from the user's line, from a step
+closure, or from inside a library (``xm.mesh_reduce``). Wrapping those few
+methods while the target runs counts each read's fallbacks at its call site:
+the user's line and, when the read is inside a library, the library's line.
+One counter read per value read of an XLA tensor; nothing per traced op.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+import torch
+import torch_xla.debug.metrics as met
+
+from xlacli.child.dynamo import hidden_from_dynamo
+from xlacli.parse.frames import CodeRoots, Frame, current_code_roots
+
+READ_FALLBACK = "aten::_local_scalar_dense"
+READ_METHODS = ("item", "__bool__", "__float__", "__int__", "tolist")
+Site = tuple[str, str | None, str | None]  # op, user file:line, library file:line
+
+
+class ValueReadSites:
+    """Counts the read fallbacks of each call site; ``delta`` empties it."""
+
+    def __init__(self) -> None:
+        self._roots: CodeRoots = current_code_roots()
+        self._originals: dict[str, Callable[..., Any]] = {}
+        self._counts: Counter[Site] = Counter()
+        self._inside = False
+
+    def install(self) -> None:
+        for name in READ_METHODS:
+            original = getattr(torch.Tensor, name)
+            self._originals[name] = original
+            setattr(torch.Tensor, name, self._wrap(original))
+
+    def close(self) -> None:
+        for name, original in self._originals.items():
+            setattr(torch.Tensor, name, original)
+        self._originals.clear()
+
+    def delta(self) -> dict[str, Any]:
+        """``fallback_sites``: [op, user line, library line, count] since the last call."""
+        if not self._counts:
+            return {}
+        sites = [[*site, count] for site, count in self._counts.items()]
+        self._counts.clear()
+        return {"fallback_sites": sites}
+
+    def _wrap(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        sites = self
+
+        def read(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+            # Under torch.compile, Dynamo traces this wrapper: it must see only
+            # the original call, or it guards on our state and recompiles.
+            if torch.compiler.is_compiling() or sites._inside or tensor.device.type != "xla":
+                return original(tensor, *args, **kwargs)
+            sites._inside = True  # item() inside bool() is one read
+            before = met.counter_value(READ_FALLBACK) or 0
+            try:
+                return original(tensor, *args, **kwargs)
+            finally:
+                sites._inside = False
+                ran = (met.counter_value(READ_FALLBACK) or 0) - before
+                if ran > 0:
+                    sites._counts[(READ_FALLBACK, *sites._site(sys._getframe(1)))] += ran
+
+        return hidden_from_dynamo(read)
+
+    def _site(self, frame: FrameType | None) -> tuple[str | None, str | None]:
+        """The innermost user line and, if the read is inside a library, its line."""
+        library: str | None = None
+        while frame is not None:
+            code = frame.f_code
+            here = Frame(code.co_name, code.co_filename, frame.f_lineno)
+            if self._roots.is_user(here):
+                return here.location, library
+            if library is None and not self._roots.is_xlacli(here):
+                library = here.location
+            frame = frame.f_back
+        return None, library
