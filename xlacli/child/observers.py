@@ -37,7 +37,8 @@ class StepObservers:
         self.op_tracing = OpTracingMeter()
         self.probe = StepProbe()  # its device: the target's, once it exists
         self.value_reads = ValueReadSites()
-        self.value_reads.install()
+        if request.mode == "lazy":  # Dynamo would trace the wrappers (see value_reads.py)
+            self.value_reads.install()
         self._runtime_written = False
         self._closed = False
 

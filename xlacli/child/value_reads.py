@@ -7,6 +7,10 @@ closure, or from inside a library (``xm.mesh_reduce``). Wrapping those few
 methods while the target runs counts each read's fallbacks at its call site:
 the user's line and, when the read is inside a library, the library's line.
 One counter read per value read of an XLA tensor; nothing per traced op.
+
+Not under ``--mode dynamo``: Dynamo would trace the wrappers and break its
+graphs inside them; a frame the user compiles in lazy mode calls the original
+method while Dynamo traces (``torch.compiler.is_compiling()``).
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ class ValueReadSites:
         sites = self
 
         def read(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-            if sites._inside or tensor.device.type != "xla":
+            if torch.compiler.is_compiling() or sites._inside or tensor.device.type != "xla":
                 return original(tensor, *args, **kwargs)
             sites._inside = True  # item() inside bool() is one read
             before = met.counter_value(READ_FALLBACK) or 0
