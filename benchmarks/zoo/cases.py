@@ -196,7 +196,7 @@ TRANSFORMERS = (
     ),
     _transformers("gpt2", _causal("GPT2Config", n_embd=32, n_layer=2, n_head=2)),
     _transformers("llama", _causal("LlamaConfig", **DECODER)),
-    _transformers("mistral", _causal("MistralConfig", **DECODER)),
+    _transformers("mistral", _causal("MistralConfig", **DECODER, sliding_window=None)),
     _transformers(
         "mixtral",
         _causal("MixtralConfig", **DECODER, num_local_experts=4, num_experts_per_tok=2),

@@ -58,9 +58,13 @@ def run_one(name: str, mode: str, steps: int, timeout: float, work: Path) -> Row
     report = _report(result.stdout)
     bare_file = work / f"{name}-{mode}-bare.json"
     bare = _run(_bare_command(case, mode, steps, bare_file), timeout, case.name, mode)
-    bare_compiles = json.loads(bare_file.read_text())["UncachedCompile"] if bare else None
+    bare_ok = bare is not None and bare.returncode == 0 and bare_file.is_file()
+    bare_compiles = json.loads(bare_file.read_text())["UncachedCompile"] if bare_ok else None
     compiles = report.get("compilations") if report else None
     problems = _problems(result, report, bare_compiles)
+    if not bare_ok:
+        why = "timeout" if bare is None else _last_line(bare.stderr)
+        problems = [p for p in problems if p != "the bare run failed"] + [f"bare run: {why}"]
     return Row(
         name, case.family, mode, compiles, bare_compiles, wall, "; ".join(problems) or "pass"
     )

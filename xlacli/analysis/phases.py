@@ -18,10 +18,10 @@ Every compile belongs to a phase:
   reported and counted, never a recompile until that site is warm;
 - ``after_loop``: after the last step (a final ``accuracy.item()``).
 
-A model file's steps all run the same ``step()``, so it has no new phases:
-a site that first appears after the warm-up (``if step >= 3 and loss > 1.0``
-reads a value) is a change inside the loop and a steady-state recompile
-(unless it is a mere ``first_compile``). In a script, a value read that first
+A model file's steps all run the same ``step()``, so it has no new phases
+and keeps the global step rule: any compile after the warm-up (a site that
+first appears, ``if step >= 3 and loss > 1.0`` reading a value) is a change
+inside the loop and a steady-state recompile. In a script, a value read that first
 appears in a step where a warm site recompiles is part of that recompile
 (the read cut the warm graph in two), so it is steady-state too.
 """
@@ -90,9 +90,11 @@ def judge(
             phase = site_phase.setdefault(item.site, phase)
         else:
             site_phase.setdefault(item.site, phase)
-        warm = (not first_at_site and item.site_runs >= warmup) or (
-            first_at_site and late and not new_phases and item.category != "first_compile"
-        )
+        # A model file keeps the global rule: its steps all run one step(), so
+        # any compile after the warm-up is a change (Dynamo compiles and runs a
+        # frame's graphs from different stacks, so its sites do not count runs).
+        site_warm = not first_at_site and item.site_runs >= warmup
+        warm = site_warm if new_phases else late
         steady = item.step_phase == LOOP and warm and item.category not in EXPECTED_CATEGORIES
         verdicts.append(Verdict(phase, steady))
     return _reads_cutting_warm_graphs(compiles, verdicts)

@@ -7,6 +7,10 @@ closure, or from inside a library (``xm.mesh_reduce``). Wrapping those few
 methods while the target runs counts each read's fallbacks at its call site:
 the user's line and, when the read is inside a library, the library's line.
 One counter read per value read of an XLA tensor; nothing per traced op.
+
+Not under ``--mode dynamo``: Dynamo would trace the wrappers and break its
+graphs inside them; a frame the user compiles in lazy mode calls the original
+method while Dynamo traces (``torch.compiler.is_compiling()``).
 """
 
 from __future__ import annotations
