@@ -9,13 +9,14 @@ from xlacli.errors import (
     CaptureError,
     CheckFailed,
     ModelError,
+    NoStepError,
     UsageError,
     XlacliError,
 )
 from xlacli.report import ErrorRecord
 
 _ERROR_TYPES: dict[str, type[XlacliError]] = {
-    cls.__name__: cls for cls in (CaptureError, CheckFailed, ModelError, UsageError)
+    cls.__name__: cls for cls in (CaptureError, CheckFailed, ModelError, NoStepError, UsageError)
 }
 
 
@@ -67,5 +68,6 @@ def error_record(error: XlacliError | None) -> ErrorRecord | None:
         Interrupted: "interrupted",
         ModelError: "model",
         UsageError: "usage",
+        NoStepError: "no_step",
     }.get(type(error), "capture")
     return ErrorRecord(kind, error.message, error.exit_code, error.details)
