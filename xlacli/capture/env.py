@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from xlacli.capture.request import CaptureRequest, RunPaths
+from xlacli.run.request import CaptureRequest, RunPaths
 
 # Deep enough to reach the user's frame through nn.Module and library calls.
 DEBUG_MAX_FRAMES = 64

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xlacli.report import RunReport
+from xlacli.report.run import RunReport
 
 COMPARED_MODES = ("lazy", "dynamo")
 
@@ -138,8 +138,8 @@ def compare_profile(target: Any, request: Any) -> int:
         XlacliError: the first mode's error, after the table is printed.
     """
     from xlacli.flows.profile import capture_profile
-    from xlacli.profile_report import summary_to_dict
     from xlacli.render.compare import render_comparison
+    from xlacli.report.profile import summary_to_dict
 
     runs = run_modes(
         lambda mode: capture_profile(target, request, mode, mode_out(request.out, mode))

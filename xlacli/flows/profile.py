@@ -22,10 +22,10 @@ from xlacli.analysis.profile_summary import (
     step_times,
     top_ops,
 )
-from xlacli.capture.events import STEP_TRACE_NAME, ChildLog
-from xlacli.collect import execution_records
+from xlacli.assemble.organise import execution_records
+from xlacli.assemble.graph_files import HloCache
+from xlacli.capture.discover import ModelTarget
 from xlacli.config import load_config, project_runs_dir
-from xlacli.discover import ModelTarget
 from xlacli.errors import CaptureError, UsageError
 from xlacli.flows.session import CaptureResult, capture, configured_target
 from xlacli.flows.tensorboard import (
@@ -35,13 +35,13 @@ from xlacli.flows.tensorboard import (
     launch,
     shell_command,
 )
-from xlacli.graph_files import HloCache
 from xlacli.parse.trace_events import TraceEvent, read_trace_file
 from xlacli.parse.xprof_tools import table_rows, tool_data, xprof_available
 from xlacli.paths import display_path
-from xlacli.profile_report import ProfileSummary, save_summary
 from xlacli.render.console import print_message
 from xlacli.render.profile import render_profile
+from xlacli.report.profile import ProfileSummary, save_summary
+from xlacli.run.events import STEP_TRACE_NAME, ChildLog
 from xlacli.words import counted
 
 T = TypeVar("T")

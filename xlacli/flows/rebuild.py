@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xlacli.capture.events import ChildLog, read_events
+from xlacli.capture.discover import ModelTarget
 from xlacli.capture.outcome import outcome_error
-from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.capture.runner import ChildOutcome
-from xlacli.discover import ModelTarget
 from xlacli.errors import CaptureError, UsageError, XlacliError
 from xlacli.flows.session import CaptureResult, report_from_run
-from xlacli.profile_report import save_summary
-from xlacli.report import REPORT_FILE
+from xlacli.report.profile import save_summary
+from xlacli.report.run import REPORT_FILE
+from xlacli.run.events import ChildLog, read_events
+from xlacli.run.request import CaptureRequest, RunPaths
 from xlacli.words import counted
 
 COMPILE_EXPLAIN_WARMUP = 2

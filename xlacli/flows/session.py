@@ -11,21 +11,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from xlacli.capture.events import ChildLog
+from xlacli.assemble.organise import RawRun, build_report, read_raw_run
+from xlacli.assemble.graph_files import HloCache
+from xlacli.assemble.source_snippets import save_snippets
+from xlacli.capture.discover import ModelTarget, check_model_file, find_module_file, parse_target
 from xlacli.capture.outcome import Interrupted, error_record, outcome_error
-from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.capture.runner import check_torch_xla_installed, prepare_run_dir, run_child
 from xlacli.capture.signals import StopSignals
-from xlacli.collect import RawRun, build_report, read_raw_run
 from xlacli.config import ProjectConfig, model_argument
-from xlacli.discover import ModelTarget, check_model_file, find_module_file, parse_target
 from xlacli.errors import UsageError, XlacliError
 from xlacli.flows.modes import check_mode
-from xlacli.graph_files import HloCache
 from xlacli.paths import display_path
 from xlacli.render.console import print_message, stderr_console
-from xlacli.report import RunReport, save_report
-from xlacli.source_snippets import save_snippets
+from xlacli.report.run import RunReport, save_report
+from xlacli.run.events import ChildLog
+from xlacli.run.request import CaptureRequest, RunPaths
 from xlacli.words import counted
 
 DEFAULT_MODEL_STEPS = 2

@@ -17,8 +17,8 @@ from xlacli.render.dynamo import dynamo_view
 from xlacli.render.memory import memory_view
 from xlacli.render.recompiles import recompile_view
 from xlacli.render.sharding import spmd_view
-from xlacli.render.units import format_bytes, format_seconds, short_hash
-from xlacli.report import GraphRecord, RunReport, dump_report
+from xlacli.report.run import GraphRecord, RunReport, dump_report
+from xlacli.units import format_bytes, format_seconds, short_hash
 from xlacli.words import counted
 
 COMPACT_BELOW = 110  # columns

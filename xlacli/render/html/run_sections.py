@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from xlacli.assemble.source_snippets import SourceSnippet
 from xlacli.errors import EXIT_CHECK_FAILED
 from xlacli.paths import display_location, display_path
 from xlacli.render.compile_report import TRIGGER_WORDS
 from xlacli.render.html.context import RunContext, event_anchor, graph_anchor
 from xlacli.render.html.svg import TimelineMark, timeline_svg
-from xlacli.render.units import format_seconds, short_hash
-from xlacli.report import CompileEvent, StepRecord
-from xlacli.source_snippets import SourceSnippet
+from xlacli.report.run import CompileEvent, StepRecord
+from xlacli.units import format_seconds, short_hash
 
 
 def header(run: RunContext) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 import torch_xla.debug.profiler as xp
 
-from xlacli.capture.events import STEP_TRACE_NAME, EventWriter
+from xlacli.run.events import STEP_TRACE_NAME, EventWriter
 
 
 class ProfileWindow:

@@ -22,10 +22,10 @@ import torch_xla.distributed.spmd as xs
 import torch_xla.distributed.spmd.xla_sharding as xla_sharding
 import torch_xla.runtime as xr
 
-from xlacli.capture.events import EventWriter
-from xlacli.capture.steps import xla_type
+from xlacli.child.steps import xla_type
 from xlacli.errors import ModelError, UsageError
 from xlacli.paths import display_location
+from xlacli.run.events import EventWriter
 
 _LIBRARY_DIRS = (
     *(os.path.dirname(module.__file__ or "") + os.sep for module in (torch, torch_xla)),

@@ -24,16 +24,16 @@ from xlacli.analysis.locate import Locator
 from xlacli.analysis.memory_facts import with_memory_facts
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
 from xlacli.analysis.spmd_graph import attach_spmd, sharding_context
-from xlacli.capture.events import ChildLog
-from xlacli.capture.request import CaptureRequest, RunPaths
-from xlacli.graph_files import HloCache, graph_sizes, organize_graph_files
+from xlacli.assemble.graph_files import HloCache, graph_sizes, organize_graph_files
 from xlacli.parse.debug_log import AnalysisEvent, parse_debug_log
 from xlacli.parse.frames import CodeRoots, current_code_roots, first_user_frame
 from xlacli.parse.ir_dump import IrGraph, parse_ir_dump
 from xlacli.parse.metrics_report import parse_metrics_report
 from xlacli.parse.xla_dump import DumpedModule, list_dumped_modules, prune_backend_noise
 from xlacli.paths import source_line
-from xlacli.report import ErrorRecord, FallbackOp, GraphRecord, RunReport, StepRecord
+from xlacli.report.run import ErrorRecord, FallbackOp, GraphRecord, RunReport, StepRecord
+from xlacli.run.events import ChildLog
+from xlacli.run.request import CaptureRequest, RunPaths
 
 HOST_SYNC_CAUSE = "access tensor value"
 # A graph runs through ExecuteComputation, or ExecuteReplicated under SPMD.

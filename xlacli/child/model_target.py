@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xlacli.capture.recorder import StepRecorder
-from xlacli.capture.request import CaptureRequest
+from xlacli.child.recorder import StepRecorder
+from xlacli.run.request import CaptureRequest
 
 
 def run_model_file(request: CaptureRequest, recorder: StepRecorder) -> None:
     """Load the model file and run ``warmup + steps`` steps, each ending in a sync."""
-    from xlacli.capture.device import start_device
-    from xlacli.capture.steps import StepRunner
-    from xlacli.discover import ModelTarget, load_model
+    from xlacli.capture.discover import ModelTarget, load_model
+    from xlacli.child.device import start_device
+    from xlacli.child.steps import StepRunner
 
     # SPMD: the model file's xr.use_spmd() must come before anything touches
     # the device, so the file is imported first (capture/spmd.py records its

@@ -1,4 +1,4 @@
-"""The child process: ``python -m xlacli.capture.child RUN/request.json``.
+"""The child process: ``python -m xlacli.child.child RUN/request.json``.
 
 It imports torch and torch_xla (with the debug environment the parent set),
 runs the target (a model file's steps, or a script as ``__main__``) and
@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from xlacli.capture.device import DeviceStartError
-from xlacli.capture.events import EventWriter
-from xlacli.capture.lifeline import die_with_parent
-from xlacli.capture.request import CaptureRequest, RunPaths
-from xlacli.capture.stop import request_stop
+from xlacli.child.device import DeviceStartError
+from xlacli.child.stop import request_stop
 from xlacli.errors import EXIT_INTERRUPTED, EXIT_OK, CaptureError, XlacliError
+from xlacli.run.events import EventWriter
+from xlacli.run.lifeline import die_with_parent
+from xlacli.run.request import CaptureRequest, RunPaths
 
 REQUIRED_VERSIONS = {"torch": "2.9", "torch_xla": "2.9"}
 
@@ -59,8 +59,8 @@ def main(argv: list[str]) -> int:
 
 def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
     versions = _import_torch_xla()
-    from xlacli.capture.observers import StepObservers
-    from xlacli.capture.recorder import StepRecorder
+    from xlacli.child.observers import StepObservers
+    from xlacli.child.recorder import StepRecorder
 
     # No device yet: a script creates its own, after choosing its mode (SPMD),
     # and a model file may call xr.use_spmd() at import.
@@ -88,11 +88,11 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
 def _run_target(request: CaptureRequest, paths: RunPaths, recorder: Any) -> None:
     """One strategy per kind of target, each writing the same step events."""
     if request.is_script:
-        from xlacli.capture.script_target import run_script
+        from xlacli.child.script_target import run_script
 
         run_script(request, recorder, paths)
     else:
-        from xlacli.capture.model_target import run_model_file
+        from xlacli.child.model_target import run_model_file
 
         run_model_file(request, recorder)
 
@@ -101,7 +101,7 @@ def _profile_window(request: CaptureRequest, events: EventWriter) -> Any:
     """The trace around the recorded steps, when the request profiles."""
     if request.profile_logdir is None:
         return None
-    from xlacli.capture.profiler import ProfileWindow
+    from xlacli.child.profiler import ProfileWindow
 
     return ProfileWindow(Path(request.profile_logdir), request.profile_session or "xlacli", events)
 

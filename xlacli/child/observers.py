@@ -13,12 +13,12 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from xlacli.capture.dynamo import DynamoObserver
-from xlacli.capture.events import EventWriter
-from xlacli.capture.host_time import OpTracingMeter
-from xlacli.capture.memory_probe import StepProbe
-from xlacli.capture.request import CaptureRequest
-from xlacli.capture.spmd import SpmdObserver
+from xlacli.child.dynamo import DynamoObserver
+from xlacli.child.host_time import OpTracingMeter
+from xlacli.child.memory_probe import StepProbe
+from xlacli.child.spmd import SpmdObserver
+from xlacli.run.events import EventWriter
+from xlacli.run.request import CaptureRequest
 
 
 class StepObservers:

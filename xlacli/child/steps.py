@@ -18,10 +18,10 @@ import torch_xla
 import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 
-from xlacli.capture.callsites import InputOrigins
-from xlacli.capture.failures import describe_exception, failure_hint, format_user_traceback
-from xlacli.discover import LoadedModel
+from xlacli.capture.discover import LoadedModel
+from xlacli.child.callsites import InputOrigins
 from xlacli.errors import ModelError, UsageError
+from xlacli.failures import describe_exception, failure_hint, format_user_traceback
 
 # torch dtype -> XLA's primitive type names, as HLO and torch_xla's IR print them.
 XLA_DTYPE_NAMES = {
@@ -187,7 +187,7 @@ class StepRunner:
         self._step_fn = self.loaded.step_fn
         self._forward: Any = self.model
         if self.mode == "dynamo":
-            from xlacli.capture.dynamo import compile_with_openxla
+            from xlacli.child.dynamo import compile_with_openxla
 
             if self._step_fn is not None:
                 self._step_fn = compile_with_openxla(self._step_fn)

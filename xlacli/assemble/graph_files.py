@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from xlacli.capture.request import RunPaths
 from xlacli.errors import HloParseError
 from xlacli.hlo import parse_hlo_file
 from xlacli.hlo.model import HloModule
@@ -14,6 +13,7 @@ from xlacli.parse.buffer_assignment import parse_buffer_assignment, summarize_bu
 from xlacli.parse.hlo_stacks import StackedOp, read_hlo_stacks
 from xlacli.parse.ir_dump import IrGraph
 from xlacli.parse.xla_dump import DumpedModule
+from xlacli.run.request import RunPaths
 
 GRAPH_FILE_NAMES = {
     "ir": "ir.txt",

@@ -14,12 +14,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from xlacli.capture.failures import describe_exception, format_user_traceback
-from xlacli.capture.recorder import StepRecorder
-from xlacli.capture.request import CaptureRequest, RunPaths
-from xlacli.capture.sync_hook import StepLimitReached, SyncHook
-from xlacli.capture.transfers import TransferLog
+from xlacli.child.recorder import StepRecorder
+from xlacli.child.sync_hook import StepLimitReached, SyncHook
+from xlacli.child.transfers import TransferLog
 from xlacli.errors import ModelError, NoStepError
+from xlacli.failures import describe_exception, format_user_traceback
+from xlacli.run.request import CaptureRequest, RunPaths
 
 # What torchrun sets for each process; xlacli runs one process and sets none
 # of them (a script that branches on them would change its behaviour).

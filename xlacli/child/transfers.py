@@ -16,8 +16,8 @@ from typing import Any
 
 import torch
 
-from xlacli.capture.callsites import user_line
-from xlacli.capture.steps import xla_type
+from xlacli.child.callsites import user_line
+from xlacli.child.steps import xla_type
 from xlacli.parse.frames import CodeRoots, current_code_roots
 
 

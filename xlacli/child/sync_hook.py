@@ -32,7 +32,7 @@ import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 import torch_xla.utils.utils as xu
 
-from xlacli.capture.recorder import StepRecorder
+from xlacli.child.recorder import StepRecorder
 
 _GRAPH_LOOKUPS = ("CachedCompile", "UncachedCompile")
 SYNC_WAIT_SETTING = "XLA_SYNC_WAIT"

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from xlacli.capture.events import EventWriter
-from xlacli.capture.steps import MetricTracker
-from xlacli.capture.stop import raise_if_stop_requested
+from xlacli.child.steps import MetricTracker
+from xlacli.child.stop import raise_if_stop_requested
+from xlacli.run.events import EventWriter
 
 if TYPE_CHECKING:
-    from xlacli.capture.observers import StepObservers
+    from xlacli.child.observers import StepObservers
 
 
 class StepRecorder:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.errors import UsageError
-from xlacli.memory_report import (
+from xlacli.report.memory import (
     CheckpointFacts,
     GraphMemory,
     GraphPrecision,
@@ -26,7 +26,7 @@ from xlacli.memory_report import (
     graph_precision_from_dict,
     run_memory_from_dict,
 )
-from xlacli.sharding_report import GraphSpmd, graph_spmd_from_dict
+from xlacli.report.sharding import GraphSpmd, graph_spmd_from_dict
 
 SCHEMA_VERSION = 1
 REPORT_FILE = "report.json"
@@ -55,7 +55,7 @@ class GraphRecord:
     total_execute_time_s: float
     first_step: int | None
     files: Mapping[str, str] = field(default_factory=dict)  # relative to the run folder
-    # Memory, precision mix and checkpointing (see xlacli.memory_report).
+    # Memory, precision mix and checkpointing (see xlacli.report.memory).
     memory: GraphMemory | None = None
     precision: GraphPrecision | None = None
     checkpoint: CheckpointFacts | None = None
