@@ -22,7 +22,7 @@ from xlacli.analysis.profile_summary import (
     step_times,
     top_ops,
 )
-from xlacli.assemble.organise import execution_records
+from xlacli.assemble.collect import execution_records
 from xlacli.assemble.graph_files import HloCache
 from xlacli.capture.discover import ModelTarget
 from xlacli.config import load_config, project_runs_dir

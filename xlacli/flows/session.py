@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from xlacli.assemble.organise import RawRun, build_report, read_raw_run
+from xlacli.assemble.collect import RawRun, build_report, read_raw_run
 from xlacli.assemble.graph_files import HloCache
 from xlacli.assemble.source_snippets import save_snippets
 from xlacli.capture.discover import ModelTarget, check_model_file, find_module_file, parse_target
