@@ -33,8 +33,20 @@ def diff_hlo_command(
     ],
     right: Annotated[
         Path,
-        typer.Argument(help="The HLO after: the same kind of input as LEFT.", show_default=False),
+        typer.Argument(
+            help="The HLO after: the same kind of input as LEFT; or, after a run folder, "
+            "a graph's hash prefix.",
+            show_default=False,
+        ),
     ],
+    right_graph: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[GRAPH]",
+            help="With RUN HASH HASH: two graphs of one run folder, by hash prefix.",
+            show_default=False,
+        ),
+    ] = None,
     stage: Annotated[
         Stage,
         typer.Option(
@@ -59,10 +71,12 @@ def diff_hlo_command(
     the same), 1 when they differ, 2 on bad input.
     """
     from xlacli.hlo.gc_pause import gc_paused
-    from xlacli.hlo.inputs import diff_paths
-    from xlacli.render.console import stdout_console
+    from xlacli.hlo.inputs import diff_paths, run_graph_files
+    from xlacli.render.console import stdout_console, trimmed
     from xlacli.render.hlo_diff import render_hlo_diff, render_hlo_diff_json
 
+    if right_graph is not None:  # RUN HASH HASH: two graphs of one run
+        left, right = run_graph_files(left, (str(right), right_graph), stage.value)
     with gc_paused(freeze=True):
         report = diff_paths(left, right, stage.value)
     # Two run folders: also their memory and precision, graph by graph. Imported only
@@ -87,9 +101,11 @@ def diff_hlo_command(
             diff_json = with_memory_comparison(diff_json, memory)
         sys.stdout.write(diff_json)
     else:
-        render_hlo_diff(report, stdout_console(), details=details)
-        if memory:
-            from xlacli.render.memory_compare import memory_comparison_text
+        console = stdout_console()
+        with trimmed(console):
+            render_hlo_diff(report, console, details=details)
+            if memory:
+                from xlacli.render.memory_compare import memory_comparison_text
 
-            stdout_console().print(memory_comparison_text(memory))
+                console.print(memory_comparison_text(memory))
     return EXIT_OK if report.identical else EXIT_CHECK_FAILED

@@ -11,12 +11,14 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from xlacli.analysis.patterns import EXPECTED_CATEGORIES
 from xlacli.paths import display_location, display_path
-from xlacli.render.console import stdout_console
+from xlacli.render.console import print_trimmed, stdout_console
 from xlacli.render.dynamo import dynamo_view
 from xlacli.render.memory import memory_view
 from xlacli.render.recompiles import recompile_view
 from xlacli.render.sharding import spmd_view
+from xlacli.render.verdict import run_verdict, verdict_is_bad
 from xlacli.report.run import GraphRecord, RunReport, dump_report
 from xlacli.units import format_bytes, format_seconds, short_hash
 from xlacli.words import counted
@@ -32,16 +34,17 @@ def render_compile_report(
         sys.stdout.write(dump_report(report))
         return
     console = console or stdout_console()
-    console.print(compile_report_text(report, console.width))
+    print_trimmed(console, compile_report_text(report, console.width))
     # Commands are printed apart, soft-wrapped: whatever the terminal's width,
     # a command stays whole on its line (a console would crop it).
     for line in next_commands(report):
-        console.print(Text.from_markup(line), soft_wrap=True)
+        print_trimmed(console, Text.from_markup(line), soft_wrap=True)
 
 
 def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
     """The terminal view of a report, for a console ``width`` columns wide."""
-    parts: list[RenderableType] = [_title(report)]
+    verdict_style = "bold red" if verdict_is_bad(report) else "bold green"
+    parts: list[RenderableType] = [Text(run_verdict(report), style=verdict_style), _title(report)]
     if report.graphs:
         parts.append(graph_table(report.graphs, compact=width < COMPACT_BELOW))
         parts.append(Text(LEGEND, style="dim"))
@@ -179,8 +182,8 @@ def next_commands(report: RunReport) -> list[str]:
     lines = [f"Run folder: [bold]{escape(run_dir)}[/]"]
     pair = _graphs_to_diff(report)
     if pair is not None:
-        left, right = (f"{run_dir}/{g.files['hlo_before']}" for g in pair)
-        command = shlex.join(["xlacli", "diff-hlo", left, right])
+        before, after = (short_hash(graph.hash) for graph in pair)
+        command = shlex.join(["xlacli", "diff-hlo", run_dir, before, after])
         why = "what changed between a recompiled graph and the one before it"
     elif report.ok:
         # A -m module's label is "-m NAME"; a file's, its path.
@@ -195,10 +198,15 @@ def next_commands(report: RunReport) -> list[str]:
 
 
 def _graphs_to_diff(report: RunReport) -> tuple[GraphRecord, GraphRecord] | None:
-    """The first recompile (steady-state first) and the graph it was compared with."""
+    """The first recompile worth a look (steady-state first) and the graph it was
+    compared with; an expected one (optimizer state, a lazy artefact) is not."""
     by_hash = {graph.hash: graph for graph in report.graphs}
     events = sorted(
-        (e for e in report.events if e.compared_with),
+        (
+            e
+            for e in report.events
+            if e.compared_with and e.cause.category not in EXPECTED_CATEGORIES
+        ),
         key=lambda e: not e.steady_state,
     )
     for event in events:

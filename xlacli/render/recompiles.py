@@ -24,7 +24,9 @@ def recompile_view(report: RunReport) -> RenderableType:
         parts.append(Text(f"\nSteady-state recompiles ({len(steady)}):", style="bold red"))
         parts.extend(group_block(group) for group in grouped(steady))
     elif report.steps > report.warmup:
-        parts.append(Text("No compile after the warm-up steps.", style="green"))
+        # Dynamo's guard recompiles are counted apart (its own section): say whose.
+        whose = "XLA compile" if report.dynamo and report.dynamo.recompiles else "compile"
+        parts.append(Text(f"No {whose} after the warm-up steps.", style="green"))
     warmup = [event for event in report.events if not event.steady_state]
     if warmup:
         parts.append(Text(f"\nWarm-up compiles ({len(warmup)}, expected):", style="bold"))
