@@ -160,7 +160,7 @@ def _refuse_model_file_without_model(path: Path, tree: ast.Module, names: set[st
 
 
 def _near_miss(wanted: str, names: set[str]) -> str:
-    """": did you mean get_model? found get_modle", or "" with no name that close."""
+    """ ": did you mean get_model? found get_modle", or "" with no name that close."""
     close = difflib.get_close_matches(wanted, [n for n in names if n != wanted], 1, 0.75)
     return f": did you mean {wanted}? found {close[0]}" if close else ""
 

@@ -2,35 +2,34 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from xlacli import defaults
 from xlacli.cli import options
 
 
 def compile_command(
     ctx: typer.Context,
-    model: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="MODEL",
-            help="Model file (PATH.py, PATH.py:FACTORY) or training script; "
-            "a script's arguments follow --.",
-        ),
-    ] = None,
+    model: options.Model = None,
     module: options.Module = None,
-    steps: options.ScriptSteps = None,
-    train: options.Train = False,
-    optimizer: options.Optimizer = options.OptimizerName.sgd,
+    steps: options.CompileSteps = None,
+    warmup: options.CompileWarmup = None,
+    train: options.Train = None,
+    optimizer: options.Optimizer = None,
     out: options.Out = None,
     force: options.Force = False,
     output_format: options.Format = options.OutputFormat.text,
-    warmup: options.Warmup = 2,
     max_compiles: Annotated[
         int | None,
-        typer.Option("--max-compiles", min=0, help="Fail (exit 1) above this many compilations."),
+        typer.Option(
+            "--max-compiles",
+            min=0,
+            metavar="N",
+            help="Fail (exit 1) above N compilations.",
+            show_default=False,
+        ),
     ] = None,
     fail_on_recompile: Annotated[
         bool,
@@ -43,20 +42,26 @@ def compile_command(
     """Trace MODEL lazily on an XLA device, dump IR and HLO, and report each graph.
 
     MODEL defines get_model() and get_inputs(step) (see the README), or is a
-    training script run as it is (xlacli compile train.py -- --lr 0.1; or
-    -m package.module), whose own syncs are the steps. The run
+    training script run as it is, whose own syncs are the steps. The run
     folder keeps, per graph, the IR with source locations, the HLO before and
-    after optimization and XLA's buffer assignment.
+    after optimization and XLA's buffer assignment. The report opens with its
+    verdict: the steady-state recompiles, or none.
     """
     from xlacli.analysis.budgets import check_budgets
-    from xlacli.config import load_config
+    from xlacli.config import load_config, project_runs_dir
     from xlacli.flows.compare import raise_first_error
-    from xlacli.flows.session import capture, resolve_target
+    from xlacli.flows.session import capture, configured_target
     from xlacli.render.compile_report import render_compile_report
 
     model, script_args = options.split_script_args(ctx, model, module)
-    target = resolve_target(model, module, script_args)
-    devices = devices if devices is not None else load_config().devices
+    config = load_config()
+    target = configured_target(model, module, script_args, config, "compile")
+    devices = devices if devices is not None else config.devices
+    steps = steps if steps is not None or target.is_script else defaults.COMPILE.steps
+    warmup = defaults.COMPILE.warmup if warmup is None else warmup
+    html = html or output_format is options.OutputFormat.html  # --format html: the page too
+    train_steps = bool(train)
+    optimizer_name = (optimizer or options.OptimizerName.sgd).value
     if mode is options.RunMode.both:
         from xlacli.flows.compare import compare_compile
         from xlacli.flows.modes import check_mode
@@ -64,12 +69,12 @@ def compile_command(
         check_mode(target, "dynamo")  # before the lazy run, not after it
         results = compare_compile(
             target,
-            out=Path(out) if out else None,
+            out=out,
             force=force,
             output_format=output_format.value,
             steps=steps,
-            train=train,
-            optimizer=optimizer.value,
+            train=train_steps,
+            optimizer=optimizer_name,
             explain_warmup=warmup,
             devices=devices,
         )
@@ -77,14 +82,15 @@ def compile_command(
         result = capture(
             target,
             steps=steps,
-            train=train,
-            optimizer=optimizer.value,
-            out=Path(out) if out else None,
+            train=train_steps,
+            optimizer=optimizer_name,
+            out=out,
             force=force,
             label=f"Compiling {target.module or target.path.name}",
             explain_warmup=warmup,
             devices=devices,
             mode=mode.value,
+            runs_dir=project_runs_dir(config),
         )
         render_compile_report(result.report, output_format.value)
         results = [result]

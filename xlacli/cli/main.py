@@ -76,17 +76,63 @@ def _register() -> None:
     from xlacli.cli import diff_hlo, options
     from xlacli.cli import profile as profile_cmd
     from xlacli.cli import report as report_cmd
+    from xlacli.cli import runs as runs_cmd
 
     script_settings = options.SCRIPT_ARGS_SETTINGS
-    app.command("compile", context_settings=script_settings)(
-        error_boundary(compile_cmd.compile_command)
-    )
-    app.command("check", context_settings=script_settings)(error_boundary(check_cmd.check_command))
-    app.command("diff-hlo")(error_boundary(diff_hlo.diff_hlo_command))
-    app.command("profile", context_settings=script_settings)(
-        error_boundary(profile_cmd.profile_command)
-    )
-    app.command("report")(error_boundary(report_cmd.report_command))
+    commands: list[tuple[str, Callable[..., int | None], dict[str, Any], tuple[str, ...]]] = [
+        (
+            "compile",
+            compile_cmd.compile_command,
+            script_settings,
+            (
+                "xlacli compile examples/dynamic_shapes.py --steps 4",
+                "xlacli compile train.py --steps 20 -- --lr 0.1",
+            ),
+        ),
+        (
+            "profile",
+            profile_cmd.profile_command,
+            script_settings,
+            (
+                "xlacli profile examples/mlp.py --steps 20",
+                "xlacli profile examples/transformer.py --mode both --steps 20",
+            ),
+        ),
+        (
+            "check",
+            check_cmd.check_command,
+            script_settings,
+            (
+                "xlacli check examples/mlp.py --baseline xlacli-baseline.json --update-baseline",
+                "xlacli check --junit check.xml --github",
+            ),
+        ),
+        (
+            "report",
+            report_cmd.report_command,
+            {},
+            ("xlacli report", "xlacli report .xlacli/runs/mlp-20260101-120000 --output run.html"),
+        ),
+        (
+            "runs",
+            runs_cmd.runs_command,
+            {},
+            ("xlacli runs", "xlacli runs --keep 10 --remove-failed"),
+        ),
+        (
+            "diff-hlo",
+            diff_hlo.diff_hlo_command,
+            {},
+            (
+                "xlacli diff-hlo RUN 28af78c9 51cb4b5d",
+                "xlacli diff-hlo runs/plain runs/ckpt --details",
+            ),
+        ),
+    ]
+    for name, command, settings, examples in commands:
+        app.command(name, context_settings=settings, epilog=options.epilog(*examples))(
+            error_boundary(command)
+        )
 
 
 _register()

@@ -9,6 +9,7 @@ from typing import TypeVar
 
 from rich.markup import escape
 
+from xlacli import defaults
 from xlacli.analysis.dynamo import dynamo_window_note
 from xlacli.analysis.host_split import host_split, tracing_note
 from xlacli.analysis.profile_summary import (
@@ -45,8 +46,8 @@ from xlacli.run.events import STEP_TRACE_NAME, ChildLog
 from xlacli.words import counted
 
 T = TypeVar("T")
-DEFAULT_STEPS = 50
-DEFAULT_WARMUP = 5
+DEFAULT_STEPS = defaults.PROFILE.steps
+DEFAULT_WARMUP = defaults.PROFILE.warmup
 # A few hundred MB of trace at ~0.6 MB a step (examples/transformer.py).
 DEFAULT_MAX_TRACE_STEPS = 500
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from xlacli import defaults
 from xlacli.assemble.collect import RawRun, build_report, read_raw_run
 from xlacli.assemble.graph_files import HloCache
 from xlacli.assemble.source_snippets import save_snippets
@@ -28,7 +29,7 @@ from xlacli.run.events import ChildLog
 from xlacli.run.request import CaptureRequest, RunPaths
 from xlacli.words import counted
 
-DEFAULT_MODEL_STEPS = 2
+DEFAULT_MODEL_STEPS = defaults.COMPILE.steps
 
 
 def configured_target(
