@@ -39,6 +39,7 @@ def profile_command(
         str | None,
         typer.Option(
             "--name",
+            metavar="NAME",
             help="The profile session's name." + options.shown("the run folder's"),
             show_default=False,
         ),
