@@ -106,9 +106,9 @@ def why_not_runnable(command: DocCommand, cwd: Path) -> str | None:
     for index, word in enumerate(argv):
         if _PLACEHOLDER.match(word):
             return f"placeholder {word}"
-        if word == "-m" and index + 1 < len(argv):
-            if not (cwd / argv[index + 1].replace(".", "/")).with_suffix(".py").exists():
-                return f"module {argv[index + 1]} is an example name"
+        module = argv[index + 1] if word == "-m" and index + 1 < len(argv) else None
+        if module and not (cwd / module.replace(".", "/")).with_suffix(".py").exists():
+            return f"module {module} is an example name"
         if _is_path(word) and not _is_output(argv, index) and not (cwd / word).exists():
             if word.split("/")[0] in _REPO_FOLDERS:
                 continue  # the repo's own file: run, and fail if the docs drifted

@@ -52,7 +52,10 @@ def bytes_of(text: str) -> float:
 
 
 def _biggest_sorted(_: Json, match: re.Match[str]) -> bool:
-    sizes = [bytes_of(size) for size in re.findall(r"^\s+\S+\[[^\]]*\]\S* ([\d.]+ \w+)", match.group(1), re.M)]
+    sizes = [
+        bytes_of(size)
+        for size in re.findall(r"^\s+\S+\[[^\]]*\]\S* ([\d.]+ \w+)", match.group(1), re.M)
+    ]
     return sizes == sorted(sizes, reverse=True)
 
 
@@ -95,8 +98,9 @@ RULES = (
     Rule(
         "N (training) steps in the title",
         re.compile(r"^xlacli compile .*?(\d+)(?: of \d+)? (training )?steps", re.M),
-        lambda data, m: int(m.group(1)) == data.get("steps")
-        and bool(m.group(2)) == bool(data.get("train")),
+        lambda data, m: (
+            int(m.group(1)) == data.get("steps") and bool(m.group(2)) == bool(data.get("train"))
+        ),
     ),
     Rule(
         "the verdict says the run failed",

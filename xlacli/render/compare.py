@@ -23,13 +23,19 @@ ROWS: tuple[_Row, ...] = (
     ("graphs", lambda f: str(f.graphs)),
     ("XLA compiles", lambda f: str(f.compiles)),
     ("total compile time", lambda f: format_seconds(f.compile_time_s)),
-    ("median step time", lambda f: format_seconds(f.median_step_s)),
+    ("median step time (cached steps)", lambda f: _step_time(f.median_step_s)),
     ("HLO instructions (optimized)", lambda f: _maybe(f.optimized_hlo_instructions)),
     ("peak device bytes (largest graph)", lambda f: format_bytes(f.peak_device_bytes)),
     ("graph breaks", lambda f: str(f.graph_breaks)),
     ("recompiles after warm-up", lambda f: str(f.recompiles)),
     ("Dynamo guard recompiles", lambda f: str(f.dynamo_recompiles)),
 )
+
+
+def _step_time(seconds: float | None) -> str:
+    return format_seconds(seconds) if seconds is not None else "n/a: run with more --steps"
+
+
 # Rows only a profile measures: shown when some mode has them.
 PROFILE_ROWS: tuple[_Row, ...] = (
     ("torch ops traced per step", lambda f: _maybe(f.ops_traced_per_step)),

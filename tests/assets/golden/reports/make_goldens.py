@@ -69,7 +69,9 @@ def capture(name: str, args: tuple[str, ...]) -> None:
         )
         if completed.returncode not in (0, 1):
             sys.exit(f"{name}: exit {completed.returncode}\n{completed.stderr}")
-        text = (run / "report.json").read_text().replace(str(run), f"{REPO_TOKEN}/.xlacli/runs/{name}")
+        text = (
+            (run / "report.json").read_text().replace(str(run), f"{REPO_TOKEN}/.xlacli/runs/{name}")
+        )
         (HERE / f"{name}.json").write_text(text.replace(str(REPO), REPO_TOKEN))
 
 
