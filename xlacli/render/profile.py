@@ -9,7 +9,8 @@ from rich.table import Table
 from rich.text import Text
 
 from xlacli.paths import display_location, display_path
-from xlacli.render.console import plain_table, stdout_console
+from xlacli.render.console import plain_table, print_trimmed, stdout_console
+from xlacli.render.verdict import profile_verdict
 from xlacli.report.profile import ProfileSummary, dump_summary
 from xlacli.units import format_seconds, short_hash
 
@@ -28,17 +29,19 @@ def render_profile(summary: ProfileSummary, output_format: str) -> None:
     if output_format == "json":
         sys.stdout.write(dump_summary(summary))
         return
-    stdout_console().print(profile_text(summary))
+    print_trimmed(stdout_console(), profile_text(summary))
 
 
 def profile_text(summary: ProfileSummary) -> RenderableType:
     """The terminal view."""
+    verdict_style = "bold red" if summary.window_compiles else "bold green"
     parts: list[RenderableType] = [
+        Text(profile_verdict(summary), style=verdict_style),
         Text.assemble(
             ("xlacli profile ", "bold"),
             (display_path(summary.model), "bold cyan"),
             f"  {summary.device}, {summary.steps} profiled steps after {summary.warmup} warm-up",
-        )
+        ),
     ]
     if summary.step_time_s is not None:
         times = summary.step_time_s

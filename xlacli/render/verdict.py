@@ -9,7 +9,9 @@ and ``xlacli runs`` say the same words.
 from __future__ import annotations
 
 from xlacli.paths import display_location
+from xlacli.report.profile import ProfileSummary
 from xlacli.report.run import CompileEvent, RunReport
+from xlacli.units import format_seconds
 from xlacli.words import counted
 
 _DETAIL_WIDTH = 60  # characters of a cause's detail kept in the one line
@@ -59,4 +61,20 @@ def _dynamo_steady_recompiles(report: RunReport) -> int:
         1
         for frame in report.dynamo.frames
         if frame.guard_failure and frame.step is not None and frame.step >= report.warmup
+    )
+
+
+def profile_verdict(summary: ProfileSummary) -> str:
+    """A profile's verdict: its step time, and whether anything compiled while traced."""
+    if summary.step_time_s is None:
+        return "no profiled step completed: no step time"
+    times = summary.step_time_s
+    compiles = (
+        f"{counted(summary.window_compiles, 'compile')} inside the profiled window "
+        "(they inflate the step time: raise --warmup)"
+        if summary.window_compiles
+        else "no compile inside the profiled window"
+    )
+    return (
+        f"step time p50 {format_seconds(times.p50)} (p90 {format_seconds(times.p90)}); {compiles}"
     )
