@@ -103,7 +103,7 @@ def _register() -> None:
             check_cmd.check_command,
             script_settings,
             (
-                "xlacli check examples/mlp.py --baseline xlacli-baseline.json --update-baseline",
+                "xlacli check examples/mlp.py --baseline base.json --update-baseline",
                 "xlacli check --junit check.xml --github",
             ),
         ),
