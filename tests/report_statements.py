@@ -52,9 +52,12 @@ def bytes_of(text: str) -> float:
 
 
 def _biggest_sorted(_: Json, match: re.Match[str]) -> bool:
+    """Each listed buffer's size (``3 x f32[..] 64.0 KiB``: one buffer's), largest first."""
     sizes = [
         bytes_of(size)
-        for size in re.findall(r"^\s+\S+\[[^\]]*\]\S* ([\d.]+ \w+)", match.group(1), re.M)
+        for size in re.findall(
+            r"^\s+(?:\d+ x )?\S+\[[^\]]*\]\S* ([\d.]+ \w+)", match.group(1), re.M
+        )
     ]
     return sizes == sorted(sizes, reverse=True)
 

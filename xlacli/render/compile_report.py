@@ -47,7 +47,7 @@ def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
     parts: list[RenderableType] = [Text(run_verdict(report), style=verdict_style), _title(report)]
     if report.graphs:
         parts.append(graph_table(report.graphs, compact=width < COMPACT_BELOW))
-        parts.append(Text(LEGEND, style="dim"))
+        parts.append(Text(COMPACT_LEGEND if width < COMPACT_BELOW else LEGEND, style="dim"))
         parts.extend(memory_view(report))
     else:
         parts.append(Text("No graph was compiled.", style="yellow"))
@@ -83,8 +83,9 @@ def _title(report: RunReport) -> Text:
 def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Table:
     """One row per distinct graph; sizes are XLA's buffer assignment.
 
-    ``compact`` (narrow terminals) shows sites by file name and the three
-    sizes in one column, so that no column, above all the site, is dropped.
+    ``compact`` (narrow terminals) shows sites by file name, the three sizes in
+    one column, and drops the columns worth least (IR nodes, fusions), so that
+    the site is never wrapped inside its ``file:line``.
     """
     table = Table(
         box=None,
@@ -94,8 +95,8 @@ def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Tabl
         padding=(0, 1, 0, 0) if compact else (0, 1),
     )
     table.add_column("graph", no_wrap=True)
-    table.add_column("site", min_width=12, overflow="fold")
-    numbers = ["IR", "HLO", "opt", "fus"]
+    table.add_column("site", min_width=12, no_wrap=True)
+    numbers = ["HLO", "opt"] if compact else ["IR", "HLO", "opt", "fus"]
     numbers += ["in/out/temp"] if compact else ["in", "out", "temp"]
     for name in (*numbers, "compile", "runs", "median"):
         table.add_column(name, justify="right", no_wrap=True)
@@ -105,13 +106,13 @@ def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Tabl
             format_bytes(graph.output_bytes),
             format_bytes(graph.temp_bytes),
         ]
+        counts = [graph.hlo_instructions, graph.optimized_hlo_instructions]
+        if not compact:
+            counts = [graph.ir_nodes, *counts, graph.fusions]
         table.add_row(
             short_hash(graph.hash),
             _site_text(graph, compact=compact),
-            _count(graph.ir_nodes),
-            _count(graph.hlo_instructions),
-            _count(graph.optimized_hlo_instructions),
-            _count(graph.fusions),
+            *(_count(count) for count in counts),
             *(
                 ["/".join(size.replace(" ", "").replace("iB", "") for size in sizes)]
                 if compact
@@ -127,6 +128,10 @@ def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Tabl
 LEGEND = (
     "IR: lazy IR nodes; HLO/opt: HLO instructions before/after XLA's optimizations; "
     "fus: fusions; in/out/temp: bytes; median: median execution time"
+)
+COMPACT_LEGEND = (
+    "HLO/opt: HLO instructions before/after XLA's optimizations; in/out/temp: bytes; "
+    "median: median execution time"
 )
 
 

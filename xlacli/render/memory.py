@@ -134,7 +134,9 @@ def biggest_lines(buffers: tuple[BufferRecord, ...]) -> list[str]:
     """``4 x f32[8,4,64,64] 512 KiB temporary, aten__softmax at block.py:40``."""
     groups = Counter((b.shape, b.bytes, b.role, b.op, b.source) for b in buffers)
     lines = []
-    for (shape, size, role, op, source), count in groups.most_common(BIGGEST_SHOWN):
+    # Largest buffer first (a group of equal buffers by the size of one), then the most.
+    ordered = sorted(groups.items(), key=lambda item: (-item[0][1], -item[1]))
+    for (shape, size, role, op, source), count in ordered[:BIGGEST_SHOWN]:
         where = display_location(source)
         made = ", ".join(part for part in (op, f"at {where}" if where else "") if part)
         times = f"{count} x " if count > 1 else ""

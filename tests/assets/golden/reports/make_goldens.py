@@ -76,6 +76,8 @@ def capture(name: str, args: tuple[str, ...]) -> None:
 
 
 def write_text(name: str) -> None:
+    if not (HERE / f"{name}.json").exists():
+        return  # not captured yet: run without --render
     saved = (HERE / f"{name}.json").read_text()
     for width in WIDTHS:
         (HERE / f"{name}.{width}.txt").write_text(render(saved, width))
