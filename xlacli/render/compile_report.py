@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from rich.console import Console, Group, RenderableType
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -46,22 +47,34 @@ def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
     verdict_style = "bold red" if verdict_is_bad(report) else "bold green"
     parts: list[RenderableType] = [Text(run_verdict(report), style=verdict_style), _title(report)]
     if report.graphs:
-        parts.append(graph_table(report.graphs, compact=width < COMPACT_BELOW))
-        parts.append(Text(COMPACT_LEGEND if width < COMPACT_BELOW else LEGEND, style="dim"))
+        table = graph_table(report.graphs)
+        compact = width < COMPACT_BELOW or natural_width(table) > width
+        parts.append(graph_table(report.graphs, compact=True) if compact else table)
+        parts.append(Text(COMPACT_LEGEND if compact else LEGEND, style="dim"))
         parts.extend(memory_view(report))
     else:
         parts.append(Text("No graph was compiled.", style="yellow"))
     spmd = spmd_view(report.graphs)  # SPMD runs only: render/sharding.py
+    if spmd is not None and natural_width(spmd) > width:
+        spmd = spmd_view(report.graphs, narrow=True)
     if spmd is not None:
         parts.append(spmd)
     if report.events and report.steps > 1:
         parts.append(Text(""))
         parts.append(recompile_view(report))
     dynamo = dynamo_view(report)  # torch.compile's frames, breaks, guard failures
+    if dynamo is not None and natural_width(dynamo) > width:
+        dynamo = dynamo_view(report, narrow=True)
     if dynamo is not None:
         parts.append(dynamo)
     parts.append(_totals(report))
     return Group(*parts)
+
+
+def natural_width(renderable: RenderableType) -> int:
+    """The columns a table takes when nothing is wrapped or cropped."""
+    console = Console(width=10_000)
+    return Measurement.get(console, console.options, renderable).maximum
 
 
 def _title(report: RunReport) -> Text:
@@ -143,6 +156,8 @@ TRIGGER_WORDS = {
     "dynamo": "torch.compile",
     "torch_xla_compile": "torch_xla.compile",
 }
+# Narrow terminals: a word each, so the site keeps its whole file:line.
+COMPACT_TRIGGER_WORDS = {"host_sync": "read", "dynamo": "dynamo", "torch_xla_compile": "compile"}
 _COMPILED_BY = ("dynamo", "torch_xla_compile")
 
 
@@ -151,7 +166,7 @@ def _site_text(graph: GraphRecord, *, compact: bool) -> Text:
     if compact:
         site = site.rpartition("/")[2]
     text = Text(site)
-    words = TRIGGER_WORDS.get(graph.trigger)
+    words = (COMPACT_TRIGGER_WORDS if compact else TRIGGER_WORDS).get(graph.trigger)
     if graph.trigger == "host_sync":
         text.append(f" ({words})", style="yellow")
     elif graph.trigger in _COMPILED_BY:

@@ -18,18 +18,21 @@ from xlacli.words import counted
 MAX_OPS_LISTED = 8
 
 
-def spmd_view(graphs: Iterable[GraphRecord]) -> RenderableType | None:
-    """One block per partitioned graph; None when no graph was partitioned."""
+def spmd_view(graphs: Iterable[GraphRecord], *, narrow: bool = False) -> RenderableType | None:
+    """One block per partitioned graph; None when no graph was partitioned.
+
+    ``narrow``: without XLA's form of each sharding, and lines by file name, so that
+    the mark_sharding line is never cropped."""
     blocks: list[RenderableType] = []
     for graph in graphs:
         if graph.spmd is not None:
-            blocks += [Text(""), _graph_block(graph, graph.spmd)]
+            blocks += [Text(""), _graph_block(graph, graph.spmd, narrow)]
     if not blocks:
         return None
     return Group(Text("SPMD", style="bold"), *blocks)
 
 
-def _graph_block(graph: GraphRecord, spmd: GraphSpmd) -> RenderableType:
+def _graph_block(graph: GraphRecord, spmd: GraphSpmd, narrow: bool) -> RenderableType:
     mesh = spmd.mesh
     mesh_text = (
         f"mesh {'×'.join(map(str, mesh.shape))} ({', '.join(mesh.axis_names)})"
@@ -45,42 +48,42 @@ def _graph_block(graph: GraphRecord, spmd: GraphSpmd) -> RenderableType:
     )
     return Group(
         header,
-        _tensor_table("input", spmd.inputs),
-        _tensor_table("output", spmd.outputs),
-        _collectives(spmd),
+        _tensor_table("input", spmd.inputs, narrow),
+        _tensor_table("output", spmd.outputs, narrow),
+        _collectives(spmd, narrow),
     )
 
 
-def _tensor_table(what: str, tensors: tuple[TensorSharding, ...]) -> Table:
-    table = Table(box=None, pad_edge=False, show_header=False, padding=(0, 1))
+def _tensor_table(what: str, tensors: tuple[TensorSharding, ...], narrow: bool) -> Table:
+    table = _table(narrow)
     for tensor in tensors:
         if tensor.replicated and what == "output":
             continue  # most outputs are replicated scalars and copies; show the split ones
         table.add_row(
-            f"  {what} {tensor.index}",
+            f"  {what[:-3] if narrow else what} {tensor.index}",  # in, out when narrow
             tensor.type,
             f"-> {tensor.per_device_type}" if tensor.per_device_type else "",
             Text(tensor.axes, style="cyan"),
-            Text(tensor.hlo or "", style="dim"),
-            display_location(tensor.location) if tensor.location else "",
+            *([] if narrow else [Text(tensor.hlo or "", style="dim")]),
+            _where(tensor.location, narrow),
         )
     return table
 
 
-def _collectives(spmd: GraphSpmd) -> RenderableType:
+def _collectives(spmd: GraphSpmd, narrow: bool) -> RenderableType:
     counts = spmd.collective_counts()
     if not counts:
         return Text("  no collectives")
     summary = ", ".join(
         f"{counted(count, kind)} ({format_bytes(size)})" for kind, (count, size) in counts.items()
     )
-    table = Table(box=None, pad_edge=False, show_header=False, padding=(0, 1))
+    table = _table(narrow)
     for op in spmd.collectives[:MAX_OPS_LISTED]:
         table.add_row(
             f"    {op.name}",
             format_bytes(op.bytes),
-            Text(op.replica_groups, style="dim"),
-            display_location(op.location) if op.location else "",
+            *([] if narrow else [Text(op.replica_groups, style="dim")]),
+            _where(op.location, narrow),
         )
     more = len(spmd.collectives) - MAX_OPS_LISTED
     tail = (
@@ -89,3 +92,15 @@ def _collectives(spmd: GraphSpmd) -> RenderableType:
         else []
     )
     return Group(Text(f"  collectives per step: {summary}"), table, *tail)
+
+
+def _where(location: str | None, narrow: bool) -> str:
+    """The user's line; by file name when narrow (a path would be cropped)."""
+    shown = display_location(location) if location else ""
+    return shown.rpartition("/")[2] if narrow and shown else shown
+
+
+def _table(narrow: bool) -> Table:
+    """A borderless table; one space between columns when narrow, two otherwise."""
+    padding = (0, 1, 0, 0) if narrow else (0, 1)
+    return Table(box=None, pad_edge=False, show_header=False, padding=padding)
