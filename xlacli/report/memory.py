@@ -67,6 +67,9 @@ class GraphPrecision:
     requested: PrecisionMix  # hlo.before.txt
     optimized: PrecisionMix | None  # hlo.after.txt
     autocast: str | None = None  # "xla:bf16" when autocast was on in the graph's first step
+    # Where the requested f64 instructions come from (file:line of their metadata),
+    # so that a warning names the line, and says when it is a library's own.
+    f64_sources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,7 @@ def graph_precision_from_dict(data: Any) -> GraphPrecision | None:
         requested=_mix_from_dict(data.get("requested")) or PrecisionMix(),
         optimized=_mix_from_dict(data.get("optimized")),
         autocast=data.get("autocast"),
+        f64_sources=tuple(data.get("f64_sources", ())),
     )
 
 

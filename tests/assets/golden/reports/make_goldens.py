@@ -2,6 +2,7 @@
 
     python tests/assets/golden/reports/make_goldens.py          # run the examples again
     python tests/assets/golden/reports/make_goldens.py --render  # re-render the saved reports
+    python tests/assets/golden/reports/make_goldens.py mlp conv  # only these examples
 
 Each example runs through ``xlacli compile`` on XLA:CPU; its report.json is kept
 here with the checkout's path written as @REPO@ (so the goldens do not depend on
@@ -86,7 +87,10 @@ def write_text(name: str) -> None:
 
 if __name__ == "__main__":
     only_render = "--render" in sys.argv
+    chosen = [name for name in sys.argv[1:] if not name.startswith("-")] or list(EXAMPLES)
     for example, arguments in EXAMPLES.items():
+        if example not in chosen:
+            continue
         if not only_render:
             capture(example, arguments)
         write_text(example)
