@@ -9,7 +9,6 @@ printed (a placeholder, the reader's own file) is listed by
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -80,5 +79,4 @@ def test_what_is_not_run_is_only_placeholders(runner):
     run = len(runner.results) - len(not_run)
     assert run >= 15, not_run
     allowed = ("placeholder", "the reader's own file", "an example name", "serves TensorBoard")
-    assert all(why.startswith(allowed) or allowed[1] in why for why in not_run.values()), not_run
-    assert os.environ.get("PJRT_DEVICE", "CPU") == "CPU" or run
+    assert all(any(reason in why for reason in allowed) for why in not_run.values()), not_run
