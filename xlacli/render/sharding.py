@@ -96,8 +96,8 @@ def _collectives(spmd: GraphSpmd, narrow: bool) -> RenderableType:
 
 def _where(location: str | None, narrow: bool) -> str:
     """The user's line; by file name when narrow (a path would be cropped)."""
-    shown = display_location(location) if location else ""
-    return shown.rpartition("/")[2] if narrow and shown else shown
+    shown = display_location(location) or ""
+    return shown.rpartition("/")[2] if narrow else shown
 
 
 def _table(narrow: bool) -> Table:
