@@ -14,9 +14,10 @@ from rich.text import Text
 
 from xlacli.flows.compare import ModeFigures
 from xlacli.paths import display_path
-from xlacli.render.console import stdout_console
+from xlacli.render.console import stdout_console, trimmed
 from xlacli.report.run import RunReport, report_to_dict
 from xlacli.units import format_bytes, format_seconds
+from xlacli.words import counted
 
 _Row = tuple[str, Callable[[ModeFigures], str]]
 ROWS: tuple[_Row, ...] = (
@@ -89,7 +90,24 @@ def render_comparison(
         return
     model = next(iter(reports.values())).model
     title = f"xlacli {command} {display_path(model)}  lazy vs torch.compile(backend='openxla')"
-    stdout_console().print(comparison_text(title, figures))
+    console = stdout_console()
+    with trimmed(console):
+        console.print(Text(comparison_verdict(figures), style="bold"))
+        console.print(comparison_text(title, figures))
+
+
+def comparison_verdict(figures: Mapping[str, ModeFigures]) -> str:
+    """The comparison in one line: which mode's cached steps are faster, and by how much."""
+    lazy, dynamo = figures.get("lazy"), figures.get("dynamo")
+    recompiles = sum(f.recompiles + f.dynamo_recompiles for f in figures.values())
+    tail = (
+        f"; {recompiles} recompiles after warm-up" if recompiles else "; no recompile after warm-up"
+    )
+    if lazy is None or dynamo is None or not lazy.median_step_s or not dynamo.median_step_s:
+        return "step times n/a: no cached step after the warm-up (run with more --steps)" + tail
+    ratio = lazy.median_step_s / dynamo.median_step_s
+    faster = f"torch.compile {ratio:.1f}x faster" if ratio >= 1 else f"lazy {1 / ratio:.1f}x faster"
+    return f"{faster} on cached steps (median)" + tail
 
 
 def _maybe(value: float | None) -> str:
