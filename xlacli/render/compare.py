@@ -101,7 +101,9 @@ def comparison_verdict(figures: Mapping[str, ModeFigures]) -> str:
     lazy, dynamo = figures.get("lazy"), figures.get("dynamo")
     recompiles = sum(f.recompiles + f.dynamo_recompiles for f in figures.values())
     tail = (
-        f"; {recompiles} recompiles after warm-up" if recompiles else "; no recompile after warm-up"
+        f"; {counted(recompiles, 'recompile')} after warm-up"
+        if recompiles
+        else "; no recompile after warm-up"
     )
     if lazy is None or dynamo is None or not lazy.median_step_s or not dynamo.median_step_s:
         return "step times n/a: no cached step after the warm-up (run with more --steps)" + tail
