@@ -13,7 +13,7 @@ EXIT_CHECK_FAILED = 1  # a check or a diff found a difference
 EXIT_USAGE = 2
 EXIT_MODEL = 3  # the user's model failed
 EXIT_ENVIRONMENT = 4  # environment or capture failure
-EXIT_NO_STEP = 5  # the run ended without one step: nothing was measured
+EXIT_NO_STEP = 6  # the run ended without one step: nothing was measured
 EXIT_INTERRUPTED = 130
 
 

@@ -37,12 +37,12 @@ def test_syntax_error_names_the_line():
 
 def test_no_model_runs_as_a_script_and_a_script_with_no_step_fails(tmp_path):
     result = run_cli("compile", BAD / "no_model.py", "--out", tmp_path / "run")
-    # It only defines functions: nothing ran, which is no success (exit 5).
-    assert_clean_error(result, 5, "ran no step", "a model file defines get_model()")
+    # It only defines functions: nothing ran, which is no success (exit 6).
+    assert_clean_error(result, 6, "ran no step", "a model file defines get_model()")
     assert "defines neither get_model() nor model: running it as a script" in result.stderr
     assert "Next:" not in result.stdout
     report = json.loads((tmp_path / "run" / "report.json").read_text())
-    assert report["error"]["exit_code"] == 5
+    assert report["error"]["exit_code"] == 6
 
 
 @pytest.mark.parametrize(

@@ -107,7 +107,7 @@ def test_report_with_no_run_yet(tmp_path):
 def test_remove_failed_and_keep(tmp_path, project):
     # A failed run beside the good one: --remove-failed takes only it.
     failed = run_cli("compile", REPO / "tests/assets/models/bad/no_model.py", cwd=project)
-    assert failed.code == 5
+    assert failed.code == 6
     removed = run_cli("runs", "--remove-failed", cwd=project)
     assert removed.code == 0 and "1 removed, 1 kept" in removed.stderr
     assert len(list((project / ".xlacli" / "runs").iterdir())) == 1

@@ -26,7 +26,7 @@ def test_a_script_that_raises_shows_only_the_users_frames(tmp_path):
     assert report["error"]["exit_code"] == 3
 
 
-@pytest.mark.parametrize(("code", "exit_code"), [("0", 5), ("2", 3)])
+@pytest.mark.parametrize(("code", "exit_code"), [("0", 6), ("2", 3)])
 def test_sys_exit_before_any_step(tmp_path, code, exit_code):
     out = tmp_path / "run"
     result = run_cli("compile", SCRIPTS / "exits.py", "--out", out, "--", code)

@@ -40,7 +40,7 @@ class RunMode(str, Enum):
 EXIT_CODES = (
     "Exit codes: 0 ok; 1 a check or budget failed (diff-hlo: the programs differ); "
     "2 usage error; 3 the model failed; 4 environment or capture failure; "
-    "5 no step ran; 130 interrupted."
+    "5 the report is incomplete (an analysis failed); 6 no step ran; 130 interrupted."
 )
 
 

@@ -1,8 +1,8 @@
 """Golden text reports of the examples at 80 and 120 columns (issue 27).
 
-The saved reports (tests/assets/golden/reports/NAME.json) are rendered again
+The saved reports (tests/assets/golden/text_reports/NAME.json) are rendered again
 and compared with NAME.WIDTH.txt; regenerate both with
-``python tests/assets/golden/reports/make_goldens.py`` (``--render`` to keep the
+``python tests/assets/golden/text_reports/make_goldens.py`` (``--render`` to keep the
 reports and re-render). Each text is also checked against its own JSON
 (tests/report_statements.py), for line ends and for locations kept whole.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.assets.golden.reports.make_goldens import HERE, REPO, REPO_TOKEN, WIDTHS, render
+from tests.assets.golden.text_reports.make_goldens import HERE, REPO, REPO_TOKEN, WIDTHS, render
 from tests.report_statements import contradictions, wrapped_locations
 
 SAVED = sorted(HERE.glob("*.json"))
@@ -30,7 +30,7 @@ def test_the_text_report_matches_its_golden(saved: Path, width: int):
     golden = saved.with_name(f"{saved.stem}.{width}.txt")
     assert render(saved.read_text(), width) == golden.read_text(), (
         f"{golden.name} differs: regenerate with "
-        "python tests/assets/golden/reports/make_goldens.py --render and review the diff"
+        "python tests/assets/golden/text_reports/make_goldens.py --render and review the diff"
     )
 
 

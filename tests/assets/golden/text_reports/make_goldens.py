@@ -1,8 +1,8 @@
 """Regenerate the golden text reports of the examples (80 and 120 columns).
 
-    python tests/assets/golden/reports/make_goldens.py          # run the examples again
-    python tests/assets/golden/reports/make_goldens.py --render  # re-render the saved reports
-    python tests/assets/golden/reports/make_goldens.py mlp conv  # only these examples
+    python tests/assets/golden/text_reports/make_goldens.py          # run the examples again
+    python tests/assets/golden/text_reports/make_goldens.py --render  # re-render the saved reports
+    python tests/assets/golden/text_reports/make_goldens.py mlp conv  # only these examples
 
 Each example runs through ``xlacli compile`` on XLA:CPU; its report.json is kept
 here with the checkout's path written as @REPO@ (so the goldens do not depend on
