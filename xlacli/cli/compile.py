@@ -47,59 +47,25 @@ def compile_command(
     after optimization and XLA's buffer assignment. The report opens with its
     verdict: the steady-state recompiles, or none.
     """
-    from xlacli.analysis.budgets import check_budgets
-    from xlacli.config import load_config, project_runs_dir
-    from xlacli.flows.compare import raise_first_error
-    from xlacli.flows.session import capture, configured_target
-    from xlacli.render.compile_report import render_compile_report
+    from xlacli.config import load_config
+    from xlacli.flows.compile import CompileRequest, run_compile
+    from xlacli.flows.session import configured_target
 
     model, script_args = options.split_script_args(ctx, model, module)
     config = load_config()
     target = configured_target(model, module, script_args, config, "compile")
-    devices = devices if devices is not None else config.devices
-    steps = steps if steps is not None or target.is_script else defaults.COMPILE.steps
-    warmup = defaults.COMPILE.warmup if warmup is None else warmup
-    html = html or output_format is options.OutputFormat.html  # --format html: the page too
-    train_steps = bool(train)
-    optimizer_name = (optimizer or options.OptimizerName.sgd).value
-    if mode is options.RunMode.both:
-        from xlacli.flows.compare import compare_compile
-        from xlacli.flows.modes import check_mode
-
-        check_mode(target, "dynamo")  # before the lazy run, not after it
-        results = compare_compile(
-            target,
-            out=out,
-            force=force,
-            output_format=output_format.value,
-            steps=steps,
-            train=train_steps,
-            optimizer=optimizer_name,
-            explain_warmup=warmup,
-            devices=devices,
-        )
-    else:
-        result = capture(
-            target,
-            steps=steps,
-            train=train_steps,
-            optimizer=optimizer_name,
-            out=out,
-            force=force,
-            label=f"Compiling {target.module or target.path.name}",
-            explain_warmup=warmup,
-            devices=devices,
-            mode=mode.value,
-            runs_dir=project_runs_dir(config),
-        )
-        render_compile_report(result.report, output_format.value)
-        results = [result]
-    if html:
-        from xlacli.render.html.run_page import announce_run_html
-
-        for result in results:
-            announce_run_html(result.paths.root, result.report)
-    raise_first_error(results)  # each mode's own error first, then the budgets of each
-    for result in results:
-        check_budgets(result.report, max_compiles=max_compiles, fail_on_recompile=fail_on_recompile)
-    return 0
+    request = CompileRequest(
+        steps=steps if steps is not None or target.is_script else defaults.COMPILE.steps,
+        train=bool(train),
+        optimizer=(optimizer or options.OptimizerName.sgd).value,
+        out=out,
+        force=force,
+        output_format=output_format.value,
+        warmup=defaults.COMPILE.warmup if warmup is None else warmup,
+        max_compiles=max_compiles,
+        fail_on_recompile=fail_on_recompile,
+        devices=devices,
+        mode=mode.value,
+        html=html or output_format is options.OutputFormat.html,  # --format html: the page too
+    )
+    return run_compile(target, request)

@@ -12,7 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from xlacli.flows.compare import ModeFigures
+from xlacli.analysis.mode_figures import ModeFigures
 from xlacli.paths import display_path
 from xlacli.render.console import stdout_console, trimmed
 from xlacli.report.run import RunReport, report_to_dict

@@ -17,6 +17,7 @@ from xlacli.paths import display_location, display_path
 from xlacli.render.console import print_trimmed, stdout_console
 from xlacli.render.dynamo import dynamo_view
 from xlacli.render.memory import memory_view
+from xlacli.render.problems import problem_lines
 from xlacli.render.recompiles import recompile_view
 from xlacli.render.sharding import spmd_view
 from xlacli.render.verdict import run_verdict, verdict_is_bad
@@ -46,6 +47,7 @@ def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
     """The terminal view of a report, for a console ``width`` columns wide."""
     verdict_style = "bold red" if verdict_is_bad(report) else "bold green"
     parts: list[RenderableType] = [Text(run_verdict(report), style=verdict_style), _title(report)]
+    parts.extend(Text(f"incomplete report: {line}", style="red") for line in problem_lines(report))
     if report.graphs:
         table = graph_table(report.graphs)
         compact = width < COMPACT_BELOW or natural_width(table) > width

@@ -122,6 +122,17 @@ class ErrorRecord:
 
 
 @dataclass(frozen=True)
+class Problem:
+    """An analysis that raised while the report was built: its section is empty,
+    the rest of the report stands. A bug in xlacli, to be reported."""
+
+    processor: str  # the section it writes: "events", "memory", "spmd"...
+    exception: str  # the exception's type, e.g. "ValueError"
+    message: str
+    where: str = ""  # xlacli's file:line that raised
+
+
+@dataclass(frozen=True)
 class GraphBreakRecord:
     """Where Dynamo broke the FX graph, and why (``torch.compile``)."""
 
@@ -186,6 +197,8 @@ class RunReport:
     options: tuple[str, ...] = ()
     mode: str = "lazy"  # "lazy", or "dynamo" (xlacli ran the step under torch.compile)
     dynamo: DynamoRecord | None = None  # set when Dynamo ran, whoever called it
+    # Analyses that raised: their sections are missing from this report.
+    problems: tuple[Problem, ...] = ()
 
     @property
     def steady_state_compiles(self) -> int:
@@ -284,6 +297,7 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         options=tuple(data.get("options", ())),
         mode=data.get("mode", "lazy"),
         dynamo=_dynamo_from_dict(data.get("dynamo")),
+        problems=tuple(Problem(**p) for p in data.get("problems", ())),
     )
 
 

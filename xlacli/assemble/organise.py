@@ -1,4 +1,4 @@
-"""Raw artifacts of a run folder -> a ``RunReport``.
+"""Stage 2 of the assembler: the raw run organised into steps, graphs and files.
 
 torch_xla and XLA describe each compile in three places that share no key but
 their order: the debug log's "Compilation Analysis" blocks (graph hash,
@@ -12,26 +12,20 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xlacli.analysis.collectives import Locate
-from xlacli.analysis.dynamo import EXTRACT_COUNTER, XlaEvents, explain_dynamo
-from xlacli.analysis.fallbacks import locate_fallbacks
 from xlacli.analysis.locate import Locator
-from xlacli.analysis.memory_facts import with_memory_facts
-from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
-from xlacli.analysis.spmd_graph import attach_spmd, sharding_context
+from xlacli.analysis.recompile import CompiledGraph
+from xlacli.analysis.spmd_graph import ShardingContext, sharding_context
 from xlacli.assemble.graph_files import HloCache, graph_sizes, organize_graph_files
-from xlacli.parse.debug_log import AnalysisEvent, parse_debug_log
-from xlacli.parse.frames import CodeRoots, current_code_roots, first_user_frame
-from xlacli.parse.ir_dump import IrGraph, parse_ir_dump
-from xlacli.parse.metrics_report import parse_metrics_report
-from xlacli.parse.xla_dump import DumpedModule, list_dumped_modules, prune_backend_noise
-from xlacli.paths import source_line
-from xlacli.report.run import ErrorRecord, FallbackOp, GraphRecord, RunReport, StepRecord
+from xlacli.assemble.read import RawRun
+from xlacli.parse.debug_log import AnalysisEvent
+from xlacli.parse.frames import CodeRoots, first_user_frame
+from xlacli.parse.ir_dump import IrGraph
+from xlacli.report.run import GraphRecord, StepRecord
 from xlacli.run.events import ChildLog
 from xlacli.run.request import CaptureRequest, RunPaths
 
@@ -41,59 +35,84 @@ EXECUTION_COUNTERS = ("ExecuteComputation", "ExecuteReplicated")
 
 
 @dataclass(frozen=True)
-class RawRun:
-    """Everything parsed from a run folder, before it becomes a report."""
+class OrganisedRun:
+    """A run's raw events placed in steps and grouped into graphs, with the graphs'
+    files in ``graphs/<hash>/``: what every analysis reads, and none may change.
 
-    log: ChildLog
-    compiles: list[AnalysisEvent]
-    executions: list[AnalysisEvent]
-    ir_graphs: list[IrGraph]
-    modules: list[DumpedModule]
-    counters: dict[str, int]
-    compile_times_s: list[float] = field(default_factory=list)
-    execute_times_s: list[float] = field(default_factory=list)
+    ``graphs`` are the records before any analysis (no memory, SPMD...); ``compiled``
+    is every compile in order, as the recompile explainer reads it. The locator
+    caches what it learns about frames, but answers the same for every reader.
+    """
 
-
-def read_raw_run(paths: RunPaths, log: ChildLog) -> RawRun:
-    """Parse the raw artifacts of a run folder."""
-    events = parse_debug_log(_read(paths.debug_log))
-    ir_dump = paths.ir_dump_files()
-    prune_backend_noise(paths.xla_dump)
-    metrics = parse_metrics_report(_read(paths.metrics))
-    counters = dict(metrics.counters) or _summed_counters(log)
-    return RawRun(
-        log=log,
-        compiles=[e for e in events if e.kind == "compile"],
-        executions=[e for e in events if e.kind == "execute"],
-        ir_graphs=parse_ir_dump(_read(ir_dump[0])) if ir_dump else [],
-        modules=list_dumped_modules(paths.xla_dump),
-        counters=counters,
-        compile_times_s=_samples_s(log, "compile_time_ns"),
-        execute_times_s=_samples_s(log, "execute_time_ns"),
-    )
+    raw: RawRun
+    paths: RunPaths
+    request: CaptureRequest
+    warmup: int
+    roots: CodeRoots
+    hlo: HloCache
+    compile_steps: list[int | None]
+    execute_steps: list[int | None]
+    graphs: tuple[GraphRecord, ...]
+    compiled: tuple[CompiledGraph, ...]
+    step_records: tuple[StepRecord, ...]
+    locator: Locator
+    shardings: ShardingContext
 
 
-def build_report(
+def organise_run(
     raw: RawRun,
     paths: RunPaths,
     request: CaptureRequest,
-    model_label: str,
-    error: ErrorRecord | None,
     *,
-    warmup: int = 2,
-    roots: CodeRoots | None = None,
-    hlo: HloCache | None = None,
-) -> RunReport:
-    """Assemble the report, moving each graph's kept files into ``graphs/<hash>/``.
-
-    ``hlo``: where the graphs' parsed HLO is kept, for a caller that reads it again.
-    """
-    roots = roots or current_code_roots()
+    warmup: int,
+    roots: CodeRoots,
+    hlo: HloCache,
+) -> OrganisedRun:
+    """Place compiles and executions in their steps, group them by graph and move
+    each graph's kept files into ``graphs/<hash>/``."""
     setup = raw.log.setup or {}
     compile_steps = _event_steps(raw.log, "UncachedCompile", len(raw.compiles))
     execute_steps = _event_steps(raw.log, EXECUTION_COUNTERS, len(raw.executions))
-    hlo = hlo or HloCache(paths.root)
     ir_by_hash = _first_ir_by_hash(raw.ir_graphs)
+    graphs = _graph_records(raw, paths, compile_steps, ir_by_hash, roots, hlo)
+    files_by_hash = {graph.hash: graph.files for graph in graphs}
+    locator = Locator(
+        roots=roots,
+        model_dir=Path(request.model_path).parent,
+        load_hlo=lambda h: hlo.module(files_by_hash.get(h, {}).get("hlo_before")),
+        load_stacks=lambda h: hlo.stacks(files_by_hash.get(h, {}).get("hlo_stacks")),
+        entry_site=setup.get("entry_site"),
+        inputs_site=setup.get("inputs_site"),
+    )
+    for event in (*raw.compiles, *raw.executions):
+        locator.learn_frames(event.frames)
+    return OrganisedRun(
+        raw=raw,
+        paths=paths,
+        request=request,
+        warmup=warmup,
+        roots=roots,
+        hlo=hlo,
+        compile_steps=compile_steps,
+        execute_steps=execute_steps,
+        graphs=tuple(graphs),
+        compiled=tuple(_compiled_graphs(raw, compile_steps, ir_by_hash)),
+        step_records=_step_records(raw, compile_steps, execute_steps),
+        locator=locator,
+        shardings=sharding_context(raw.log.start, raw.log.shardings),
+    )
+
+
+def _graph_records(
+    raw: RawRun,
+    paths: RunPaths,
+    compile_steps: list[int | None],
+    ir_by_hash: dict[str, IrGraph],
+    roots: CodeRoots,
+    hlo: HloCache,
+) -> list[GraphRecord]:
+    """One record per distinct graph, its files moved into ``graphs/<hash>/``."""
+    setup = raw.log.setup or {}
     executions_by_hash = _group_by_hash(raw.executions)
     graphs = []
     for graph_hash, indices in _group_by_hash(raw.compiles).items():
@@ -118,88 +137,11 @@ def build_report(
                 total_execute_time_s=sum(exec_times),
                 first_step=compile_steps[first],
                 files=files,
-                spmd=None,  # SPMD runs: attach_spmd below, once the locator knows the frames
+                spmd=None,  # SPMD runs: the spmd processor's section
                 **graph_sizes(paths.root, files, hlo),
             )
         )
-    graphs, memory = with_memory_facts(
-        graphs,
-        paths.root,
-        hlo,
-        raw.log.steps,
-        ((record.step, record.graph_hash) for record in execution_records(raw)),
-    )
-    files_by_hash = {graph.hash: graph.files for graph in graphs}
-    locator = Locator(
-        roots=roots,
-        model_dir=Path(request.model_path).parent,
-        load_hlo=lambda h: hlo.module(files_by_hash.get(h, {}).get("hlo_before")),
-        load_stacks=lambda h: hlo.stacks(files_by_hash.get(h, {}).get("hlo_stacks")),
-        entry_site=setup.get("entry_site"),
-        inputs_site=setup.get("inputs_site"),
-    )
-    for event in (*raw.compiles, *raw.executions):
-        locator.learn_frames(event.frames)
-    compiled = _compiled_graphs(raw, compile_steps, ir_by_hash)
-    shardings = sharding_context(raw.log.start, raw.log.shardings)
-    events = explain_compiles(compiled, ExplainContext(warmup, locator, shardings=shardings))
-    graphs = attach_spmd(  # SPMD runs only: analysis/spmd_graph.py
-        graphs,
-        start=raw.log.start,
-        context=shardings,
-        load_module=hlo.module,
-        locate_for=_metadata_locator(locator, compiled),
-    )
-    dynamo, events = explain_dynamo(  # torch.compile: its frames, breaks and guard failures
-        raw.log,
-        XlaEvents(raw.compiles, compile_steps, raw.executions, execute_steps),
-        events,
-        roots,
-        mode=request.mode,
-        extractions=raw.counters.get(EXTRACT_COUNTER, 0),
-    )
-    return RunReport(
-        model=model_label,
-        device=(raw.log.start or {}).get("device", "unknown"),
-        steps=len(raw.log.steps),
-        steps_requested=request.planned_steps(len(raw.log.steps)),
-        train=request.train,
-        run_dir=str(paths.root),
-        compilations=len(raw.compiles),
-        executions=len(raw.executions),
-        total_compile_time_s=sum(raw.compile_times_s),
-        total_execute_time_s=sum(raw.execute_times_s),
-        graphs=tuple(graphs),
-        step_records=_step_records(raw, compile_steps, execute_steps),
-        counters=raw.counters,
-        versions=dict((raw.log.start or {}).get("versions", {})),
-        error=error,
-        warmup=warmup,
-        events=tuple(events),
-        fallback_ops=_fallback_ops(raw, execute_steps, locator),
-        memory=memory,
-        mode=request.mode,
-        dynamo=dynamo,
-    )
-
-
-def _metadata_locator(
-    locator: Locator, compiled: Sequence[CompiledGraph]
-) -> Callable[[str], Locate]:
-    """Per graph hash: the user's line behind an HLO instruction's metadata."""
-    first: dict[str, CompiledGraph] = {}
-    for graph in compiled:
-        first.setdefault(graph.graph_hash, graph)
-
-    def locate_for(graph_hash: str) -> Locate:
-        graph = first.get(graph_hash)
-        if graph is None:
-            return lambda metadata: (None, None)
-        return lambda metadata: (
-            locator.metadata(metadata, graph) if metadata.source_file else (None, None)
-        )
-
-    return locate_for
+    return graphs
 
 
 @dataclass(frozen=True)
@@ -267,45 +209,6 @@ def _compiled_graphs(
             )
         )
     return compiled
-
-
-def _fallback_ops(
-    raw: RawRun, execute_steps: list[int | None], locator: Locator
-) -> tuple[FallbackOp, ...]:
-    counts_by_step = {
-        event.get("step"): {
-            name: count
-            for name, count in event.get("counters", {}).items()
-            if name.startswith("aten::")
-        }
-        for event in raw.log.metric_events
-    }
-    value_reads = [
-        (execute_steps[index], user)
-        for index, event in enumerate(raw.executions)
-        if HOST_SYNC_CAUSE in event.cause and (user := locator.trigger(event.frames)[0]) is not None
-    ]
-    return locate_fallbacks(counts_by_step, value_reads, source_line)
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except (FileNotFoundError, IsADirectoryError):
-        return ""
-
-
-def _samples_s(log: ChildLog, key: str) -> list[float]:
-    return [ns / 1e9 for event in log.metric_events for ns in event.get(key, [])]
-
-
-def _summed_counters(log: ChildLog) -> dict[str, int]:
-    """Counters from the per-step deltas, when the final report was never written."""
-    totals: dict[str, int] = {}
-    for event in log.metric_events:
-        for name, delta in event.get("counters", {}).items():
-            totals[name] = totals.get(name, 0) + delta
-    return totals
 
 
 def _event_steps(log: ChildLog, counter: str | tuple[str, ...], count: int) -> list[int | None]:
