@@ -18,7 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 COMMANDS = ("compile", "profile", "check", "report", "diff-hlo", "runs")
 _INLINE = re.compile(r"`(xlacli [^`]+)`")
-_PLACEHOLDER = re.compile(r"^(?:[A-Z][A-Z_]*(?:\.py)?(?::[A-Z_]+)?|\.\.\.|…)$")
+_PLACEHOLDER = re.compile(r"^\[?(?:[A-Z][A-Z_]*(?:\.py)?(?::[A-Z_]+)?|\.\.\.|…)\]?$")
 # Options whose value is a file or folder the command writes.
 _OUTPUTS = ("--out", "-o", "--output", "--junit", "--logdir")
 # Profile step counts do not change what the command shows: cut to keep the test fast.
