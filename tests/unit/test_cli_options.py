@@ -53,7 +53,7 @@ def test_every_help_page_lists_defaults_exit_codes_and_two_examples(command):
     assert "Exit codes: 0 ok" in text and "2 usage error" in text
     examples = text.split("Examples:")[1].split("Exit codes")[0]
     assert sum(line.strip().startswith("xlacli ") for line in examples.splitlines()) == 2
-    for placeholder in ("<str>", "<int range>", "{RUN}", "{left}", "(3)"):
+    for placeholder in ("<str>", "<int range>", "{RUN}", "{left}", "{LEFT}", "(3)"):
         assert placeholder not in text, placeholder
     for param in COMMAND.commands[command].params:
         if _is_option(param) and not param.is_flag and param.name not in OFF_WHEN_ABSENT:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import typer
+from typer.core import TyperCommand
 
 from xlacli import __version__
 from xlacli.capture.signals import exit_on_sigterm
@@ -66,6 +67,15 @@ def _root(
     ),
 ) -> None:
     """Compile, explain and profile PyTorch models on PyTorch/XLA."""
+
+
+class _PlainUsage(TyperCommand):
+    """Usage lines as the README writes them: ``diff-hlo LEFT RIGHT``, not typer's
+    ``{LEFT} {RIGHT}`` for required arguments."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = super().collect_usage_pieces(ctx)
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
 
 
 def _register() -> None:
@@ -130,9 +140,9 @@ def _register() -> None:
         ),
     ]
     for name, command, settings, examples in commands:
-        app.command(name, context_settings=settings, epilog=options.epilog(*examples))(
-            error_boundary(command)
-        )
+        app.command(
+            name, cls=_PlainUsage, context_settings=settings, epilog=options.epilog(*examples)
+        )(error_boundary(command))
 
 
 _register()
