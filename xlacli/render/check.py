@@ -17,7 +17,7 @@ from rich.text import Text
 from xlacli.analysis.check import IMPROVEMENT, OK, REGRESSION, CheckOutcome, CheckResult
 from xlacli.errors import UsageError, XlacliError
 from xlacli.paths import display_location, display_path, split_location
-from xlacli.render.console import plain_table, stderr_console, stdout_console
+from xlacli.render.console import plain_table, print_trimmed, stderr_console, stdout_console
 from xlacli.render.recompiles import event_block
 from xlacli.report.run import CompileEvent, RunReport
 
@@ -77,7 +77,7 @@ def print_check(outcome: CheckOutcome, report: RunReport, baseline: Path, fmt: s
         sys.stdout.write("\n")
         return
     console: Console = stdout_console()
-    console.print(check_view(outcome, report, baseline))
+    print_trimmed(console, check_view(outcome, report, baseline))
 
 
 def check_json(outcome: CheckOutcome, report: RunReport, baseline: Path) -> dict[str, object]:
