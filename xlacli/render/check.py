@@ -25,6 +25,20 @@ _STYLES = {OK: "green", REGRESSION: "bold red", IMPROVEMENT: "yellow"}
 MAX_ROWS = 25
 
 
+def check_verdict(outcome: CheckOutcome) -> Text:
+    """The check in one line, first: what regressed, or that nothing did."""
+    if outcome.regressions:
+        names = ", ".join(result.name for result in outcome.regressions[:3])
+        return Text(f"regressed: {names}", style="bold red")
+    if outcome.improvements:
+        return Text(
+            f"improved: {', '.join(r.name for r in outcome.improvements[:3])} "
+            "(the baseline is stale)",
+            style="bold yellow",
+        )
+    return Text(f"passed: all {len(outcome.results)} checks unchanged", style="bold green")
+
+
 def check_view(outcome: CheckOutcome, report: RunReport, baseline: Path) -> RenderableType:
     """The table of checks (all of them, or those that changed when there are many),
     then the explanation of each compile that is new."""
@@ -44,6 +58,7 @@ def check_view(outcome: CheckOutcome, report: RunReport, baseline: Path) -> Rend
         )
     passed = sum(1 for r in outcome.results if r.status == OK)
     parts: list[RenderableType] = [
+        check_verdict(outcome),
         Text.assemble(
             ("xlacli check ", "bold"),
             (display_path(report.model), "bold cyan"),
