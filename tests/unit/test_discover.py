@@ -60,3 +60,8 @@ def test_star_imports_defer_to_the_child(tmp_path):
 def test_parse_target(text, expected):
     target = parse_target(text)
     assert (str(target.path), target.entry) == expected
+
+
+def test_a_script_running_its_own_loop_may_define_step(tmp_path):
+    path = write(tmp_path, "def step(i):\n    return i\nfor i in range(3):\n    step(i)\n")
+    assert check_model_file(parse_target(str(path))).kind == "script"

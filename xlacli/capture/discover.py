@@ -146,7 +146,7 @@ def _refuse_model_file_without_model(path: Path, tree: ast.Module, names: set[st
     Raises:
         UsageError: naming the near miss.
     """
-    if names is None or _has_main_guard(tree):
+    if names is None or _runs_code(tree):
         return
     helpers = sorted(n for n in names if n in CONTRACT_HELPERS)
     guess = _near_miss("get_model", names)
@@ -165,9 +165,14 @@ def _near_miss(wanted: str, names: set[str]) -> str:
     return f": did you mean {wanted}? found {close[0]}" if close else ""
 
 
-def _has_main_guard(tree: ast.Module) -> bool:
-    """``if __name__ == "__main__":`` at module level: a script, whatever it defines."""
+def _runs_code(tree: ast.Module) -> bool:
+    """Whether the file does something when run (a loop, a call, a ``with``, an
+    ``if __name__ == "__main__":``): a script, whatever functions it defines."""
     for node in tree.body:
+        if isinstance(node, (ast.For, ast.While, ast.With, ast.AsyncFor, ast.AsyncWith)):
+            return True
+        if isinstance(node, ast.Expr) and not isinstance(node.value, ast.Constant):
+            return True
         if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test):
             return True
     return False
