@@ -19,6 +19,7 @@ import pytest
 from tests.browser import Browser, find_browser, headless_browser
 from tests.conftest import EXAMPLES, MODELS, REPO, run_cli
 from tests.integration.test_recompile_e2e import CASES, line_of
+from xlacli.render.profile import BREAKDOWN_LABELS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 STEPS = 4  # the recompiles of examples/recompile/ happen by step 3
@@ -234,7 +235,9 @@ def test_profile_page(browser: Browser, tmp_path: Path, shots: Path) -> None:
         summary["step_times_s"]
     )
     assert browser.evaluate("document.querySelectorAll('svg.chart line.p50').length") == 1
-    assert browser.evaluate("document.querySelectorAll('svg.stacked rect').length") == 6
+    assert browser.evaluate("document.querySelectorAll('svg.stacked rect').length") == len(
+        BREAKDOWN_LABELS
+    )
     assert (
         browser.evaluate("document.querySelectorAll('table.ops tbody tr').length")
         == len(summary["top_ops"])

@@ -96,3 +96,17 @@ def test_dynamo_section(browser: Browser, tmp_path: Path, shots: Path) -> None:
     guard = next(f for f in report["dynamo"]["frames"] if f["guard_failure"])
     assert guard["guard_failure"] in text and "Dynamo recompiles" in text
     assert "forward" in text and "torch_dynamo_resume_in_forward" in text
+
+
+def test_advice_section(browser: Browser, tmp_path: Path, shots: Path) -> None:
+    page, report = compile_html(tmp_path, "advice/variable_lengths", "--steps", "12")
+    screenshots(browser, page, shots, "advice")
+    open_clean(browser, page)
+    text = section_text(browser, "advice")
+    assert "Where your graphs come from" in text
+    assert line_in("advice/variable_lengths", "hidden = torch.relu") in text
+    (advice,) = report["bucket_advice"]
+    assert "2 (advised)" in text  # two buckets: 7 and 16
+    assert "EDGES = (7, 16)" in text
+    assert f"{len(advice['sizes'])} sizes over 12 steps, 8 compiles" in text
+    assert "5 (2x), 6 (1x), 7 (2x)" in text

@@ -88,12 +88,16 @@ def test_summary_json(profiled):
     assert 0 < times["p50"] <= times["p90"] <= times["max"]
     assert summary["batch_size"] == 8 and summary["samples_per_s"] > 0
     assert set(summary["breakdown"]) >= {
-        "compile_s",
-        "execute_s",
-        "host_to_device_s",
-        "device_to_host_s",
-        "tracing_s",
+        "window_s",
         "python_s",
+        "op_tracing_s",
+        "graph_s",
+        "device_wait_s",
+        "transfer_s",
+        "compile_s",
+        "harness_s",
+        "device_busy_s",
+        "overlap_s",
     }
     assert summary["window_compiles"] == 0 and summary["notes"] == []
     top = summary["top_ops"]
@@ -121,7 +125,8 @@ def test_summary_text(tmp_path):
     out = result.stdout
     assert "5 profiled steps after 2 warm-up" in out
     assert "Step time  p50" in out and "samples/s (batch 8)" in out
-    assert "Where the time goes" in out and "Top HLO ops" in out
+    assert "The host, " in out and "waiting for the device" in out and "Top HLO ops" in out
+    assert "Device time by user line" in out
     assert "View the trace: tensorboard --logdir" in result.stderr
 
 

@@ -33,10 +33,22 @@ _VOLATILE_KEY = re.compile(r"(^|_)(time|times)(_s|_ns)?$|_time_s$|^wall_time|^ve
 _VOLATILE_COUNTERS = ("CreateXlaTensor", "DestroyXlaTensor", "DestroyLtcTensor", "CreateLtcTensor")
 
 
+# Examples run another way: through the Python API, under pytest, under a launcher.
+_OTHER_RUNNERS = ("api", "pytest", "ranks")
+
+
+def _examples() -> list[Path]:
+    return [
+        path
+        for path in sorted(EXAMPLES.rglob("*.py"))
+        if path.relative_to(EXAMPLES).parts[0] not in _OTHER_RUNNERS
+    ]
+
+
 def example_commands() -> dict[str, list[str]]:
     """Each example's first documented ``xlacli compile`` command, as arguments."""
     commands = {}
-    for path in sorted(EXAMPLES.rglob("*.py")):
+    for path in _examples():
         match = _COMMAND.search(path.read_text(encoding="utf-8"))
         if match is not None:
             name = path.relative_to(EXAMPLES).with_suffix("").as_posix().replace("/", "__")
@@ -65,8 +77,7 @@ COMMANDS = example_commands()
 
 def test_every_example_documents_its_command() -> None:
     examples = {
-        p.relative_to(EXAMPLES).with_suffix("").as_posix().replace("/", "__")
-        for p in EXAMPLES.rglob("*.py")
+        p.relative_to(EXAMPLES).with_suffix("").as_posix().replace("/", "__") for p in _examples()
     }
     assert not examples - set(COMMANDS), examples - set(COMMANDS)
 

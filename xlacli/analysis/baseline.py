@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from xlacli.analysis.line_growth import line_instructions
 from xlacli.analysis.memory_baseline import buffers_from_json, memory_baseline
 from xlacli.errors import UsageError
 from xlacli.paths import split_location
@@ -51,6 +52,9 @@ class Baseline:
     mode: str = "lazy"  # "dynamo": the step ran under torch.compile
     graph_breaks: int = 0  # Dynamo's graph breaks (any mode: the model may call torch.compile)
     dynamo_recompiles: int = 0  # Dynamo frame recompiles after a guard failure
+    # "file:line" -> HLO instructions it made, summed over graphs (compile cost by line);
+    # shown beside a graph that grew, never a check of its own: lines move with edits.
+    lines: dict[str, int] = field(default_factory=dict)
 
 
 def baseline_from_report(report: RunReport, baseline_path: Path, optimizer: str) -> Baseline:
@@ -89,7 +93,21 @@ def baseline_from_report(report: RunReport, baseline_path: Path, optimizer: str)
         mode=report.mode,
         graph_breaks=sum(b.count for b in report.dynamo.graph_breaks) if report.dynamo else 0,
         dynamo_recompiles=report.dynamo.recompiles if report.dynamo else 0,
+        lines={
+            _line_key(location, folder): count
+            for location, count in line_instructions(report).items()
+        },
     )
+
+
+def _line_key(location: str, folder: Path) -> str:
+    """A line as the baseline keeps it: the same on every machine (library files
+    from their package folder, the user's relative to the baseline)."""
+    file, line = split_location(location)
+    if line is None:
+        return location
+    _, library, inside = file.rpartition("-packages/")
+    return f"{inside if library else _relative(file, folder)}:{line}"
 
 
 def collective_counts(graph_key: str, spmd: GraphSpmd | None) -> dict[str, int]:
@@ -185,6 +203,7 @@ def _from_dict(data: Any, path: Path) -> Baseline:
         mode=fields.get("mode", str, "lazy"),
         graph_breaks=fields.get("graph_breaks", int, 0),
         dynamo_recompiles=fields.get("dynamo_recompiles", int, 0),
+        lines=fields.get_counts("lines"),
     )
 
 

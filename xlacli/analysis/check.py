@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xlacli.analysis.baseline import Baseline
+from xlacli.analysis.line_growth import grown_summary, line_changes
 
 OK, REGRESSION, IMPROVEMENT = "ok", "regression", "improvement"
 
@@ -55,7 +56,10 @@ def compare(baseline: Baseline, current: Baseline, tolerance: float = 0.0) -> Ch
     ]
     results += _dynamo_counts(baseline, current, tolerance)
     results += _mapping("fallback op", baseline.fallback_ops, current.fallback_ops, tolerance)
-    results += _mapping("HLO instructions", baseline.graphs, current.graphs, tolerance)
+    results += _with_grown_lines(
+        _mapping("HLO instructions", baseline.graphs, current.graphs, tolerance),
+        grown_summary(line_changes(baseline.lines, current.lines)),
+    )
     results += _mapping("collectives", baseline.collectives, current.collectives, tolerance)
     return CheckOutcome(tuple(results))
 
@@ -117,6 +121,16 @@ def _mapping(
             yield CheckResult(name, str(before[key]), "-", IMPROVEMENT, "gone")
         else:
             yield _count(name, before[key], after[key], tolerance)
+
+
+def _with_grown_lines(results: Iterable[CheckResult], grown: str) -> list[CheckResult]:
+    """A graph that grew names the lines that grew most (from the baseline's ``lines``)."""
+    return [
+        replace(result, detail=f"{result.detail}; lines grew: {grown}")
+        if grown and result.status == REGRESSION
+        else result
+        for result in results
+    ]
 
 
 def _dynamo_counts(baseline: Baseline, current: Baseline, tolerance: float) -> list[CheckResult]:

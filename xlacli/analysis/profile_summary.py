@@ -1,8 +1,10 @@
 """Where the profiled steps spent their time, from the trace and the run's HLO.
 
-Step times are the intervals between the starts of consecutive ``StepTrace``
-annotations (execution is asynchronous: a step's host work ends before its
-graph has run); the last step ends with the last event it caused. HLO op
+Step times are the ``StepTrace`` annotations' durations, as xprof reads them
+(a step's sync waits for the device when the device is behind). The window
+runs from the first annotation's start to the last event the last step
+caused; between annotations is xlacli's own bookkeeping, a row of the host
+timeline. HLO op
 times come from the profile plugin's ``hlo_stats`` where it has them (TPU)
 and from the trace's per-op events otherwise (XLA:CPU), joined by module and
 op name to the optimized HLO the run dumped.
@@ -14,6 +16,7 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from xlacli.analysis.op_lines import Attribution
 from xlacli.hlo.model import HloModule, Instruction
 from xlacli.parse.trace_events import TraceEvent
 from xlacli.report.profile import GraphTime, OpTime, StepTimes
@@ -23,17 +26,23 @@ EXECUTE = "PjRtComputationClient::ExecuteComputation"
 EXECUTE_REPLICATED = "PjRtComputationClient::ExecuteReplicated"  # SPMD graphs
 TO_DEVICE = "PjRtComputationClient::TransferToDevice"
 FROM_DEVICE = "PjRtComputationClient::TransferFromDevice"
-TRACING = "SyncTensorsGraph"  # torch_xla's lowering of the traced graph, per sync
 TOP_OPS = 15
 
 
 @dataclass(frozen=True)
 class ProfiledStep:
-    """One annotated step: its number and its start and end in the trace."""
+    """One annotated step: its number, its start and end in the trace (the
+    next step's start: the window is cut at them), and the annotation's own
+    duration, the step time as xprof's overview page reads it."""
 
     step: int
     start_s: float
     end_s: float
+    annotated_s: float | None = None  # None: the whole span
+
+    @property
+    def duration_s(self) -> float:
+        return self.end_s - self.start_s if self.annotated_s is None else self.annotated_s
 
 
 def profiled_steps(events: Sequence[TraceEvent], step_name: str) -> list[ProfiledStep]:
@@ -46,13 +55,13 @@ def profiled_steps(events: Sequence[TraceEvent], step_name: str) -> list[Profile
     steps = []
     for index, mark in enumerate(marks):
         end = marks[index + 1].start_s if index + 1 < len(marks) else max(mark.end_s, last_end)
-        steps.append(ProfiledStep(int(mark.args["step_num"]), mark.start_s, end))
+        steps.append(ProfiledStep(int(mark.args["step_num"]), mark.start_s, end, mark.duration_s))
     return steps
 
 
 def step_times(steps: Sequence[ProfiledStep]) -> StepTimes | None:
     """Median, 90th percentile, max and mean of the step durations."""
-    durations = sorted(step.end_s - step.start_s for step in steps)
+    durations = sorted(step.duration_s for step in steps)
     if not durations:
         return None
     p90 = durations[min(len(durations) - 1, round(0.9 * (len(durations) - 1)))]
@@ -62,41 +71,6 @@ def step_times(steps: Sequence[ProfiledStep]) -> StepTimes | None:
         max=durations[-1],
         mean=statistics.fmean(durations),
     )
-
-
-def breakdown(events: Sequence[TraceEvent], steps: Sequence[ProfiledStep]) -> dict[str, float]:
-    """Seconds of each kind of work in the profiled window.
-
-    Host work (compile, tracing, transfers, Python) adds up to the steps'
-    host time; ``execute_s`` is the device running the graphs (the HLO ops
-    where the trace has them, else the execute calls), which overlaps the
-    host's work on the next step. ``python_s`` is the host's step time left
-    after tracing, transfers and compiles: the user's Python and the
-    framework around it.
-    """
-    if not steps:
-        return {}
-    start, end = steps[0].start_s, steps[-1].end_s
-    inside = [e for e in events if start <= e.start_s <= end]
-
-    def total(name: str) -> float:
-        return sum(e.duration_s for e in inside if e.name == name)
-
-    compile_s = total(COMPILE)
-    tracing_s = max(0.0, total(TRACING) - compile_s)
-    to_device_s, from_device_s = total(TO_DEVICE), total(FROM_DEVICE)
-    host_s = sum(e.duration_s for e in inside if e.args.get("step_num") is not None)
-    device_ops_s = sum(e.duration_s for e in inside if "hlo_op" in e.args)
-    return {
-        "window_s": end - start,
-        "compile_s": compile_s,
-        "execute_s": device_ops_s or total(EXECUTE) + total(EXECUTE_REPLICATED),
-        "execute_calls_s": total(EXECUTE) + total(EXECUTE_REPLICATED),
-        "host_to_device_s": to_device_s,
-        "device_to_host_s": from_device_s,
-        "tracing_s": tracing_s,
-        "python_s": max(0.0, host_s - tracing_s - compile_s - to_device_s - from_device_s),
-    }
 
 
 @dataclass(frozen=True)
@@ -109,62 +83,118 @@ class CompiledModule:
 
 
 def op_times_from_trace(events: Iterable[TraceEvent]) -> list[tuple[str, str, float, int]]:
-    """``(module, op, seconds, count)`` of each HLO op event in the trace."""
-    totals: dict[tuple[str, str], list[float]] = {}
+    """``(module, op, self seconds, count)`` of each HLO op event in the trace.
+
+    On XLA:CPU a ``call`` (or a loop) is an event holding the events of the
+    ops it runs, on the same thread: its own time is its duration less theirs,
+    so no millisecond is counted twice.
+    """
+    by_thread: dict[str, list[TraceEvent]] = {}
     for event in events:
-        op = event.args.get("hlo_op")
-        if op:
-            key = (str(event.args.get("hlo_module", "")), str(op))
-            totals.setdefault(key, []).append(event.duration_s)
+        if event.args.get("hlo_op"):
+            by_thread.setdefault(event.thread, []).append(event)
+    totals: dict[tuple[str, str], list[float]] = {}
+    for thread_events in by_thread.values():
+        for event, self_s in _self_times(thread_events):
+            key = (str(event.args.get("hlo_module", "")), str(event.args["hlo_op"]))
+            totals.setdefault(key, []).append(self_s)
     return [(module, op, sum(times), len(times)) for (module, op), times in totals.items()]
 
 
+def _self_times(events: list[TraceEvent]) -> list[tuple[TraceEvent, float]]:
+    """Each event with its duration less its direct children's (one thread's events)."""
+    ordered = sorted(events, key=lambda e: (e.start_s, -e.duration_s))
+    own = [e.duration_s for e in ordered]
+    stack: list[int] = []
+    for index, event in enumerate(ordered):
+        while stack and ordered[stack[-1]].end_s <= event.start_s:
+            stack.pop()
+        if stack and event.end_s <= ordered[stack[-1]].end_s + 1e-9:
+            own[stack[-1]] -= event.duration_s
+        stack.append(index)
+    return [(event, max(seconds, 0.0)) for event, seconds in zip(ordered, own, strict=True)]
+
+
 def op_times_from_hlo_stats(rows: Iterable[dict[str, object]]) -> list[tuple[str, str, float, int]]:
-    """The same from the plugin's ``hlo_stats`` table (times in microseconds)."""
+    """The same from the plugin's ``hlo_stats`` table (self times in microseconds)."""
     result = []
     for row in rows:
         name = row.get("hlo_op_name")
         if name:
-            time_us = float(row.get("total_time") or 0.0)  # type: ignore[arg-type]
+            time_us = float(row.get("total_self_time") or row.get("total_time") or 0.0)  # type: ignore[arg-type]
             count = int(row.get("occurrences") or 0)  # type: ignore[call-overload]
             result.append(("", str(name), time_us / 1e6, count))
     return result
 
 
+FindLine = Callable[[str, Instruction], Attribution | None]
+
+
+class InstructionIndex:
+    """The instruction an op event names, by module and op name: the modules
+    run in the window first."""
+
+    def __init__(self, modules: Sequence[CompiledModule]):
+        self._by_op: dict[str, list[tuple[str, str, Instruction]]] = {}
+        for compiled in sorted(modules, key=lambda m: not m.executed_in_window):
+            for computation in compiled.module.computations:
+                for instruction in computation.instructions:
+                    entry = (compiled.module.name, compiled.graph_hash, instruction)
+                    self._by_op.setdefault(instruction.name, []).append(entry)
+
+    def find(self, module_name: str, op: str) -> tuple[str, Instruction] | None:
+        for name, graph_hash, instruction in self._by_op.get(op, ()):
+            if not module_name or name == module_name:
+                return graph_hash, instruction
+        return None
+
+
+def attribute_ops(
+    op_times: Iterable[tuple[str, str, float, int]],
+    index: InstructionIndex,
+    find_line: FindLine | None,
+) -> list[tuple[float, Attribution | None]]:
+    """Every op's self time with its user line (None: no line found)."""
+    result = []
+    for module_name, op, seconds, _ in op_times:
+        found = index.find(module_name, op)
+        line = find_line(*found) if found is not None and find_line is not None else None
+        result.append((seconds, line))
+    return result
+
+
 def top_ops(
     op_times: Iterable[tuple[str, str, float, int]],
-    modules: Sequence[CompiledModule],
+    index: InstructionIndex,
+    find_line: FindLine | None = None,
     limit: int = TOP_OPS,
 ) -> tuple[OpTime, ...]:
-    """The ``limit`` most expensive ops, each with its kind and source line."""
+    """The ``limit`` most expensive ops, each with its kind, source and user line."""
     rows = []
     for module_name, op, seconds, count in sorted(op_times, key=lambda row: -row[2])[:limit]:
-        found = _find_instruction(module_name, op, modules)
-        kind, source, graph_hash = "", None, None
+        found = index.find(module_name, op)
+        kind, source, graph_hash, line = "", None, None, None
         if found is not None:
             graph_hash, instruction = found
             kind = instruction.fusion_kind or instruction.opcode
             metadata = instruction.metadata
             if metadata.source_file:
                 source = f"{metadata.source_file}:{metadata.source_line}"
-        rows.append(OpTime(op, seconds, count, kind, source, graph_hash, module_name))
+            line = find_line(graph_hash, instruction) if find_line is not None else None
+        rows.append(
+            OpTime(
+                op,
+                seconds,
+                count,
+                kind,
+                source,
+                graph_hash,
+                module_name,
+                user_line=line.line if line else None,
+                backward=bool(line and line.backward),
+            )
+        )
     return tuple(rows)
-
-
-def _find_instruction(
-    module_name: str, op: str, modules: Sequence[CompiledModule]
-) -> tuple[str, Instruction] | None:
-    """The instruction an op event names: modules run in the window first."""
-    candidates = sorted(
-        (m for m in modules if not module_name or m.module.name == module_name),
-        key=lambda m: not m.executed_in_window,
-    )
-    for candidate in candidates:
-        for computation in candidate.module.computations:
-            for instruction in computation.instructions:
-                if instruction.name == op:
-                    return candidate.graph_hash, instruction
-    return None
 
 
 def graph_times(

@@ -22,6 +22,7 @@ GRAPH_FILE_NAMES = {
     "buffer_assignment": "buffer-assignment.txt",
     "memory_usage": "memory-usage.txt",
     "hlo_stacks": "hlo.before.pb",
+    "hlo_after_stacks": "hlo.after.pb",
 }
 
 

@@ -114,6 +114,10 @@ def freeze_report(
         mode=request.mode,
         dynamo=dynamo.record,
         problems=problems,
+        compile_cost=sections.get("compile_cost"),
+        scan_advice=tuple(sections.get("scan_advice", ())),
+        bucket_advice=tuple(sections.get("bucket_advice", ())),
+        value_read_costs=tuple(sections.get("value_read_costs", ())),
     )
 
 

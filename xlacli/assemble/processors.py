@@ -21,6 +21,7 @@ from xlacli.analysis.memory_facts import with_memory_facts
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
 from xlacli.analysis.spmd_graph import attach_spmd
 from xlacli.analysis.user_lines import memory_at_user_lines, user_lines
+from xlacli.assemble.advice import ADVISORS
 from xlacli.assemble.organise import HOST_SYNC_CAUSE, OrganisedRun, execution_records
 from xlacli.paths import source_line
 from xlacli.report.memory import CheckpointFacts, GraphMemory, GraphPrecision, RunMemory
@@ -174,4 +175,6 @@ PROCESSORS: tuple[Processor, ...] = (
     Processor("events", recompile_events, tuple),
     Processor("spmd", spmd_graphs, dict),
     Processor("fallback_ops", fallback_ops, tuple),
+    # Compile cost by line; scan, bucket and value-read advice (assemble/advice.py).
+    *(Processor(section, run, empty) for section, run, empty in ADVISORS),
 )

@@ -1,17 +1,24 @@
 """The profile summary, assembled from a profiled run: the trace's steps and ops
-joined to the report's graphs (what ``xlacli profile`` prints and saves)."""
+joined to the report's graphs and the child's step events (what ``xlacli
+profile`` prints and saves)."""
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 from xlacli.analysis.dynamo import dynamo_window_note
-from xlacli.analysis.host_split import host_split, tracing_note
+from xlacli.analysis.host_split import host_split, op_tracing_s, tracing_note
+from xlacli.analysis.host_timeline import host_timeline
+from xlacli.analysis.op_lines import finder_for, lines_by_time
 from xlacli.analysis.profile_summary import (
     CompiledModule,
+    InstructionIndex,
+    ProfiledStep,
+    attribute_ops,
     batch_size,
-    breakdown,
     graph_times,
     op_times_from_hlo_stats,
     op_times_from_trace,
@@ -22,12 +29,14 @@ from xlacli.analysis.profile_summary import (
 from xlacli.assemble.graph_files import HloCache
 from xlacli.assemble.organise import execution_records
 from xlacli.assemble.read import RawRun
+from xlacli.parse.frames import current_code_roots
 from xlacli.parse.trace_events import TraceEvent, read_trace_file
 from xlacli.parse.xprof_tools import table_rows, tool_data, xprof_available
 from xlacli.paths import display_path
-from xlacli.report.profile import ProfileSummary
-from xlacli.report.run import RunReport
+from xlacli.report.profile import LineTime, OpTime, ProfileSummary
+from xlacli.report.run import GraphRecord, RunReport
 from xlacli.run.events import STEP_TRACE_NAME, ChildLog
+from xlacli.run.request import CaptureRequest, RunPaths
 from xlacli.words import counted
 
 T = TypeVar("T")
@@ -40,51 +49,46 @@ def summarize_profile(
 
     ``hlo``: the graphs' HLO as the report's assembly parsed it, read again here.
     """
-    run_dir = Path(report.run_dir)
     trace = raw.log.trace or {}
     files = tuple(trace.get("files", ()))
+    stood_aside = trace.get("stood_aside")
     notes: list[str] = []
-    events = _trace_events(files, notes)
+    events = _trace_events(files, notes) if files or not stood_aside else []
     completed = {e["step"] for e in raw.log.steps if e.get("traced")}
     steps = [s for s in profiled_steps(events, STEP_TRACE_NAME) if s.step in completed]
-    op_times, op_source = _op_times(files, events, run_dir, notes)
-    hlo = hlo or HloCache(run_dir)
+    traced_events = [e for e in raw.log.steps if e.get("step") in completed]
+    timeline = host_timeline(events, steps, STEP_TRACE_NAME, op_tracing_s(traced_events))
+    op_times, op_source = _op_times(files, events, Path(report.run_dir), notes)
     executions = _window(execution_records(raw), raw.log, "executions")
+    clocked = bool(stood_aside) and not steps  # no trace: the child's own step clock
+    if stood_aside:
+        executions = execution_records(raw) if clocked else executions
+        notes.append(_stood_aside_note(stood_aside, clocked))
+    graphs = {g.hash: g for g in report.graphs}
+    hlo = hlo or HloCache(Path(report.run_dir))
     executed = {r.graph_hash for r in executions}
-    modules = [
-        CompiledModule(graph.hash, module, graph.hash in executed)
-        for graph in report.graphs
-        if (module := hlo.module(graph.files.get("hlo_after"))) is not None
-    ]
-    sites = {graph.hash: graph.site for graph in report.graphs}
-    breakdown_s = breakdown(events, steps)
+    ops, lines, line_share = _ops_at_lines(report, hlo, op_times, executed)
     window_compiles = len(_window(list(report.events), raw.log, "compilations"))
-    if window_compiles:
-        notes.append(
-            f"{counted(window_compiles, 'compile')} happened inside the "
-            "profiled window: the warm-up was too short or the model recompiles "
-            "(xlacli compile explains each one)"
-        )
-    dynamo_note = dynamo_window_note(report.dynamo, completed)  # torch.compile retraces
-    if dynamo_note:
-        notes.append(dynamo_note)
-    split = host_split([e for e in raw.log.steps if e.get("step") in completed], breakdown_s)
-    times = step_times(steps)
+    notes.extend(_window_notes(report, window_compiles, completed))
+    split = host_split(traced_events, timeline)
+    both = _both_command(report, len(completed))
+    durations = _durations(steps, raw.log, report.warmup if clocked else None)
+    times = step_times(durations)
     first_traced = next((e for e in raw.log.steps if e.get("traced")), {})
     batch = batch_size(first_traced.get("input_signature", ()))
     session_dir = trace.get("session_dir") or ""
     return ProfileSummary(
         model=report.model,
         device=report.device,
-        steps=len(steps),
-        warmup=_warmup_steps(raw.log),
-        step_times_s=tuple(step.end_s - step.start_s for step in steps),
+        steps=len(durations),
+        warmup=report.warmup if clocked else _warmup_steps(raw.log),
+        step_times_s=tuple(step.duration_s for step in durations),
         step_time_s=times,
         batch_size=batch,
         samples_per_s=batch / times.p50 if batch and times and times.p50 > 0 else None,
-        breakdown=breakdown_s,
-        top_ops=top_ops(op_times, modules),
-        graphs=graph_times(((r.graph_hash, r.time_s) for r in executions), sites.get),
+        breakdown=timeline,
+        top_ops=ops,
+        graphs=graph_times(((r.graph_hash, r.time_s) for r in executions), _site_of(graphs)),
         window_compiles=window_compiles,
         trace_files=files,
         logdir=str(Path(session_dir).parents[2]) if session_dir else "",
@@ -94,9 +98,104 @@ def summarize_profile(
         notes=tuple(notes),
         interrupted=report.error is not None and report.error.kind == "interrupted",
         host_split=split,
-        tracing_advice=tracing_note(split, report.mode, display_path(report.model)),
+        tracing_advice=tracing_note(split, report.mode, both),
+        compare_command=both,
         mode=report.mode,
+        lines=lines,
+        line_share=line_share if op_times else None,
+        stood_aside=stood_aside,
     )
+
+
+def _ops_at_lines(
+    report: RunReport,
+    hlo: HloCache,
+    op_times: list[tuple[str, str, float, int]],
+    executed: set[str | None],
+) -> tuple[tuple[OpTime, ...], tuple[LineTime, ...], float]:
+    """The top ops, each at its user line, and device time by user line."""
+    graphs = {g.hash: g for g in report.graphs}
+    modules = [
+        CompiledModule(graph.hash, module, graph.hash in executed)
+        for graph in graphs.values()
+        if (module := hlo.module(graph.files.get("hlo_after"))) is not None
+    ]
+    find_line = finder_for(
+        {m.graph_hash: m.module for m in modules},
+        lambda h: hlo.stacks(graphs[h].files.get("hlo_after_stacks")),
+        current_code_roots(),
+    )
+    index = InstructionIndex(modules)
+    lines, share = lines_by_time(attribute_ops(op_times, index, find_line))
+    return top_ops(op_times, index, find_line), lines, share
+
+
+def _window_notes(report: RunReport, window_compiles: int, completed: set[int]) -> list[str]:
+    """Warnings about the window: compiles inside it, torch.compile retracing."""
+    notes: list[str] = []
+    if window_compiles:
+        notes.append(
+            f"{counted(window_compiles, 'compile')} happened inside the "
+            "profiled window: the warm-up was too short or the model recompiles; "
+            f"each one explained: {_command(report.model, 'compile', report.options)}"
+        )
+    dynamo_note = dynamo_window_note(report.dynamo, completed)  # torch.compile retraces
+    if dynamo_note:
+        notes.append(dynamo_note)
+    return notes
+
+
+def _durations(steps: list[ProfiledStep], log: ChildLog, warmup: int | None) -> list[ProfiledStep]:
+    """The traced steps; without a trace (``warmup`` given), the steps after
+    the warm-up as the child timed them."""
+    if warmup is None:
+        return steps
+    clocked = [e for e in log.steps if e.get("step", 0) >= warmup and e.get("wall_time_s")]
+    return [ProfiledStep(e["step"], 0.0, float(e["wall_time_s"])) for e in clocked]
+
+
+def _site_of(graphs: dict[str, GraphRecord]) -> Callable[[str], str | None]:
+    return lambda graph_hash: graphs[graph_hash].site if graph_hash in graphs else None
+
+
+def _stood_aside_note(call: str, clocked: bool) -> str:
+    what = (
+        "traced nothing; the step times are the child's clock"
+        if clocked
+        else "stopped its trace there; the summary covers the steps traced before"
+    )
+    return (
+        f"the script runs torch_xla's profiler itself ({call}): it allows one session at a "
+        f"time, so xlacli stood aside and {what}; the script's own trace is in the logdir "
+        "it chose"
+    )
+
+
+def _command(model: str, command: str, options: tuple[str, ...], *extra: str) -> str:
+    """An xlacli command as a user types it, with the run's own options (a
+    script's arguments stay last, after ``--``)."""
+    target = model.split() if model.startswith("-m ") else [display_path(model)]
+    if "--" in options:
+        cut = options.index("--")
+        options = (*options[:cut], *extra, *options[cut:])
+    else:
+        options = (*options, *extra)
+    return shlex.join(["xlacli", command, *target, *options])
+
+
+def _both_command(report: RunReport, steps: int) -> str | None:
+    """``xlacli profile MODEL --mode both`` with the run's steps and options;
+    None for a script (only a model file can be put under torch.compile by xlacli)."""
+    try:
+        if CaptureRequest.load(RunPaths(Path(report.run_dir)).request).is_script:
+            return None
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    options = list(report.options)
+    if "--mode" in options:  # a dynamo run: compare it too
+        del options[options.index("--mode") : options.index("--mode") + 2]
+    sized = ("--steps", str(max(steps, 1)), "--warmup", str(report.warmup))
+    return _command(report.model, "profile", (*sized, *options), "--mode", "both")
 
 
 def _warmup_steps(log: ChildLog) -> int:
@@ -131,7 +230,7 @@ def _trace_events(files: tuple[str, ...], notes: list[str]) -> list[TraceEvent]:
 def _op_times(
     files: tuple[str, ...], events: list[TraceEvent], run_dir: Path, notes: list[str]
 ) -> tuple[list[tuple[str, str, float, int]], str]:
-    """HLO op times from the plugin's hlo_stats (device ops, TPU), else the trace."""
+    """HLO op self times from the plugin's hlo_stats (device ops, TPU), else the trace."""
     xplane = next((Path(f) for f in files if f.endswith(".xplane.pb")), None)
     if xplane is not None and not xprof_available():
         notes.append(

@@ -58,8 +58,11 @@ def capture_environment(
         # profile must not pay (unlike XLA_IR_DEBUG, it cannot be turned off
         # once the graphs are compiled).
         env["XLA_HLO_DEBUG"] = "1"
+    if request.debug_artifacts:
         # The protobuf dump keeps each op's whole Python stack (the text drops
-        # it): how a change inside a library is traced to the user's call.
+        # it): how a change inside a library is traced to the user's call, and
+        # a profile's ops to the user's lines. XLA_IR_DEBUG alone fills it for
+        # the graphs compiled while frames are recorded; written once per compile.
         env["XLA_FLAGS"] += " --xla_dump_hlo_as_proto"
     if request.debug_artifacts and request.ir_dump:
         # Writes each sync's IR as text: cheap for a few steps, not for a profile.

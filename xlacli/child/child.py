@@ -103,7 +103,12 @@ def _profile_window(request: CaptureRequest, events: EventWriter) -> Any:
         return None
     from xlacli.child.profiler import ProfileWindow
 
-    return ProfileWindow(Path(request.profile_logdir), request.profile_session or "xlacli", events)
+    return ProfileWindow(
+        Path(request.profile_logdir),
+        request.profile_session or "xlacli",
+        events,
+        backward_lines=request.mode == "lazy",
+    )
 
 
 def _interrupt_once(signum: int, frame: Any) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import sys
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -22,6 +23,7 @@ from xlacli.errors import EXIT_CHECK_FAILED, EXIT_OK
 if TYPE_CHECKING:
     from xlacli.analysis.memory_compare import GraphMemoryChange
     from xlacli.hlo.changes import DiffReport
+    from xlacli.render.line_growth import LineChange
 
 
 class Stage(str, Enum):
@@ -82,11 +84,13 @@ def diff_hlo_command(
         report = diff_paths(left, right, stage.value)
     # Two run folders: also their memory and precision, graph by graph. Imported only
     # then: the run report's model is start-up that a diff of two files does not need.
-    memory = None
+    memory = lines = None
     if left.is_dir() and right.is_dir() and report.modules:  # unrelated runs: no pairs
+        from xlacli.render.line_growth import run_line_changes
         from xlacli.render.memory_compare import run_folder_changes
 
         memory = run_folder_changes(left, right)
+        lines = run_line_changes(left, right)  # compile cost by line: which lines grew
     if chosen == "html":
         from xlacli.render.html.diff_page import diff_page_html, write_diff_html
 
@@ -95,27 +99,35 @@ def diff_hlo_command(
         else:
             print(write_diff_html(report, output))
     else:
-        _write_diff(report, memory if report.modules else None, chosen, details, output)
+        _write_diff(report, DiffExtras(memory, lines), chosen, details, output)
     return EXIT_OK if report.identical else EXIT_CHECK_FAILED
 
 
+@dataclass(frozen=True)
+class DiffExtras:
+    """What two run folders add to their diff: memory and compile cost by line."""
+
+    memory: list[GraphMemoryChange] | None = None
+    lines: list[LineChange] | None = None  # compile cost by line; None for files or dumps
+
+
 def _write_diff(
-    report: DiffReport,
-    memory: list[GraphMemoryChange] | None,
-    chosen: str,
-    details: bool,
-    output: Path | None,
+    report: DiffReport, extras: DiffExtras, chosen: str, details: bool, output: Path | None
 ) -> None:
     """The diff as text or JSON, on stdout or into ``output``."""
     from rich.console import Console
 
     from xlacli.render.console import PIPE_WIDTH, stdout_console, trimmed
     from xlacli.render.hlo_diff import render_hlo_diff, render_hlo_diff_json
+    from xlacli.render.line_growth import line_changes_text, with_line_changes
     from xlacli.render.memory_compare import memory_comparison_text, with_memory_comparison
 
     if chosen == "json":
-        diff_json = render_hlo_diff_json(report)
-        text = with_memory_comparison(diff_json, memory) if memory else diff_json
+        text = render_hlo_diff_json(report)
+        if extras.memory:
+            text = with_memory_comparison(text, extras.memory)
+        if extras.lines is not None:
+            text = with_line_changes(text, extras.lines)
         write_output(text, output)
         return
     buffer = io.StringIO()
@@ -126,7 +138,9 @@ def _write_diff(
     )
     with trimmed(console):
         render_hlo_diff(report, console, details=details)
-        if memory:
-            console.print(memory_comparison_text(memory))
+        if extras.memory:
+            console.print(memory_comparison_text(extras.memory))
+        if extras.lines is not None:
+            console.print(line_changes_text(extras.lines))
     if output is not None:
         write_output(buffer.getvalue(), output)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 from rich.markup import escape
 
@@ -27,7 +26,6 @@ from xlacli.render.console import print_message
 from xlacli.render.profile import render_profile
 from xlacli.report.profile import ProfileSummary, save_summary
 
-T = TypeVar("T")
 DEFAULT_STEPS = defaults.PROFILE.steps
 DEFAULT_WARMUP = defaults.PROFILE.warmup
 # A few hundred MB of trace at ~0.6 MB a step (examples/transformer.py).

@@ -11,8 +11,8 @@ module ships with torch_xla.
 
 Field numbers (xla/service/hlo.proto): HloProto.hlo_module=1;
 HloModuleProto.computations=3, stack_frame_index=17; HloComputationProto
-.instructions=2; HloInstructionProto.metadata=7; OpMetadata.op_type=1,
-source_file=3, source_line=4, stack_frame_id=15; StackFrameIndexProto
+.instructions=2; HloInstructionProto.name=1, metadata=7; OpMetadata.op_type=1,
+op_name=2, source_file=3, source_line=4, stack_frame_id=15; StackFrameIndexProto
 .file_names=1, function_names=2, file_locations=3 (file_name_id=1,
 function_name_id=2, line=3), stack_frames=4 (file_location_id=1,
 parent_frame_id=2). Ids are 1-based; 0 means none.
@@ -35,6 +35,9 @@ class StackedOp:
 
     op_type: str  # "aten__add", as torch_xla writes the IR op "aten::add"
     stack: tuple[Frame, ...]
+    shape: str = ""  # "11[2,8,32]": element type number and dimensions (tuples: "()")
+    name: str = ""  # the instruction's name in its module ("dot.502")
+    op_name: str = ""  # the metadata's op_name: the IR scope, then the op type
 
     @property
     def ir_op(self) -> str:
@@ -67,19 +70,50 @@ def parse_hlo_stacks(data: bytes) -> list[StackedOp]:
             metadata = _first(instruction, 7)
             if metadata is None:
                 continue
-            ops.append(_stacked(metadata, frames))
+            name = _first(instruction, 1) or b""
+            shape = _shape(_first(instruction, 3))
+            ops.append(_stacked(metadata, frames, name.decode(), shape))
     return ops
 
 
-def _stacked(metadata: bytes, frames: dict[int, tuple[Frame, ...]]) -> StackedOp:
+def _stacked(
+    metadata: bytes, frames: dict[int, tuple[Frame, ...]], name: str, shape: str
+) -> StackedOp:
     fields = dict(_fields(metadata))
     op_type = fields.get(1, b"")
+    op_name = fields.get(2, b"")
     frame_id = fields.get(15, 0)
     stack = frames.get(frame_id, ()) if isinstance(frame_id, int) else ()
     source = fields.get(3)
     if not stack and isinstance(source, bytes) and source:
         stack = (Frame("", source.decode(), _int(fields, 4)),)
-    return StackedOp(op_type.decode() if isinstance(op_type, bytes) else "", stack)
+    return StackedOp(
+        op_type.decode() if isinstance(op_type, bytes) else "",
+        stack,
+        shape=shape,
+        name=name,
+        op_name=op_name.decode() if isinstance(op_name, bytes) else "",
+    )
+
+
+def _shape(shape: bytes | None) -> str:
+    """A ``ShapeProto`` (element_type=2, dimensions=3, tuple_shapes=4) as a short key."""
+    if shape is None:
+        return ""
+    element_type, dimensions, is_tuple = 0, [], False
+    for field, value in _fields(shape):
+        if field == 2 and isinstance(value, int):
+            element_type = value
+        elif field == 3 and isinstance(value, int):
+            dimensions.append(value)
+        elif field == 3 and isinstance(value, bytes):  # packed
+            position = 0
+            while position < len(value):
+                dimension, position = _varint(value, position)
+                dimensions.append(dimension)
+        elif field == 4:
+            is_tuple = True
+    return "()" if is_tuple else f"{element_type}[{','.join(map(str, dimensions))}]"
 
 
 def _frame_table(index: bytes) -> dict[int, tuple[Frame, ...]]:

@@ -26,6 +26,7 @@ _ROLES = (
     ("hlo_before", re.compile(r"^(?P<name>.+?)\.before_optimizations\.txt$")),
     # The same module as a protobuf: it alone keeps each op's whole Python stack.
     ("hlo_stacks", re.compile(r"^(?P<name>.+?)\.before_optimizations\.hlo\.pb$")),
+    ("hlo_after_stacks", re.compile(rf"^(?P<name>.+?)\.{_OPTIMIZED}\.hlo\.pb$")),
 )
 
 

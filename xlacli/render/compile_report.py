@@ -14,6 +14,7 @@ from rich.text import Text
 
 from xlacli.analysis.patterns import EXPECTED_CATEGORIES
 from xlacli.paths import display_location, display_path
+from xlacli.render.advice import advice_view
 from xlacli.render.console import print_trimmed, stdout_console
 from xlacli.render.dynamo import dynamo_view
 from xlacli.render.memory import memory_view
@@ -69,6 +70,7 @@ def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
         dynamo = dynamo_view(report, narrow=True)
     if dynamo is not None:
         parts.append(dynamo)
+    parts.extend(advice_view(report))  # compile cost by line, scan/bucket/value-read advice
     parts.append(_totals(report))
     return Group(*parts)
 

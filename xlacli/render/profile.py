@@ -11,16 +11,18 @@ from rich.text import Text
 from xlacli.paths import display_location, display_path
 from xlacli.render.console import plain_table, print_trimmed, stdout_console
 from xlacli.render.verdict import profile_verdict
-from xlacli.report.profile import ProfileSummary, dump_summary
+from xlacli.report.profile import OpTime, ProfileSummary, dump_summary
 from xlacli.units import format_seconds, short_hash
 
+# The host's rows (xlacli.analysis.host_timeline.HOST_ROWS): they sum to the window.
 BREAKDOWN_LABELS = {
-    "python_s": "host: Python and the rest",
-    "tracing_s": "host: tracing (torch_xla)",
-    "compile_s": "host: compile",
-    "host_to_device_s": "host to device",
-    "device_to_host_s": "device to host",
-    "execute_s": "device: graph execution",
+    "python_s": "your Python",
+    "op_tracing_s": "tracing torch ops onto XLA",
+    "graph_s": "building and hashing the graph",
+    "device_wait_s": "waiting for the device",
+    "transfer_s": "transfers",
+    "compile_s": "compile",
+    "harness_s": "xlacli between steps",
 }
 
 
@@ -29,7 +31,13 @@ def render_profile(summary: ProfileSummary, output_format: str) -> None:
     if output_format == "json":
         sys.stdout.write(dump_summary(summary))
         return
-    print_trimmed(stdout_console(), profile_text(summary))
+    console = stdout_console()
+    print_trimmed(console, profile_text(summary))
+    if summary.tracing_advice:
+        advice, _, command = summary.tracing_advice.partition("\n")
+        console.print(Text(f"{advice}{':' if command else ''}", style="cyan"))
+        if command:  # alone on its line, never wrapped: it runs as printed
+            console.print(Text(command, style="bold"), soft_wrap=True)
 
 
 def profile_text(summary: ProfileSummary) -> RenderableType:
@@ -55,21 +63,31 @@ def profile_text(summary: ProfileSummary) -> RenderableType:
                 f"   throughput {summary.samples_per_s:,.0f} samples/s (batch {summary.batch_size})"
             )
         parts.append(line)
-    if summary.breakdown:
+    if summary.breakdown.get("window_s"):
         window = format_seconds(summary.breakdown.get("window_s"))
         parts.append(
             Text.assemble(
-                (f"\nWhere the time goes ({window} window)", "bold"),
-                ("  the device runs a step's graph while the host traces the next", "dim"),
+                (f"\nThe host, {window} window", "bold"),
+                ("  each millisecond in one row", "dim"),
             )
         )
         parts.append(_breakdown_table(summary))
+        parts.append(device_line(summary.breakdown))
         parts.extend(host_split_lines(summary.host_split))
-        if summary.tracing_advice:
-            parts.append(Text(f"  {summary.tracing_advice}", style="cyan"))
     if summary.top_ops:
-        parts.append(Text(f"\nTop HLO ops ({summary.source_of_op_times}):", style="bold"))
+        parts.append(
+            Text(f"\nTop HLO ops, self time ({summary.source_of_op_times}):", style="bold")
+        )
         parts.append(_ops_table(summary))
+    if summary.lines:
+        share = summary.line_share or 0.0
+        parts.append(
+            Text.assemble(
+                ("\nDevice time by user line", "bold"),
+                (f"  {share:.0%} of the ops' time is at a line of your code", "dim"),
+            )
+        )
+        parts.append(_lines_table(summary))
     if summary.graphs:
         parts.append(Text("\nGraphs run in the window:", style="bold"))
         parts.append(_graphs_table(summary))
@@ -84,28 +102,72 @@ def profile_text(summary: ProfileSummary) -> RenderableType:
 
 def _breakdown_table(summary: ProfileSummary) -> Table:
     window = summary.breakdown.get("window_s", 0.0)
-    table = Table(box=None, pad_edge=False, show_header=False)
-    table.add_column("what")
-    table.add_column("time", justify="right")
-    table.add_column("share", justify="right")
+    steps = max(summary.steps, 1)
+    table = plain_table(
+        ("host", "left"), ("window", "right"), ("share", "right"), ("per step", "right")
+    )
     for key, label in BREAKDOWN_LABELS.items():
         seconds = summary.breakdown.get(key, 0.0)
         share = f"{100 * seconds / window:.0f}%" if window > 0 else "-"
-        table.add_row(label, format_seconds(seconds), share)
+        table.add_row(label, format_seconds(seconds), share, format_seconds(seconds / steps))
+    table.add_row(
+        Text("total", style="dim"), format_seconds(window), "100%", format_seconds(window / steps)
+    )
     return table
+
+
+def device_line(breakdown: dict[str, float]) -> Text:
+    """The device beside the host: busy time and its overlap with the host's work, in seconds."""
+    busy, overlap = breakdown.get("device_busy_s", 0.0), breakdown.get("overlap_s", 0.0)
+    waited = max(busy - overlap, 0.0)
+    return Text.assemble(
+        ("device  ", "bold"),
+        f"busy {format_seconds(busy)} of the window: {format_seconds(overlap)} of it "
+        f"while the host did other work, {format_seconds(waited)} while it waited; "
+        f"idle {format_seconds(breakdown.get('device_idle_s'))}",
+    )
+
+
+def op_line(op: OpTime) -> str:
+    """The op's user line, else the library line its metadata names."""
+    if op.user_line:
+        return display_location(op.user_line) or op.user_line
+    return f"- ({display_location(op.source)})" if op.source else "-"
+
+
+def op_pass(op: OpTime) -> str:
+    """``bwd`` for an op that differentiates its line's forward op."""
+    return "bwd" if op.backward else "fwd" if op.user_line else ""
 
 
 def _ops_table(summary: ProfileSummary) -> Table:
     table = plain_table(
-        ("op", "left"), ("kind", "left"), ("time", "right"), ("count", "right"), ("source", "left")
+        ("op", "left"), ("kind", "left"), ("self", "right"), ("count", "right"), ("pass", "left")
     )
+    table.columns[0].overflow = "fold"  # a long fusion name folds; the line never does
+    table.add_column("line", no_wrap=True)
     for op in summary.top_ops:
         table.add_row(
             op.name,
             op.kind or "-",
             format_seconds(op.time_s),
             str(op.count),
-            display_location(op.source) or "-",
+            op_pass(op),
+            op_line(op),
+        )
+    return table
+
+
+def _lines_table(summary: ProfileSummary) -> Table:
+    table = plain_table(
+        ("line", "left"), ("device", "right"), ("forward", "right"), ("backward", "right")
+    )
+    for line in summary.lines:
+        table.add_row(
+            display_location(line.line),
+            format_seconds(line.time_s),
+            format_seconds(line.forward_s),
+            format_seconds(line.backward_s),
         )
     return table
 
@@ -123,18 +185,13 @@ def _graphs_table(summary: ProfileSummary) -> Table:
 
 
 def host_split_lines(split: dict[str, float]) -> list[Text]:
-    """Under the breakdown: how much of the host's Python is lazy op tracing."""
+    """Under the host's rows: how many ops each step traces again."""
     if not split:
         return []
     return [
         Text.assemble(
-            ("  of which tracing torch ops onto XLA tensors  ", "dim"),
-            f"{format_seconds(split.get('op_tracing_s'))}  "
-            f"({split.get('ops_per_step', 0):.0f} ops/step, "
-            f"{format_seconds(split.get('op_tracing_per_step_s'))}/step)",
-        ),
-        Text.assemble(
-            ("  of which your Python and the rest          ", "dim"),
-            format_seconds(split.get("user_python_s")),
-        ),
+            ("tracing  ", "bold"),
+            f"{split.get('ops_per_step', 0):.0f} torch ops a step, "
+            f"{format_seconds(split.get('op_tracing_per_step_s'))} a step",
+        )
     ]

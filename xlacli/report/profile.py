@@ -26,12 +26,24 @@ class OpTime:
     """One HLO op's time in the profiled window, joined to the optimized HLO."""
 
     name: str
-    time_s: float
+    time_s: float  # self time: a call's or a loop's own, without the ops inside it
     count: int
     kind: str  # the fusion kind (kLoop, kOutput...) or the opcode
-    source: str | None  # file:line from the op's metadata
+    source: str | None  # file:line from the op's metadata (often a library's)
     graph_hash: str | None
     module: str
+    user_line: str | None = None  # file:line in the user's code (xlacli.analysis.op_lines)
+    backward: bool = False  # the op differentiates user_line's forward op
+
+
+@dataclass(frozen=True)
+class LineTime:
+    """Device time of the ops at one user line, forward and backward."""
+
+    line: str  # file:line
+    time_s: float
+    forward_s: float
+    backward_s: float
 
 
 @dataclass(frozen=True)
@@ -56,7 +68,9 @@ class ProfileSummary:
     step_time_s: StepTimes | None
     batch_size: int | None
     samples_per_s: float | None
-    breakdown: dict[str, float]  # seconds by kind of work
+    # The host timeline (xlacli.analysis.host_timeline): window_s, the host's
+    # rows summing to it, and the device's busy, overlap and idle seconds.
+    breakdown: dict[str, float]
     top_ops: tuple[OpTime, ...]
     graphs: tuple[GraphTime, ...]
     window_compiles: int  # compiles inside the profiled window (should be 0)
@@ -72,6 +86,10 @@ class ProfileSummary:
     host_split: dict[str, float] = field(default_factory=dict)
     tracing_advice: str | None = None  # set when lazy tracing dominates the host time
     mode: str = "lazy"  # "dynamo": the steps ran under torch.compile
+    lines: tuple[LineTime, ...] = ()  # the user lines costing the most device time
+    line_share: float | None = None  # share of the ops' device time at a user line
+    stood_aside: str | None = None  # the script's own profiler call; xlacli did not trace
+    compare_command: str | None = None  # lazy vs torch.compile, as a user types it (model files)
 
 
 def summary_to_dict(summary: ProfileSummary) -> dict[str, Any]:
@@ -98,6 +116,7 @@ def load_summary(run_dir: Path) -> ProfileSummary | None:
             "step_time_s": StepTimes(**times) if times else None,
             "top_ops": tuple(OpTime(**op) for op in data.get("top_ops", ())),
             "graphs": tuple(GraphTime(**graph) for graph in data.get("graphs", ())),
+            "lines": tuple(LineTime(**line) for line in data.get("lines", ())),
             "trace_files": tuple(data.get("trace_files", ())),
             "notes": tuple(data.get("notes", ())),
             "run_dir": str(run_dir.resolve()),

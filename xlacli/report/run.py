@@ -16,6 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.errors import UsageError
+from xlacli.report.advice import (
+    BucketAdvice,
+    CompileCost,
+    ScanAdvice,
+    ValueReadCost,
+    bucket_advice_from_dict,
+    compile_cost_from_dict,
+    scan_advice_from_dict,
+    value_read_costs_from_dict,
+)
 from xlacli.report.memory import (
     CheckpointFacts,
     GraphMemory,
@@ -199,6 +209,11 @@ class RunReport:
     dynamo: DynamoRecord | None = None  # set when Dynamo ran, whoever called it
     # Analyses that raised: their sections are missing from this report.
     problems: tuple[Problem, ...] = ()
+    # Advice (advice_report.py): where compile cost comes from, and what would cut it.
+    compile_cost: CompileCost | None = None
+    scan_advice: tuple[ScanAdvice, ...] = ()
+    bucket_advice: tuple[BucketAdvice, ...] = ()
+    value_read_costs: tuple[ValueReadCost, ...] = ()
 
     @property
     def steady_state_compiles(self) -> int:
@@ -298,6 +313,10 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         mode=data.get("mode", "lazy"),
         dynamo=_dynamo_from_dict(data.get("dynamo")),
         problems=tuple(Problem(**p) for p in data.get("problems", ())),
+        compile_cost=compile_cost_from_dict(data.get("compile_cost")),
+        scan_advice=scan_advice_from_dict(data.get("scan_advice")),
+        bucket_advice=bucket_advice_from_dict(data.get("bucket_advice")),
+        value_read_costs=value_read_costs_from_dict(data.get("value_read_costs")),
     )
 
 

@@ -187,16 +187,20 @@ def test_host_split_and_tracing_note():
         {"op_tracing": {"ops": 180, "time_ns": 6e6}},
         {"op_tracing": {"ops": 182, "time_ns": 4e6}},
     ]
-    split = host_split(steps, {"python_s": 0.02, "tracing_s": 0.004, "compile_s": 0.0})
+    timeline = {"window_s": 0.024, "python_s": 0.01, "op_tracing_s": 0.01, "graph_s": 0.004}
+    split = host_split(steps, timeline)
     assert split["ops_per_step"] == 181
     assert split["op_tracing_s"] == pytest.approx(0.01)
     assert split["user_python_s"] == pytest.approx(0.01)
     assert split["tracing_share"] == pytest.approx(0.014 / 0.024)
-    note = tracing_note(split, "lazy", "m.py")
-    assert note and "181 torch ops" in note and "--mode both" in note
-    assert tracing_note(split, "dynamo", "m.py") is None
-    assert tracing_note({**split, "tracing_share": 0.2}, "lazy", "m.py") is None
-    assert host_split([], {"python_s": 1.0}) == {}
+    command = "xlacli profile m.py --train --mode both"
+    note = tracing_note(split, "lazy", command)
+    assert note and "181 torch ops" in note and note.endswith("\n" + command)
+    script_note = tracing_note(split, "lazy", None)  # a script: no command that cannot run
+    assert script_note and "xlacli" not in script_note
+    assert tracing_note(split, "dynamo", command) is None
+    assert tracing_note({**split, "tracing_share": 0.2}, "lazy", command) is None
+    assert host_split([], timeline) == {}
 
 
 def test_check_counts_graph_breaks_and_dynamo_recompiles():

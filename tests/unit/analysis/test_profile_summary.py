@@ -2,8 +2,8 @@ import pytest
 
 from xlacli.analysis.profile_summary import (
     CompiledModule,
+    InstructionIndex,
     batch_size,
-    breakdown,
     graph_times,
     op_times_from_trace,
     profiled_steps,
@@ -45,27 +45,17 @@ def trace():
     ]
 
 
-def test_steps_run_from_start_to_start():
+def test_steps_cut_the_window_and_last_as_annotated():
     steps = profiled_steps(trace(), "xlacli_step")
     assert [(s.step, s.start_s, s.end_s) for s in steps] == [(5, 0.0, 0.010), (6, 0.010, 0.014)]
-    times = step_times(steps)
-    assert times is not None and times.max == pytest.approx(0.010)
-    assert times.p50 == pytest.approx(0.007)
-
-
-def test_breakdown():
-    result = breakdown(trace(), profiled_steps(trace(), "xlacli_step"))
-    assert result["window_s"] == pytest.approx(0.014)
-    assert result["tracing_s"] == pytest.approx(0.002)
-    assert result["host_to_device_s"] == pytest.approx(0.0002)
-    assert result["execute_s"] == pytest.approx(0.0011)  # the HLO ops the device ran
-    assert result["execute_calls_s"] == pytest.approx(0.001)
-    assert result["python_s"] == pytest.approx(0.008 - 0.002 - 0.0002)
+    times = step_times(steps)  # the annotations, as xprof's overview page reads steps
+    assert times is not None and times.max == pytest.approx(0.004)
+    assert times.p50 == pytest.approx(0.004)
 
 
 def test_top_ops_are_joined_to_the_hlo():
     modules = [CompiledModule("hash1", parse_hlo(HLO), executed_in_window=True)]
-    ops = top_ops(op_times_from_trace(trace()), modules)
+    ops = top_ops(op_times_from_trace(trace()), InstructionIndex(modules))
     assert [(o.name, o.kind, o.count, o.source, o.graph_hash) for o in ops] == [
         ("dot.1", "multiply", 2, "/u/m.py:5", "hash1"),
         ("f", "kLoop", 1, "/u/m.py:6", "hash1"),
@@ -98,3 +88,18 @@ def test_chrome_trace_parsing():
         ("a", 1e-6, 2e-6, "python"),
         ("b", 1e-5, 5e-6, "python"),
     ]
+
+
+def test_a_call_counts_its_own_time_not_its_callees():
+    """On XLA:CPU a call's event holds its fusion's: each millisecond once."""
+    events = [
+        event("call.6", 0.0, 0.010, hlo_op="call.6", hlo_module="m"),
+        event("fusion.1", 0.001, 0.007, hlo_op="fusion.1", hlo_module="m"),
+        event("add.2", 0.002, 0.001, hlo_op="add.2", hlo_module="m"),
+        event("dot.3", 0.011, 0.002, hlo_op="dot.3", hlo_module="m"),
+    ]
+    times = {op: seconds for _, op, seconds, _ in op_times_from_trace(events)}
+    assert times == pytest.approx(
+        {"call.6": 0.003, "fusion.1": 0.006, "add.2": 0.001, "dot.3": 0.002}
+    )
+    assert sum(times.values()) == pytest.approx(0.012)  # the ops' busy time, not 0.020

@@ -43,7 +43,7 @@ def hlo_proto() -> bytes:
         7,
         field(1, "aten__add") + field(3, "/lib/torch/optim/sgd.py") + field(4, 375) + field(15, 3),
     )
-    backward = field(7, field(1, "aten__mm"))
+    backward = field(7, field(1, "aten__mm") + field(2, "xlacli_backward_of@/u/m.py@3/aten__mm"))
     computation = (
         field(1, "main")
         + field(2, field(1, "add.3") + update)
@@ -62,6 +62,9 @@ def test_each_instruction_gets_its_whole_stack_innermost_first():
         Frame("train", "/u/train.py", 8),
     )
     assert backward.ir_op == "aten::mm" and backward.stack == ()
+    # Names join an op to its profile events; op_name carries the IR scope.
+    assert (update.name, backward.name) == ("add.3", "dot.4")
+    assert backward.op_name == "xlacli_backward_of@/u/m.py@3/aten__mm"
 
 
 def test_a_missing_or_broken_file_is_none(tmp_path):

@@ -28,6 +28,14 @@ from xlacli.parse.xla_dump import classify_dump_file, list_dumped_modules, prune
             "module_0000.SyncTensorsGraph.24.cpu_after_optimizations-memory-usage-report.txt",
             (0, "SyncTensorsGraph.24", "memory_usage"),
         ),
+        (
+            "module_0000.SyncTensorsGraph.24.before_optimizations.hlo.pb",
+            (0, "SyncTensorsGraph.24", "hlo_stacks"),
+        ),
+        (
+            "module_0000.SyncTensorsGraph.24.cpu_after_optimizations.hlo.pb",
+            (0, "SyncTensorsGraph.24", "hlo_after_stacks"),
+        ),
         ("module_0000.SyncTensorsGraph.24.broadcast_add_fusion_kernel_module.ir-no-opt.ll", None),
         ("module_0000.SyncTensorsGraph.24.obj-file.broadcast_add_fusion_kernel_module.o", None),
         ("module_0000.SyncTensorsGraph.24.debug_options", None),

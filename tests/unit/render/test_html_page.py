@@ -17,7 +17,7 @@ from xlacli.render.html.page import csp_hash
 from xlacli.render.html.run_page import RUN_SECTIONS, Section, run_page_html, write_run_html
 from xlacli.render.html.svg import TimelineMark, timeline_svg
 from xlacli.render.html.text_blocks import MAX_LINES
-from xlacli.report.profile import ProfileSummary, StepTimes, save_summary
+from xlacli.report.profile import LineTime, OpTime, ProfileSummary, StepTimes, save_summary
 from xlacli.report.run import (
     CompileCause,
     CompileEvent,
@@ -222,8 +222,15 @@ def test_profile_section_draws_the_charts(hostile_run: Path) -> None:
         step_time_s=StepTimes(0.015, 0.027, 0.03, 0.0175),
         batch_size=4,
         samples_per_s=266.0,
-        breakdown={"window_s": 0.1, "execute_s": 0.06, "python_s": 0.04},
-        top_ops=(),
+        breakdown={
+            "window_s": 0.1,
+            "python_s": 0.04,
+            "graph_s": 0.05,
+            "device_wait_s": 0.01,
+            "device_busy_s": 0.06,
+            "overlap_s": 0.05,
+        },
+        top_ops=(OpTime("dot.1", 0.02, 4, "dot", None, None, "m", "/u/m.py:7", backward=True),),
         graphs=(),
         window_compiles=0,
         trace_files=(),
@@ -231,9 +238,13 @@ def test_profile_section_draws_the_charts(hostile_run: Path) -> None:
         session="",
         run_dir="",
         source_of_op_times="trace events",
+        lines=(LineTime("/u/m.py:7", 0.02, 0.0, 0.02),),
+        line_share=1.0,
     )
     save_summary(summary, hostile_run)
     page = write_run_html(hostile_run).read_text()
+    assert "Device time by user line (100%" in page and "m.py:7 (backward)" in page
+    assert "while the host did other work" in page
     assert page.count('class="bar"') == 4
     assert 'class="p50"' in page and 'class="p90"' in page and 'class="seg-5"' in page
 

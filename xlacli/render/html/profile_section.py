@@ -7,7 +7,7 @@ from typing import Any
 from xlacli.paths import display_location
 from xlacli.render.html.context import RunContext
 from xlacli.render.html.svg import Segment, stacked_bar_svg, step_time_svg
-from xlacli.render.profile import BREAKDOWN_LABELS
+from xlacli.render.profile import BREAKDOWN_LABELS, device_line, op_line
 from xlacli.units import format_seconds
 
 
@@ -38,5 +38,19 @@ def context(run: RunContext) -> dict[str, Any] | None:
             for index, segment in enumerate(segments)
         ],
         "window": format_seconds(window),
-        "ops": [{"op": op, "source": display_location(op.source) or ""} for op in summary.top_ops],
+        "device": device_line(summary.breakdown).plain if window > 0 else None,
+        "ops": [
+            {"op": op, "source": op_line(op) + (" (backward)" if op.backward else "")}
+            for op in summary.top_ops
+        ],
+        "lines": [
+            {
+                "line": display_location(line.line),
+                "time": line.time_s,
+                "forward": line.forward_s,
+                "backward": line.backward_s,
+            }
+            for line in summary.lines
+        ],
+        "line_share": f"{summary.line_share:.0%}" if summary.line_share is not None else None,
     }

@@ -17,6 +17,7 @@ from typing import Any
 from xlacli.assemble.source_snippets import load_snippets
 from xlacli.render.check import load_check
 from xlacli.render.html import (
+    advice_section,
     check_section,
     dynamo_section,
     graph_sections,
@@ -55,6 +56,7 @@ RUN_SECTIONS: tuple[Section, ...] = (
     Section("spmd", "SPMD", "sections/spmd.html.j2", spmd_section.context),
     Section("memory", "Memory and precision", "sections/memory.html.j2", memory_section.context),
     Section("profile", "Profile", "sections/profile.html.j2", profile_section.context),
+    Section("advice", "Compile cost and advice", "sections/advice.html.j2", advice_section.context),
     Section("details", "Each graph", "sections/graph_details.html.j2", graph_sections.context),
 )
 

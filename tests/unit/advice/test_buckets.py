@@ -1,0 +1,102 @@
+"""The bucket solver (exact DP over the sorted sizes) and the bucket advisor."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from tests.unit.advice.graphs import ROOTS
+from xlacli.analysis.advice_inputs import AdviceInputs
+from xlacli.analysis.buckets import advise_buckets, bucket_options, pad_code, solve_buckets
+from xlacli.report.run import CompileCause, CompileEvent, StepRecord
+
+
+def _padding(sizes: list[tuple[int, int]], edges: tuple[int, ...]) -> int:
+    return sum(count * (min(e for e in edges if e >= size) - size) for size, count in sizes)
+
+
+def test_known_optimal_edges() -> None:
+    # two tight clusters and an outlier: the outlier gets its own bucket
+    sizes = [(10, 5), (11, 5), (100, 1)]
+    assert solve_buckets(sizes, 1) == ((100,), 5 * 90 + 5 * 89)
+    assert solve_buckets(sizes, 2) == ((11, 100), 5)
+    assert solve_buckets(sizes, 3) == ((10, 11, 100), 0)
+    # 1..16 once each into 2 buckets: the best split is at 8 (equal halves)
+    uniform = [(size, 1) for size in range(1, 17)]
+    assert solve_buckets(uniform, 2) == ((8, 16), 28 + 28)
+
+
+def test_frequent_sizes_pull_an_edge_to_them() -> None:
+    sizes = [(16, 1), (17, 100), (32, 1)]
+    edges, _ = solve_buckets(sizes, 2)
+    assert edges == (17, 32)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_matches_brute_force(seed: int) -> None:
+    rng = random.Random(seed)
+    sizes = sorted({rng.randint(1, 64): rng.randint(1, 9) for _ in range(7)}.items())
+    for k in range(1, len(sizes) + 1):
+        edges, padding = solve_buckets(sizes, k)
+        assert _padding(sizes, edges) == padding
+        best = min(
+            _padding(sizes, (*combo, sizes[-1][0]))
+            for combo in itertools.combinations([s for s, _ in sizes[:-1]], k - 1)
+        )
+        assert padding == best
+
+
+def test_options_go_from_one_bucket_to_every_size() -> None:
+    options = bucket_options([(8, 3), (12, 2)])
+    assert [option.edges for option in options] == [(12,), (8, 12)]
+    assert options[0].padding_waste == pytest.approx(12 / 60)  # 3 x 4 padded of 60 processed
+    assert options[1].padding_waste == 0
+
+
+def test_pad_code_pads_to_the_next_edge() -> None:
+    import torch
+
+    namespace: dict = {}
+    exec(pad_code((16, 24), 1, 5), namespace)
+    padded = namespace["pad_to_bucket"](torch.ones(2, 17, 3))
+    assert tuple(padded.shape) == (2, 24, 3)
+    assert padded[:, 17:].abs().sum() == 0
+    assert tuple(namespace["pad_to_bucket"](torch.ones(2, 30, 3)).shape) == (2, 30, 3)
+
+
+def _shape_run(lengths: list[int]) -> AdviceInputs:
+    hashes = {length: f"h{length}" for length in lengths}
+    events, seen = [], [lengths[0]]
+    for step, length in enumerate(lengths):
+        if length in seen:
+            continue
+        cause = CompileCause(
+            "input_shape", "/project/data.py:9", None,
+            f"input 0 shape s64[4,{seen[-1]}] -> s64[4,{length}]",
+        )  # fmt: skip
+        events.append(CompileEvent(step, hashes[length], 0.5, True, cause, hashes[seen[-1]]))
+        seen.append(length)
+    steps = tuple(
+        StepRecord(step, 0.01, 0, 1, (f"input 0 s64[4,{n}]",), (hashes[n],))
+        for step, n in enumerate(lengths)
+    )
+    return AdviceInputs((), ROOTS, events=tuple(events), step_records=steps)
+
+
+def test_advisor_collects_every_step_size_at_the_site() -> None:
+    lengths = [5, 7, 16, 5, 16, 16, 9, 16]
+    (advice,) = advise_buckets(_shape_run(lengths))
+    assert advice.dimension == "input 0, dim 1"
+    assert advice.location == "/project/data.py:9"
+    assert advice.sizes == ((5, 2), (7, 1), (9, 1), (16, 4))
+    assert advice.steps == 8
+    assert advice.compiles_seen == 4
+    chosen = advice.options[advice.chosen]
+    assert chosen.padding_waste <= 0.2
+    assert all(option.padding_waste > 0.2 for option in advice.options[: advice.chosen])
+
+
+def test_advisor_is_silent_without_shape_recompiles() -> None:
+    assert advise_buckets(_shape_run([16, 16, 16])) == ()

@@ -1,0 +1,85 @@
+"""Every op at a user line: through its stack, its backward scope, what a
+fusion or call holds, or what an op XLA added reads."""
+
+import pytest
+
+from xlacli.analysis.op_lines import OPTIMIZER_STEP, Attribution, LineFinder, lines_by_time
+from xlacli.hlo import parse_hlo
+from xlacli.parse.frames import CodeRoots, Frame
+from xlacli.parse.hlo_stacks import StackedOp
+
+ROOTS = CodeRoots(("/lib/",), "/xlacli/")
+LINEAR = Frame("forward", "/lib/site-packages/torch/nn/modules/linear.py", 134)
+USER = Frame("forward", "/u/model.py", 12)
+HARNESS = Frame("_run_user_step", "/xlacli/capture/steps.py", 223)
+SGD = Frame("_single_tensor_sgd", "/lib/site-packages/torch/optim/sgd.py", 375)
+
+HLO = """HloModule m
+
+%fused (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  %inner = f32[4]{0} exponential(%p)
+  ROOT %root = f32[4]{0} maximum(%inner, %inner)
+}
+
+ENTRY %main (a: f32[4]) -> f32[4] {
+  %a = f32[4]{0} parameter(0)
+  %dot.1 = f32[4]{0} multiply(%a, %a)
+  %dot.2 = f32[4]{0} multiply(%dot.1, %a)
+  %copy.3 = f32[4]{0} copy(%dot.2)
+  %sgd.4 = f32[4]{0} add(%copy.3, %a)
+  ROOT %fusion.5 = f32[4]{0} fusion(%sgd.4), kind=kLoop, calls=%fused
+}
+"""
+
+STACKS = [
+    StackedOp("aten__mm", (LINEAR, USER), name="dot.1", op_name="aten__mm"),
+    # A backward op: no frames on the autograd thread, the child's scope instead.
+    StackedOp("aten__mm", (), name="dot.2", op_name="xlacli_backward_of@/u/model.py@12.3/aten__mm"),
+    StackedOp("", (), name="copy.3", op_name=""),  # XLA added it: no metadata
+    StackedOp("aten__add", (SGD, HARNESS), name="sgd.4", op_name="aten__add"),
+    StackedOp("", (), name="fusion.5", op_name=""),
+    StackedOp("aten__exp", (Frame("f", "/u/model.py", 20),), name="inner", op_name="aten__exp"),
+    StackedOp("aten__max", (Frame("f", "/u/model.py", 21),), name="root", op_name="aten__max"),
+]
+
+
+@pytest.fixture
+def find():
+    module = parse_hlo(HLO)
+    finder = LineFinder(module, STACKS, ROOTS)
+    by_name = {i.name: i for c in module.computations for i in c.instructions}
+    return lambda name: finder.find(by_name[name])
+
+
+def test_the_users_frame_not_the_library_line(find):
+    assert find("dot.1") == Attribution("/u/model.py:12", backward=False)
+
+
+def test_a_backward_op_at_its_forward_line(find):
+    assert find("dot.2") == Attribution("/u/model.py:12", backward=True)
+
+
+def test_an_op_xla_added_at_what_it_reads(find):
+    assert find("copy.3") == Attribution("/u/model.py:12", backward=True)
+
+
+def test_a_fusion_at_its_roots_line(find):
+    assert find("fusion.5") == Attribution("/u/model.py:21", backward=False)
+
+
+def test_the_optimizer_step_xlacli_runs_is_its_own_row(find):
+    assert find("sgd.4") == Attribution(OPTIMIZER_STEP, backward=False)
+    assert find("a") is None  # a parameter has no line
+
+
+def test_lines_by_time_sum_forward_and_backward():
+    forward = Attribution("/u/model.py:12", backward=False)
+    backward = Attribution("/u/model.py:12", backward=True)
+    other = Attribution("/u/model.py:30", backward=False)
+    rows, share = lines_by_time([(3.0, forward), (2.0, backward), (1.0, other), (2.0, None)])
+    assert [(r.line, r.time_s, r.forward_s, r.backward_s) for r in rows] == [
+        ("/u/model.py:12", 5.0, 3.0, 2.0),
+        ("/u/model.py:30", 1.0, 1.0, 0.0),
+    ]
+    assert share == pytest.approx(6.0 / 8.0)

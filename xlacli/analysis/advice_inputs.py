@@ -1,0 +1,91 @@
+"""What the advisors read: the run's graphs, steps and explained compiles, and each
+graph's kept artifacts.
+
+The advisors (``compile_cost``, ``scan_advice``, ``buckets``, ``value_reads``)
+are pure functions of an ``AdviceInputs``; ``load_advice_inputs`` is the one
+place that reads the run folder for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from xlacli.hlo.model import HloModule
+from xlacli.parse.frames import CodeRoots
+from xlacli.parse.hlo_stacks import StackedOp
+from xlacli.parse.ir_dump import IrNode, parse_ir_node
+from xlacli.report.run import CompileEvent, GraphRecord, StepRecord
+
+
+@dataclass(frozen=True)
+class GraphArtifacts:
+    """One graph's record with the files the advisors read."""
+
+    graph: GraphRecord
+    stacks: tuple[StackedOp, ...] = ()  # HLO before optimization, with Python stacks
+    ir_nodes: tuple[IrNode, ...] = ()
+    optimized: HloModule | None = None  # HLO after optimization
+
+
+@dataclass(frozen=True)
+class AdviceInputs:
+    """The run's graphs with their artifacts, its steps and explained compiles."""
+
+    graphs: tuple[GraphArtifacts, ...]
+    roots: CodeRoots
+    events: tuple[CompileEvent, ...] = ()
+    step_records: tuple[StepRecord, ...] = ()
+    read_source: Callable[[str], str | None] = lambda _path: None
+
+    @property
+    def steps(self) -> int:
+        return len(self.step_records)
+
+
+def load_advice_inputs(
+    root: Path,
+    graphs: Sequence[GraphRecord],
+    roots: CodeRoots,
+    loaders: tuple[
+        Callable[[str | None], HloModule | None], Callable[[str | None], list[StackedOp] | None]
+    ],
+    *,
+    events: Sequence[CompileEvent] = (),
+    step_records: Sequence[StepRecord] = (),
+) -> AdviceInputs:
+    """Read each graph's stacks, IR and optimized HLO (``loaders``: module, stacks)."""
+    load_module, load_stacks = loaders
+    artifacts = tuple(
+        GraphArtifacts(
+            graph=graph,
+            stacks=tuple(load_stacks(graph.files.get("hlo_stacks")) or ()),
+            ir_nodes=_ir_nodes(root, graph.files.get("ir")),
+            optimized=load_module(graph.files.get("hlo_after")),
+        )
+        for graph in graphs
+    )
+    return AdviceInputs(artifacts, roots, tuple(events), tuple(step_records), _source_reader())
+
+
+def _ir_nodes(root: Path, relative: str | None) -> tuple[IrNode, ...]:
+    if relative is None:
+        return ()
+    try:
+        text = (root / relative).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ()
+    return tuple(node for line in text.splitlines() if (node := parse_ir_node(line)))
+
+
+def _source_reader() -> Callable[[str], str | None]:
+    @lru_cache(maxsize=64)
+    def read(path: str) -> str | None:
+        try:
+            return Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+    return read

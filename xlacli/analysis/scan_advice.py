@@ -1,0 +1,222 @@
+"""Scan advisor: N structurally identical layers called in a loop.
+
+A decoder stack is one module call inside a ``for`` loop over an
+``nn.ModuleList``; XLA compiles every layer's copy of the same ops.
+``torch_xla.experimental.scan_layers`` compiles one layer's body inside a loop.
+
+Every op's Python stack passes through the loop's call line (``hidden =
+layer(hidden)``) followed by ``nn.Module``'s call plumbing. Under that call site
+each op has a key: its op, shape and the frames between the call and the op.
+The stacks cannot tell one layer's op from another's (all layers share the call
+line), but N identical layers make every key occur a multiple of N times; the
+most common count is N, and keys whose count N does not divide belong to layers
+that differ. This ignores the order of instructions, which XLA's lowering
+interleaves (a layer's weight transposes come before earlier layers' ops).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
+from xlacli.parse.frames import Frame
+from xlacli.parse.hlo_stacks import StackedOp
+from xlacli.report.advice import ScanAdvice
+
+# Advise when the layers make at least this share of the graph's instructions.
+MIN_SHARE = 0.3
+_CALL_PLUMBING = ("_call_impl", "_wrapped_call_impl")
+_DATA_OPS = ("xla__device_data", "prim__Constant")
+BLOCKERS = (
+    "every layer must be the same class with parameters of the same shapes"
+    " (scan_layers stacks them)",
+    "a layer's forward must take the hidden state and return it (other arguments would be"
+    " passed unchanged to every layer)",
+    "no Python state may change inside a layer (counters, caches, an `if` on a tensor's"
+    " value): the body is traced once",
+)
+
+SourceReader = Callable[[str], str | None]
+
+
+@dataclass(frozen=True)
+class _Site:
+    """Ops whose stacks pass through one module call made inside a loop."""
+
+    outer: tuple[Frame, ...]  # the call frame and everything outside it
+    keys: Counter[tuple[str, str, tuple[tuple[str, int], ...]]]
+    layer_frames: Counter[Frame]  # the layer's own frame of each op
+
+
+def advise_scan(inputs: AdviceInputs) -> tuple[ScanAdvice, ...]:
+    """One advice per graph and loop whose layers make a large share of the graph."""
+    advice = []
+    for artifacts in inputs.graphs:
+        advice.extend(scan_candidates(artifacts, inputs.read_source))
+    return tuple(advice)
+
+
+def scan_candidates(artifacts: GraphArtifacts, read_source: SourceReader) -> list[ScanAdvice]:
+    """The outermost looped module calls of a graph that repeat and are worth scanning."""
+    stacks = artifacts.stacks
+    sites = _looped_sites(stacks, read_source)
+    found: list[tuple[_Site, ScanAdvice]] = []
+    for site in sorted(sites.values(), key=lambda s: len(s.outer)):
+        if any(_nested(site.outer, chosen.outer) for chosen, _ in found):
+            continue
+        advice = _advice(artifacts, site, len(stacks), read_source)
+        if advice is not None:
+            found.append((site, advice))
+    return [advice for _, advice in found]
+
+
+def _looped_sites(
+    stacks: Sequence[StackedOp], read_source: SourceReader
+) -> dict[tuple[Frame, ...], _Site]:
+    sites: dict[tuple[Frame, ...], _Site] = {}
+    looped: dict[Frame, bool] = {}  # a call frame is in a loop: asked once per frame
+    for op in stacks:
+        stack = op.stack
+        for index in range(2, len(stack)):
+            if not _is_plumbing(stack[index - 1]):
+                continue
+            call = stack[index]
+            if call not in looped:
+                looped[call] = not _is_plumbing(call) and bool(
+                    _loop_iterable(read_source, call.file, call.line)
+                )
+            if not looped[call]:
+                continue
+            outer = stack[index:]
+            inner = tuple(f for f in stack[:index] if not _is_plumbing(f))
+            site = sites.setdefault(outer, _Site(outer, Counter(), Counter()))
+            site.keys[(op.op_type, op.shape, tuple((f.file, f.line) for f in inner))] += 1
+            if inner:
+                site.layer_frames[inner[-1]] += 1
+    return sites
+
+
+def _advice(
+    artifacts: GraphArtifacts, site: _Site, graph_ops: int, read_source: SourceReader
+) -> ScanAdvice | None:
+    counts = Counter(site.keys.values())
+    layers = max(counts, key=lambda count: (counts[count], count))
+    block = sum(site.keys.values())
+    share = block / graph_ops if graph_ops else 0.0
+    if layers < 2 or share < MIN_SHARE:
+        return None
+    # Data ops may be shared between layers (torch_xla reuses one device copy of
+    # a Python scalar), so only computations have to repeat N times.
+    odd = [key for key, count in site.keys.items() if count % layers and key[0] not in _DATA_OPS]
+    identical = not odd
+    call = site.outer[0]
+    time_s = artifacts.graph.compile_time_s
+    predicted = time_s * (1 - share + share / layers) if identical else time_s
+    layer_frame = site.layer_frames.most_common(1)[0][0] if site.layer_frames else None
+    iterable = _loop_iterable(read_source, call.file, call.line)
+    return ScanAdvice(
+        graph_hash=artifacts.graph.hash,
+        call_site=call.location,
+        module_list=iterable,
+        layer_class=_enclosing_class(read_source, layer_frame) if layer_frame else None,
+        layers=layers,
+        identical=identical,
+        block_instructions=block,
+        share=share,
+        graph_compile_time_s=time_s,
+        predicted_compile_time_s=predicted,
+        predicted_saving_time_s=time_s - predicted,
+        lines=tuple(frame.location for frame, _ in site.layer_frames.most_common(5)),
+        differing=tuple(_describe(key, site.keys[key]) for key in odd[:5]),
+        blockers=BLOCKERS if identical else (_differ_note(layers, odd), *BLOCKERS),
+        code=_code(iterable, call) if identical else "",
+    )
+
+
+def _describe(key: tuple[str, str, tuple[tuple[str, int], ...]], count: int) -> str:
+    op, _shape, frames = key
+    where = f"{frames[-1][0]}:{frames[-1][1]}" if frames else "?"
+    return f"{op.replace('__', '::', 1)} at {where} ({count}x)"
+
+
+def _differ_note(layers: int, odd: list) -> str:
+    return (
+        f"the {layers} layers are not identical: {len(odd)} op(s) appear in only some of"
+        " them (a layer of another width, activation or dropout); make them the same"
+        " or scan only the identical run"
+    )
+
+
+def _code(iterable: str | None, call: Frame) -> str:
+    layers = iterable or "self.layers"
+    return (
+        "from torch_xla.experimental.scan_layers import scan_layers\n\n"
+        f"# {Path(call.file).name}:{call.line}: instead of the loop over {layers}\n"
+        f"hidden = scan_layers({layers}, hidden)"
+    )
+
+
+def _nested(inner: tuple[Frame, ...], outer: tuple[Frame, ...]) -> bool:
+    return len(inner) > len(outer) and inner[len(inner) - len(outer) :] == outer
+
+
+def _is_plumbing(frame: Frame) -> bool:
+    return frame.function in _CALL_PLUMBING and frame.file.endswith("torch/nn/modules/module.py")
+
+
+def _loop_iterable(read_source: SourceReader, file: str, line: int) -> str | None:
+    """The iterable of the ``for`` loop whose body holds ``file:line``, as written."""
+    loops = _loops(read_source, file)
+    inside = [(start, text) for start, end, text in loops if start < line <= end]
+    return max(inside)[1] if inside else None
+
+
+def _enclosing_class(read_source: SourceReader, frame: Frame) -> str | None:
+    tree = _tree(read_source, frame.file)
+    classes = [
+        node
+        for node in (ast.walk(tree) if tree is not None else ())
+        if isinstance(node, ast.ClassDef) and node.lineno <= frame.line <= (node.end_lineno or 0)
+    ]
+    return max(classes, key=lambda node: node.lineno).name if classes else None
+
+
+def _loops(read_source: SourceReader, file: str) -> list[tuple[int, int, str]]:
+    tree = _tree(read_source, file)
+    if tree is None:
+        return []
+    return [
+        (node.lineno, node.end_lineno or node.lineno, _iterable_text(node.iter))
+        for node in ast.walk(tree)
+        if isinstance(node, ast.For)
+    ]
+
+
+def _iterable_text(node: ast.expr) -> str:
+    """``self.layers`` from ``self.layers``, ``enumerate(self.layers)`` or ``self.layers[:n]``."""
+    while True:
+        if isinstance(node, ast.Call) and node.args:
+            node = node.args[0]
+        elif isinstance(node, ast.Subscript):
+            node = node.value
+        else:
+            return ast.unparse(node)
+
+
+def _tree(read_source: SourceReader, file: str) -> ast.Module | None:
+    return _parse(read_source(file)) if file.endswith(".py") else None
+
+
+@lru_cache(maxsize=32)
+def _parse(text: str | None) -> ast.Module | None:
+    if text is None:
+        return None
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None

@@ -1,0 +1,52 @@
+"""The advisors (``analysis/``) as processors of the assembler (``processors.py``),
+each writing its own section of the report.
+
+Each advisor is a pure function of ``AdviceInputs`` (``advice_inputs.py``); the
+processors here build those inputs from the organised run and the explained
+compiles (the ``events`` section, declared before them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from xlacli.analysis.advice_inputs import AdviceInputs, load_advice_inputs
+from xlacli.analysis.buckets import advise_buckets
+from xlacli.analysis.compile_cost import compile_cost
+from xlacli.analysis.scan_advice import advise_scan
+from xlacli.analysis.value_reads import rank_value_reads
+from xlacli.assemble.organise import OrganisedRun
+
+T = TypeVar("T")
+
+
+def advice_inputs(run: OrganisedRun, done: Mapping[str, Any]) -> AdviceInputs:
+    """The advisors' view of the organised run (graph files read through its cache)."""
+    return load_advice_inputs(
+        run.paths.root,
+        run.graphs,
+        run.roots,
+        (run.hlo.module, run.hlo.stacks),
+        events=tuple(done.get("events", ())),
+        step_records=run.step_records,
+    )
+
+
+def as_processor(advisor: Callable[[AdviceInputs], T]) -> Callable[[OrganisedRun, Any], T]:
+    """``(run, done) -> section`` from an advisor of ``AdviceInputs``."""
+
+    def run_advisor(run: OrganisedRun, done: Mapping[str, Any]) -> T:
+        return advisor(advice_inputs(run, done))
+
+    run_advisor.__doc__ = advisor.__doc__
+    return run_advisor
+
+
+# report field -> its processor (the advisors read the "events" section)
+ADVISORS = (
+    ("compile_cost", as_processor(compile_cost), lambda: None),
+    ("scan_advice", as_processor(advise_scan), tuple),
+    ("bucket_advice", as_processor(advise_buckets), tuple),
+    ("value_read_costs", as_processor(rank_value_reads), tuple),
+)

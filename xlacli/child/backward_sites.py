@@ -1,0 +1,108 @@
+"""Name each backward op after the user line of the forward op it differentiates
+(child process only: imports torch and torch_xla).
+
+The autograd engine runs a backward pass on its own thread, where torch_xla
+records no Python frames: the HLO of a training step's backward ops has no
+source line. While frames are recorded (the warm-up, which compiles the
+graphs a profile then runs), autograd's anomaly mode keeps each node's
+forward stack, and every backward node runs under an IR scope naming the
+innermost user line of that stack. The scope reaches the HLO op's metadata
+(``op_name`` = ``<scope>/<op type>``); it is no part of a graph's hash, so the
+graphs of the measured steps are the same ones, without the cost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import warnings
+from typing import Any
+
+import torch
+import torch_xla
+
+from xlacli.parse.frames import Frame, current_code_roots
+
+# The scope's form, read back by xlacli.analysis.op_lines (":" becomes "_" in
+# the HLO, so the line number is set apart by "@").
+SCOPE_PREFIX = "xlacli_backward_of@"
+_STACK_LINE = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+), in (?P<function>.+)$')
+
+
+class BackwardSites:
+    """Anomaly mode plus a scope per backward node, until ``stop``."""
+
+    def __init__(self) -> None:
+        self._roots = current_code_roots()
+        self._backward: Any = None
+        self._open: dict[int, Any] = {}  # id(node) -> its scope pusher, popped when it ends
+        self._anomaly = (False, True)  # the user's own anomaly mode, restored at stop
+
+    def start(self) -> None:
+        """Record forward stacks and scope backward nodes from now on."""
+        if self._backward is not None:
+            return
+        self._anomaly = (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "Anomaly Detection has been enabled"
+            torch.autograd.set_detect_anomaly(True, check_nan=self._anomaly[0] and self._anomaly[1])
+        self._backward = torch.autograd.backward
+        original = self._backward
+
+        def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
+            with contextlib.suppress(Exception):  # lines are a nicety; the backward is not
+                self._hook_graph(tensors)
+            try:
+                return original(tensors, *args, **kwargs)
+            finally:
+                self._open.clear()  # a node that raised leaves no scope open for the sync
+
+        torch.autograd.backward = backward  # Tensor.backward calls it through the module
+
+    def stop(self) -> None:
+        """Back to plain autograd: the graphs are compiled."""
+        if self._backward is None:
+            return
+        torch.autograd.backward = self._backward
+        self._backward = None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.autograd.set_detect_anomaly(*self._anomaly)
+
+    def _hook_graph(self, tensors: Any) -> None:
+        roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
+        seen: set[int] = set()
+        pending = [t.grad_fn for t in roots if isinstance(t, torch.Tensor) and t.grad_fn]
+        while pending:
+            node = pending.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            site = self._user_line(node)
+            if site is not None:
+                self._scope_node(node, SCOPE_PREFIX + site)
+            pending.extend(next_node for next_node, _ in node.next_functions if next_node)
+
+    def _user_line(self, node: Any) -> str | None:
+        """The innermost user frame of the node's forward stack: ``file@line``."""
+        stack = (getattr(node, "metadata", None) or {}).get("traceback_") or ()
+        for entry in reversed(stack):
+            match = _STACK_LINE.match(entry.splitlines()[0] if entry else "")
+            if match is None:
+                continue
+            frame = Frame(match["function"], match["file"], int(match["line"]))
+            if self._roots.is_user(frame):
+                return f"{frame.file}@{frame.line}"
+        return None
+
+    def _scope_node(self, node: Any, scope: str) -> None:
+        key = id(node)  # a node runs once per backward pass, prehook then hook
+
+        def enter(grad_outputs: Any) -> None:
+            self._open[key] = torch_xla._XLAC.profiler.scope_pusher(scope)
+
+        def leave(grad_inputs: Any, grad_outputs: Any) -> None:
+            self._open.pop(key, None)  # the pusher's end pops the scope
+
+        node.register_prehook(enter)
+        node.register_hook(leave)

@@ -1,0 +1,157 @@
+"""The advice in the terminal: where the graphs come from, and what would cut compiles.
+
+Reads the report's advice sections (``xlacli.report.advice``); each view returns
+nothing when its section is empty, so runs without advice print as before.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from xlacli.paths import display_location
+from xlacli.render.console import plain_table
+from xlacli.report.advice import BucketAdvice, CompileCost, ScanAdvice, ValueReadCost
+from xlacli.report.run import RunReport
+from xlacli.units import format_seconds, short_hash
+
+TOP_LINES = 8
+NO_FRAME = "(data and constants: parameters, inputs)"
+COST_NOTE = "compile time apportioned by HLO instruction count: an estimate"
+
+
+def advice_view(report: RunReport) -> list[RenderableType]:
+    """Every advice section the report has, in order."""
+    parts: list[RenderableType] = []
+    if report.compile_cost is not None and report.compile_cost.lines:
+        parts.append(compile_cost_view(report.compile_cost))
+    parts.extend(scan_view(advice) for advice in report.scan_advice)
+    parts.extend(bucket_view(advice) for advice in report.bucket_advice)
+    if report.value_read_costs:
+        parts.append(value_read_view(report.value_read_costs))
+    return [item for part in parts for item in (Text(""), part)]
+
+
+def line_name(location: str | None) -> str:
+    return display_location(location) or NO_FRAME
+
+
+def compile_cost_view(cost: CompileCost, top: int = TOP_LINES) -> RenderableType:
+    table = plain_table(
+        ("line", "left"),
+        ("IR", "right"),
+        ("HLO", "right"),
+        ("opt", "right"),
+        ("share", "right"),
+        ("compile", "right"),
+    )
+    for line in cost.lines[:top]:
+        table.add_row(
+            escape(line_name(line.location)),
+            str(line.ir_nodes),
+            str(line.hlo_instructions),
+            str(line.optimized_hlo_instructions),
+            f"{line.share:.0%}",
+            format_seconds(line.compile_time_s),
+        )
+    more = len(cost.lines) - top
+    title = Text.assemble(
+        ("Where your graphs come from", "bold"),
+        f"  ({cost.hlo_instructions} HLO instructions, {format_seconds(cost.compile_time_s)}"
+        f" compiling; {COST_NOTE})",
+    )
+    rows: list[RenderableType] = [title, table]
+    if more > 0:
+        rows.append(Text(f"  ... {more} more lines in the JSON report", style="dim"))
+    return Group(*rows)
+
+
+def scan_view(advice: ScanAdvice) -> RenderableType:
+    where = display_location(advice.call_site)
+    what = f"{advice.layers} {advice.layer_class or 'module'} layers"
+    over = f" over {advice.module_list}" if advice.module_list else ""
+    head = Text.assemble(
+        ("Scan advice", "bold"),
+        f"  graph {short_hash(advice.graph_hash)}: ",
+        (what, "cyan"),
+        f"{over} called at {where} make {advice.share:.0%} of the graph",
+        f" ({advice.block_instructions} HLO instructions)",
+    )
+    rows: list[RenderableType] = [head]
+    if advice.identical:
+        rows.append(
+            Text(
+                "  torch_xla.experimental.scan_layers compiles one layer's body:"
+                f" predicted compile {format_seconds(advice.graph_compile_time_s)}"
+                f" -> {format_seconds(advice.predicted_compile_time_s)}"
+                f" (saves at most {format_seconds(advice.predicted_saving_time_s)}: by"
+                " instruction count, which leaves out XLA's fixed costs and the loop's own)"
+            )
+        )
+        rows.append(Text("    " + advice.code.replace("\n", "\n    "), style="green"))
+    else:
+        rows.append(Text(f"  the layers differ: {'; '.join(advice.differing)}", style="yellow"))
+    rows.append(Text("  layer lines: " + ", ".join(map(line_name, advice.lines)), style="dim"))
+    rows.extend(Text(f"  needs: {blocker}", style="dim") for blocker in advice.blockers)
+    return Group(*rows)
+
+
+def bucket_view(advice: BucketAdvice) -> RenderableType:
+    sizes = ", ".join(f"{size} ({steps}x)" for size, steps in advice.sizes)
+    head = Text.assemble(
+        ("Bucket advice", "bold"),
+        f"  {line_name(advice.location)} {advice.dimension} ({advice.category}):",
+        f" {len(advice.sizes)} sizes over {advice.steps} steps, {advice.compiles_seen} compiles",
+    )
+    table = plain_table(("buckets", "right"), ("edges", "left"), ("compiles", "right"))
+    table.add_column("padding", justify="right")
+    for index, option in enumerate(advice.options):
+        mark = " *" if index == advice.chosen else ""
+        table.add_row(
+            f"{len(option.edges)}{mark}",
+            ", ".join(map(str, option.edges)),
+            str(option.compiles),
+            f"{option.padding_waste:.0%}",
+        )
+    if advice.options[advice.chosen].compiles >= len(advice.sizes):
+        note = Text(
+            "  no fewer buckets pads less than 20%: keep the sizes as they are", style="dim"
+        )
+        return Group(head, Text(f"  sizes seen: {sizes}", style="dim"), _indented(table), note)
+    return Group(
+        head,
+        Text(f"  sizes seen: {sizes}", style="dim"),
+        _indented(table),
+        Text("  * advised: the fewest buckets within 20% padding; pad with:", style="dim"),
+        Text("    " + advice.code.replace("\n", "\n    "), style="green"),
+    )
+
+
+def value_read_view(costs: tuple[ValueReadCost, ...]) -> RenderableType:
+    table = plain_table(
+        ("line", "left"), ("kind", "left"), ("reads/step", "right"), ("cost/step", "right")
+    )
+    table.add_column("fix", justify="left")
+    for cost in costs:
+        table.add_row(
+            escape(line_name(cost.location)),
+            cost.kind,
+            f"{cost.reads_per_step:.2g}",
+            f"{1000 * cost.extra_time_s:.3g} ms",
+            escape(cost.fix),
+        )
+    return Group(
+        Text.assemble(
+            ("Value reads", "bold"),
+            "  by cost per step (the extra graph executions they force, median time)",
+        ),
+        table,
+    )
+
+
+def _indented(table: Table) -> Table:
+    table.pad_edge = True
+    table.padding = (0, 1, 0, 2)
+    return table

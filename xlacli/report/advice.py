@@ -1,0 +1,161 @@
+"""The advice sections of the run report: compile cost by source line, and the
+scan, bucket and value-read advisors (``xlacli.analysis.compile_cost``,
+``scan_advice``, ``buckets``, ``value_reads`` write them).
+
+Each section is a frozen dataclass with its own reader, so a report saved before
+the sections existed loads with them empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
+
+
+@dataclass(frozen=True)
+class LineCost:
+    """What one source line put into the compiled graphs."""
+
+    location: str | None  # the user's file:line; None: no Python frame (parameters, constants)
+    ir_nodes: int
+    hlo_instructions: int  # before XLA's optimizations
+    optimized_hlo_instructions: int
+    share: float  # of the HLO instructions (before optimization) counted
+    compile_time_s: float  # compile time apportioned by instruction count: an estimate
+
+
+@dataclass(frozen=True)
+class GraphLineCost:
+    """One graph's instructions by source line."""
+
+    graph_hash: str
+    hlo_instructions: int
+    compile_time_s: float
+    lines: tuple[LineCost, ...]  # biggest first
+
+
+@dataclass(frozen=True)
+class CompileCost:
+    """Where the compiled graphs come from, summed over the run's distinct graphs."""
+
+    hlo_instructions: int
+    compile_time_s: float
+    lines: tuple[LineCost, ...]  # biggest first
+    graphs: tuple[GraphLineCost, ...] = ()
+
+
+@dataclass(frozen=True)
+class ScanAdvice:
+    """N structurally identical layers called in a loop: a ``scan_layers`` candidate."""
+
+    graph_hash: str
+    call_site: str  # file:line of the call ``hidden = layer(hidden)``
+    module_list: str | None  # the loop's iterable, ``self.layers``
+    layer_class: str | None  # the layers' ``nn.Module`` class
+    layers: int
+    identical: bool  # False: the layers differ (``differing`` says where)
+    block_instructions: int  # HLO instructions of all the layers together
+    share: float  # of the graph's HLO instructions
+    graph_compile_time_s: float
+    predicted_compile_time_s: float  # the graph's compile time with one layer's body
+    predicted_saving_time_s: float
+    lines: tuple[str, ...]  # the layer's own lines, biggest first
+    differing: tuple[str, ...] = ()  # ops found in only some layers
+    blockers: tuple[str, ...] = ()  # what would stop scan_layers here
+    code: str = ""
+
+
+@dataclass(frozen=True)
+class BucketOption:
+    """One way to bucket the observed sizes: k edges."""
+
+    edges: tuple[int, ...]
+    compiles: int  # distinct padded sizes the run would have compiled
+    padding_waste: float  # padded elements / elements processed
+
+
+@dataclass(frozen=True)
+class BucketAdvice:
+    """A recompiling dimension, its observed sizes and the bucket edges to pad to."""
+
+    location: str | None  # the user's line behind the changing size
+    category: str  # input_shape, intermediate_shape, data_dependent_shape
+    dimension: str  # "input 0, dim 1"
+    sizes: tuple[tuple[int, int], ...]  # (size, steps that saw it), sorted by size
+    steps: int  # steps the sizes came from
+    compiles_seen: int  # compiles the run paid at this site
+    options: tuple[BucketOption, ...]  # one per number of buckets, fewest first
+    chosen: int  # index into options
+    code: str = ""
+
+
+@dataclass(frozen=True)
+class ValueReadCost:
+    """A line that reads a device value on the host, and what it costs per step."""
+
+    location: str | None
+    kind: str  # "item", "print", "bool", "to_host"
+    source: str  # the line's code
+    reads_per_step: float
+    executions_per_step: float  # extra graph executions the reads force
+    extra_time_s: float  # per step: those executions' time (median per execution)
+    fix: str
+
+
+def compile_cost_from_dict(data: Any) -> CompileCost | None:
+    """The compile-cost section of a saved report; None when it has none."""
+    if not data:
+        return None
+    return CompileCost(
+        hlo_instructions=data.get("hlo_instructions", 0),
+        compile_time_s=data.get("compile_time_s", 0.0),
+        lines=_all(_known(LineCost, line) for line in data.get("lines", ())),
+        graphs=tuple(
+            GraphLineCost(
+                graph_hash=graph["graph_hash"],
+                hlo_instructions=graph.get("hlo_instructions", 0),
+                compile_time_s=graph.get("compile_time_s", 0.0),
+                lines=_all(_known(LineCost, line) for line in graph.get("lines", ())),
+            )
+            for graph in data.get("graphs", ())
+        ),
+    )
+
+
+def scan_advice_from_dict(data: Any) -> tuple[ScanAdvice, ...]:
+    return _all(_known(ScanAdvice, item, ("lines", "differing", "blockers")) for item in data or ())
+
+
+def bucket_advice_from_dict(data: Any) -> tuple[BucketAdvice, ...]:
+    return _all(_bucket(item) for item in data or ())
+
+
+def value_read_costs_from_dict(data: Any) -> tuple[ValueReadCost, ...]:
+    return _all(_known(ValueReadCost, item) for item in data or ())
+
+
+def _bucket(item: dict[str, Any]) -> BucketAdvice | None:
+    options = [_known(BucketOption, option, ("edges",)) for option in item.get("options", ())]
+    if None in options:
+        return None
+    sizes = tuple((int(size), int(steps)) for size, steps in item.get("sizes", ()))
+    return _known(BucketAdvice, {**item, "sizes": sizes, "options": tuple(options)})
+
+
+T = TypeVar("T")
+
+
+def _known(cls: type[T], item: dict[str, Any], tuples: tuple[str, ...] = ()) -> T | None:
+    """``cls`` from the keys it knows (a report written by a newer xlacli may have
+    more), its list fields back to tuples; None when a required key is missing."""
+    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    values = {k: tuple(v) if k in tuples else v for k, v in item.items() if k in names}
+    try:
+        return cls(**values)
+    except TypeError:  # a key it needs is missing: leave the item out, keep the report
+        return None
+
+
+def _all(items: Iterable[T | None]) -> tuple[T, ...]:
+    return tuple(item for item in items if item is not None)
