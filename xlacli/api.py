@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from xlacli import defaults
+
 if TYPE_CHECKING:
     from xlacli.hlo.changes import DiffReport
     from xlacli.report.profile import ProfileSummary
@@ -41,7 +43,7 @@ def compile(
     module: str | None = None,
     args: Sequence[str] = (),
     steps: int | None = None,
-    warmup: int = 2,
+    warmup: int = defaults.COMPILE.warmup,
     train: bool = False,
     optimizer: str = "sgd",
     devices: int | None = None,
@@ -56,7 +58,7 @@ def compile(
             script; None with ``module``.
         module: Run ``python -m MODULE`` as a script instead of a file.
         args: The script's own arguments (what follows ``--`` on the command line).
-        steps: Steps to run (a model file: default 2; a script: to its end).
+        steps: Steps to run (a model file: default 3, two of them warm-up; a script: to its end).
         warmup: Steps whose compiles are expected; later ones are steady-state recompiles.
         train: Forward, loss, backward and an optimizer step (model files).
         optimizer: ``sgd`` or ``adamw`` with ``train``.
@@ -106,8 +108,8 @@ def profile(
     *,
     module: str | None = None,
     args: Sequence[str] = (),
-    steps: int = 50,
-    warmup: int = 5,
+    steps: int = defaults.PROFILE.steps,
+    warmup: int = defaults.PROFILE.warmup,
     train: bool = False,
     optimizer: str = "sgd",
     devices: int | None = None,

@@ -14,6 +14,7 @@ EXIT_USAGE = 2
 EXIT_MODEL = 3  # the user's model failed
 EXIT_ENVIRONMENT = 4  # environment or capture failure
 EXIT_INCOMPLETE = 5  # the report was written, but an analysis failed (a bug in xlacli)
+EXIT_NO_STEP = 6  # the run ended without one step: nothing was measured
 EXIT_INTERRUPTED = 130
 
 
@@ -46,6 +47,13 @@ class ModelError(XlacliError):
     """The user's model code raised, or the child running it died."""
 
     exit_code = EXIT_MODEL
+
+
+class NoStepError(XlacliError):
+    """A script (or a model file run as one) ended without a step: the run
+    measured nothing, which is a failure to report, not an empty success."""
+
+    exit_code = EXIT_NO_STEP
 
 
 class CaptureError(XlacliError):

@@ -35,11 +35,29 @@ def test_syntax_error_names_the_line():
     assert "def get_model(:" in result.stderr
 
 
-def test_no_model_runs_as_a_script_and_says_so(tmp_path):
+def test_no_model_runs_as_a_script_and_a_script_with_no_step_fails(tmp_path):
     result = run_cli("compile", BAD / "no_model.py", "--out", tmp_path / "run")
-    assert result.code == 0, result.stderr
+    # It only defines functions: nothing ran, which is no success (exit 6).
+    assert_clean_error(result, 6, "ran no step", "a model file defines get_model()")
     assert "defines neither get_model() nor model: running it as a script" in result.stderr
-    assert "ran no step" in result.stderr  # it only defines functions
+    assert "Next:" not in result.stdout
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["error"]["exit_code"] == 6
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("misspelt_get_model.py", ["did you mean get_model? found get_modle"]),
+        ("inputs_only.py", ["looks like a model file (it defines get_inputs)", "no get_model()"]),
+        ("empty.py", ["is empty"]),
+        ("not_utf8.py", ["not_utf8.py:1: byte 0xe9 is not utf-8 text", "coding: latin-1"]),
+    ],
+)
+def test_model_file_mistakes_are_usage_errors(tmp_path, name, words):
+    result = run_cli("compile", BAD / name, "--out", tmp_path / "run")
+    assert_clean_error(result, 2, *words)
+    assert not (tmp_path / "run").exists()  # refused before a run folder was made
 
 
 def test_no_inputs():
@@ -234,3 +252,10 @@ def test_sys_exit_in_user_code_is_the_models_failure(tmp_path):
     )
     result = run_cli("compile", model, "--out", tmp_path / "run")
     assert_clean_error(result, 3, "get_inputs() raised SystemExit (sys.exit(5))")
+
+
+@pytest.mark.e2e
+def test_get_inputs_returning_plain_numbers_names_get_inputs(tmp_path):
+    result = run_cli("compile", BAD / "int_inputs.py", "--out", tmp_path / "run")
+    assert_clean_error(result, 2, "get_inputs(0) returned tuple (3, 4), which holds no tensor")
+    assert "Linear.forward" not in result.stderr  # not torch's frames

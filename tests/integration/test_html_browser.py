@@ -268,7 +268,7 @@ def test_hlo_diff_page(browser: Browser, recompile_runs: dict[str, Path], shots:
     report = json.loads((run / "report.json").read_text())
     left, right = (run / graph["files"]["hlo_before"] for graph in report["graphs"][:2])
     page = run.parent / "diff.html"
-    result = run_cli("diff-hlo", left, right, "--format", "html", "-o", page, cwd=REPO)
+    result = run_cli("diff-hlo", left, right, "--format", "html", "--output", page, cwd=REPO)
     assert result.code == 1, result.stderr
     screenshots(browser, page, shots, "diff")
     assert browser.evaluate("document.querySelectorAll('article.change').length") > 0
@@ -280,7 +280,7 @@ def test_report_command_writes_the_page_where_asked(
 ) -> None:
     run = recompile_runs["input_dtype"]
     page = tmp_path / "pages" / "run.html"
-    result = run_cli("report", run, "--format", "html", "-o", page, cwd=REPO)
+    result = run_cli("report", run, "--format", "html", "--output", page, cwd=REPO)
     assert result.code == 0, result.stderr
     assert result.stdout.strip() == str(page)
     open_clean(browser, page)

@@ -26,7 +26,20 @@ def test_definitions_inside_try_and_if_blocks_count(tmp_path):
 
 def test_names_inside_functions_do_not_count(tmp_path):
     path = write(tmp_path, "def build():\n    model = 1\n    return model\nexample_inputs = 1\n")
+    # The inner ``model`` is no model: a model file missing its model, not a script.
+    with pytest.raises(UsageError, match="it defines example_inputs\\) but defines no get_model"):
+        check_model_file(parse_target(str(path)))
+
+
+def test_a_script_with_a_main_guard_may_define_contract_names(tmp_path):
+    path = write(tmp_path, "def step():\n    pass\nif __name__ == '__main__':\n    step()\n")
     assert check_model_file(parse_target(str(path))).kind == "script"
+
+
+def test_a_near_miss_of_get_model_is_named(tmp_path):
+    path = write(tmp_path, "def get_modle():\n    return 1\n")
+    with pytest.raises(UsageError, match="did you mean get_model\\? found get_modle"):
+        check_model_file(parse_target(str(path)))
 
 
 def test_get_model_without_inputs_is_a_model_file_missing_them(tmp_path):
@@ -47,3 +60,8 @@ def test_star_imports_defer_to_the_child(tmp_path):
 def test_parse_target(text, expected):
     target = parse_target(text)
     assert (str(target.path), target.entry) == expected
+
+
+def test_a_script_running_its_own_loop_may_define_step(tmp_path):
+    path = write(tmp_path, "def step(i):\n    return i\nfor i in range(3):\n    step(i)\n")
+    assert check_model_file(parse_target(str(path))).kind == "script"

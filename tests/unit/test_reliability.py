@@ -261,7 +261,7 @@ def test_runs_go_under_the_configured_project_root(tmp_path):
 def test_help_shows_brackets_and_whole_option_names():
     result = run_cli("check", "--help", env={"COLUMNS": "80"})
     assert result.code == 0
-    assert "(default: [tool.xlacli] model)" in result.stdout
+    assert "[default: [tool.xlacli] model]" in result.stdout
     assert "--allow-improvements" in result.stdout
     assert "…" not in result.stdout
     assert max(len(line) for line in result.stdout.splitlines()) <= 80

@@ -40,7 +40,7 @@ def figures(
     """The compared figures of one mode's report.
 
     ``median_step_s``: a profile's measured step time; else the median wall
-    time of the steps after the warm-up (the whole run when it is all warm-up).
+    time of the cached steps after the warm-up (None: there is none).
     ``host_split``: a profile's op-tracing measurements.
     """
     split = host_split or {}
@@ -68,9 +68,13 @@ def figures(
 
 
 def _median_step(report: RunReport) -> float | None:
-    records = report.step_records
-    steady = [r.wall_time_s for r in records if r.step >= report.warmup] or [
-        r.wall_time_s for r in records
+    """The median wall time of the steady-state steps that compiled nothing; None
+    without one (a step that compiles is not the mode's step time: comparing
+    them told torch.compile 2x slower where its cached steps were 18x faster)."""
+    steady = [
+        r.wall_time_s
+        for r in report.step_records
+        if r.step >= report.warmup and r.compilations == 0
     ]
     return statistics.median(steady) if steady else None
 

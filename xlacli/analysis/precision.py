@@ -14,6 +14,7 @@ import math
 from collections import Counter
 
 from xlacli.hlo.model import ArrayShape, HloModule, Instruction
+from xlacli.paths import display_location
 from xlacli.report.memory import GraphPrecision, PrecisionMix
 
 MATMUL_OPCODES = ("dot", "convolution")
@@ -87,7 +88,19 @@ def graph_precision(
         requested=precision_mix(before),
         optimized=precision_mix(after) if after is not None else None,
         autocast=autocast,
+        f64_sources=f64_sources(before),
     )
+
+
+def f64_sources(module: HloModule) -> tuple[str, ...]:
+    """The distinct source lines of the module's f64 instructions, most first."""
+    sources: Counter[str] = Counter()
+    for computation in module.computations:
+        for instruction in computation.instructions:
+            shape = instruction.shape
+            if isinstance(shape, ArrayShape) and shape.element_type == "f64":
+                sources[instruction.metadata.source or "?"] += 1
+    return tuple(source for source, _ in sources.most_common())
 
 
 def precision_warnings(precision: GraphPrecision) -> list[str]:
@@ -104,11 +117,32 @@ def precision_warnings(precision: GraphPrecision) -> list[str]:
             )
     f64 = requested.instructions.get("f64", 0)
     if f64:
-        warnings.append(
-            f"{f64} f64 instructions: a Python float or a numpy default (float64) leaked in; "
-            "create tensors with dtype=torch.float32"
-        )
+        warnings.append(_f64_warning(f64, precision.f64_sources))
     return warnings
+
+
+# Libraries whose own f64 is expected: an optimizer's step count and bias corrections.
+_EXPECTED_F64 = ("torch/optim/",)
+
+
+def _f64_warning(count: int, sources: tuple[str, ...]) -> str:
+    """Names the line; an optimizer's internals are expected, not the user's leak."""
+    known = [source for source in sources if source != "?"]
+    if known and all(any(lib in source for lib in _EXPECTED_F64) for source in known):
+        return (
+            f"{count} f64 instructions inside {_shown(known[0])}: the optimizer's own "
+            "(step counts, bias corrections); expected, nothing to fix"
+        )
+    user = [source for source in known if not any(lib in source for lib in _EXPECTED_F64)]
+    where = f" at {_shown(user[0])}" if user else ""
+    return (
+        f"{count} f64 instructions{where}: a Python float or a numpy default (float64) "
+        "leaked in; create tensors with dtype=torch.float32"
+    )
+
+
+def _shown(source: str) -> str:
+    return display_location(source) or source
 
 
 def backend_note(precision: GraphPrecision) -> str | None:

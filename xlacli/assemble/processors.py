@@ -27,6 +27,7 @@ from xlacli.analysis.locate import Locator
 from xlacli.analysis.memory_facts import with_memory_facts
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
 from xlacli.analysis.spmd_graph import attach_spmd
+from xlacli.analysis.user_lines import memory_at_user_lines, user_lines
 from xlacli.assemble.advice import ADVISORS
 from xlacli.assemble.organise import OrganisedRun, execution_records, is_value_read
 from xlacli.parse.debug_log import AnalysisEvent
@@ -85,8 +86,21 @@ def memory_facts(run: OrganisedRun, done: Sections) -> MemorySection:
         run.raw.log.steps,
         ((record.step, record.graph_hash) for record in execution_records(run.raw)),
     )
-    facts = {g.hash: GraphFacts(g.memory, g.precision, g.checkpoint) for g in graphs}
+    facts = {
+        g.hash: GraphFacts(_at_user_lines(run, g.files, g.memory), g.precision, g.checkpoint)
+        for g in graphs
+    }
     return MemorySection(facts, memory)
+
+
+def _at_user_lines(
+    run: OrganisedRun, files: Mapping[str, str], memory: GraphMemory | None
+) -> GraphMemory | None:
+    """The peak and buffers at the user's lines (``analysis/user_lines.py``)."""
+    if memory is None:
+        return None
+    walked = user_lines(run.hlo.stacks(files.get("hlo_stacks")), run.roots)
+    return memory_at_user_lines(memory, walked) if walked else memory
 
 
 def dynamo_record(run: OrganisedRun, done: Sections) -> DynamoSection:

@@ -15,9 +15,12 @@ the file and checks the objects themselves.
 from __future__ import annotations
 
 import ast
+import difflib
 import importlib.util
 import inspect
+import io
 import sys
+import tokenize
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +31,8 @@ from xlacli.errors import ModelError, UsageError
 
 MODEL_NAMES = ("get_model", "model")
 INPUT_NAMES = ("get_inputs", "example_inputs")
+# The contract's other names: a file defining one of them means to be a model file.
+CONTRACT_HELPERS = frozenset({*INPUT_NAMES, "loss_fn", "step", "forward_inputs"})
 CONTRACT_HINT = (
     "define get_model() returning a torch.nn.Module and get_inputs(step) returning its "
     "inputs, or pass PATH.py:FACTORY where FACTORY() returns (model, inputs)"
@@ -77,10 +82,7 @@ def check_model_file(target: ModelTarget) -> ModelTarget:
         raise UsageError(f"{path} is a folder; expected a model file such as {path}/model.py")
     if path.suffix != ".py":
         raise UsageError(f"{path} is not a Python file (expected a .py model file)")
-    try:
-        source = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"cannot read {path}: {error}") from None
+    source = read_python_source(path)
     try:
         tree = ast.parse(source, filename=str(path))
     except SyntaxError as error:
@@ -89,11 +91,91 @@ def check_model_file(target: ModelTarget) -> ModelTarget:
         raise UsageError(
             f"syntax error in {where}: {error.msg}", details=f"    {line}" if line else None
         ) from None
+    if not _has_code(tree):
+        raise UsageError(f"{path} is empty: no model and no statement to run", hint=CONTRACT_HINT)
     names = _top_level_names(tree)
     if target.entry is None and _is_script(tree, names):
+        _refuse_model_file_without_model(path, tree, names)
         return ModelTarget(path.resolve(), kind="script", args=target.args)
     _check_defined_names(target, names)
     return ModelTarget(path.resolve(), target.entry, args=target.args)
+
+
+def read_python_source(path: Path) -> str:
+    """A Python file's text as Python reads it: UTF-8 unless a coding
+    declaration on line 1 or 2 says otherwise.
+
+    Raises:
+        UsageError: unreadable, or not in its encoding (with the line and the fix).
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        if b"coding" in b"\n".join(data.splitlines()[:2]):  # an unknown coding declaration
+            raise UsageError(f"{path}: {error.msg}") from None
+        encoding = "utf-8"  # its first lines are not UTF-8: say where below
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        byte = data[error.start : error.start + 1].hex()
+        raise UsageError(
+            f"{path}:{line}: byte 0x{byte} is not {encoding} text",
+            hint="save the file as UTF-8, or declare its encoding on its first line, "
+            "e.g. # -*- coding: latin-1 -*- (see PEP 263)",
+        ) from None
+
+
+def _has_code(tree: ast.Module) -> bool:
+    """Whether the file holds any statement besides a docstring."""
+    body = tree.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return bool(body)
+
+
+def _refuse_model_file_without_model(path: Path, tree: ast.Module, names: set[str] | None) -> None:
+    """A file that reads as a model file (the contract's other functions, or a
+    name one typo away from ``get_model``) but has no model is a mistake, not a
+    script: running it would sync nothing and look like success.
+
+    Raises:
+        UsageError: naming the near miss.
+    """
+    if names is None or _runs_code(tree):
+        return
+    helpers = sorted(n for n in names if n in CONTRACT_HELPERS)
+    guess = _near_miss("get_model", names)
+    if not helpers and not guess:
+        return
+    what = f" (it defines {', '.join(helpers)})" if helpers else ""
+    raise UsageError(
+        f"{path} looks like a model file{what} but defines no get_model() or model{guess}",
+        hint=CONTRACT_HINT + '; or, for a script, put its code under if __name__ == "__main__":',
+    )
+
+
+def _near_miss(wanted: str, names: set[str]) -> str:
+    """ ": did you mean get_model? found get_modle", or "" with no name that close."""
+    close = difflib.get_close_matches(wanted, [n for n in names if n != wanted], 1, 0.75)
+    return f": did you mean {wanted}? found {close[0]}" if close else ""
+
+
+def _runs_code(tree: ast.Module) -> bool:
+    """Whether the file does something when run (a loop, a call, a ``with``, an
+    ``if __name__ == "__main__":``): a script, whatever functions it defines."""
+    for node in tree.body:
+        if isinstance(node, (ast.For, ast.While, ast.With, ast.AsyncFor, ast.AsyncWith)):
+            return True
+        if isinstance(node, ast.Expr) and not isinstance(node.value, ast.Constant):
+            return True
+        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test):
+            return True
+    return False
 
 
 def _is_script(tree: ast.Module, names: set[str] | None) -> bool:
@@ -186,7 +268,8 @@ def _check_defined_names(target: ModelTarget, names: set[str] | None) -> None:
         )
     if not any(name in names for name in INPUT_NAMES):
         raise UsageError(
-            f"no get_inputs() or example_inputs found in {target.path} (it defines: {shown})",
+            f"no get_inputs() or example_inputs found in {target.path}"
+            + (_near_miss("get_inputs", names) or f" (it defines: {shown})"),
             hint=CONTRACT_HINT,
         )
 

@@ -8,6 +8,7 @@ from xlacli.errors import (
     CaptureError,
     CheckFailed,
     ModelError,
+    NoStepError,
     UsageError,
     XlacliError,
 )
@@ -16,7 +17,7 @@ from xlacli.run.hang import STACKS_FILE
 from xlacli.run.request import RunPaths
 
 _ERROR_TYPES: dict[str, type[XlacliError]] = {
-    cls.__name__: cls for cls in (CaptureError, CheckFailed, ModelError, UsageError)
+    cls.__name__: cls for cls in (CaptureError, CheckFailed, ModelError, NoStepError, UsageError)
 }
 
 
@@ -80,5 +81,6 @@ def error_record(error: XlacliError | None) -> ErrorRecord | None:
         HangStopped: "hang",
         ModelError: "model",
         UsageError: "usage",
+        NoStepError: "no_step",
     }.get(type(error), "capture")
     return ErrorRecord(kind, error.message, error.exit_code, error.details)

@@ -17,7 +17,7 @@ from typing import Any
 from xlacli.child.recorder import StepRecorder
 from xlacli.child.sync_hook import StepLimitReached, SyncHook
 from xlacli.child.transfers import TransferLog
-from xlacli.errors import ModelError
+from xlacli.errors import ModelError, NoStepError
 from xlacli.failures import describe_exception, format_user_traceback
 from xlacli.run.request import CaptureRequest, RunPaths
 
@@ -53,8 +53,10 @@ def run_script(request: CaptureRequest, recorder: StepRecorder, paths: RunPaths)
     except SystemExit as exit_:
         _script_exited(exit_, hook, paths)
         if hook.step == 0:
-            recorder.warn(f"{path.name} exited (sys.exit({exit_.code!r})) before any step ran")
-            return
+            raise NoStepError(
+                f"{path.name} exited (sys.exit({exit_.code!r})) before any step ran",
+                hint=NO_STEP_HINT,
+            ) from None
     except Exception as error:
         raise ModelError(
             f"{path.name} raised {describe_exception(error)}{_during(hook)}",
@@ -65,7 +67,7 @@ def run_script(request: CaptureRequest, recorder: StepRecorder, paths: RunPaths)
         hook.uninstall()
         transfers.uninstall()
     if hook.step == 0:
-        recorder.warn(_no_step_message(path.name))
+        raise NoStepError(_no_step_message(path.name), hint=NO_STEP_HINT)
 
 
 def _missing_torchrun_variable(error: Exception) -> bool:
@@ -113,6 +115,12 @@ def _script_exited(exit_: SystemExit, hook: SyncHook, paths: RunPaths) -> None:
 
 def _during(hook: SyncHook) -> str:
     return " before any step ran" if hook.step == 0 else f" during step {hook.step}"
+
+
+NO_STEP_HINT = (
+    "a script must run its steps on the XLA device (torch_xla.device()) and sync them; "
+    "a model file defines get_model() and get_inputs(step)"
+)
 
 
 def _no_step_message(name: str) -> str:

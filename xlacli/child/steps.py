@@ -80,6 +80,24 @@ def _leaves(value: Any) -> list[Any]:
     return [leaf for _, leaf in _named_leaves(value, top=True)]
 
 
+def check_batch(batch: Any, step: int) -> None:
+    """A batch must hold a tensor: plain numbers would reach ``forward`` and
+    fail there, deep in torch, instead of naming ``get_inputs``.
+
+    Raises:
+        UsageError: naming what ``get_inputs`` returned.
+    """
+    if any(isinstance(leaf, torch.Tensor) for leaf in _leaves(batch)):
+        return
+    shown = repr(batch)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    raise UsageError(
+        f"get_inputs({step}) returned {type(batch).__name__} {shown}, which holds no tensor; "
+        "expected a tensor, or a tuple, list or dict of tensors",
+        hint="build the inputs with torch, e.g. return torch.randint(0, 100, (4, 16))",
+    )
+
+
 def to_device(batch: Any, device: torch.device, where: str = "inputs") -> Any:
     """Move every tensor of a nested batch to the device; scalars pass through.
 
@@ -182,11 +200,7 @@ class StepRunner:
         host_batch, origins = self._input_origins.call(
             lambda: self.loaded.inputs_for_step(step), lambda b: _named_leaves(b, top=True)
         )
-        if host_batch is None:
-            raise UsageError(
-                f"get_inputs({step}) returned None; expected a tensor, or a tuple, list or "
-                "dict of tensors"
-            )
+        check_batch(host_batch, step)
         signature = input_signature(host_batch)
         batch = to_device(host_batch, self.device)
         try:

@@ -7,23 +7,22 @@ from typing import Annotated
 
 import typer
 
+from xlacli import defaults
 from xlacli.cli import options
 
 
 def check_command(
     ctx: typer.Context,
-    model: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="MODEL",
-            help="Model file or training script (default: [tool.xlacli] model); "
-            "a script's arguments follow --.",
-        ),
-    ] = None,
+    model: options.Model = None,
     module: options.Module = None,
     baseline: Annotated[
         str | None,
-        typer.Option("--baseline", help="Baseline JSON file (default: [tool.xlacli] baseline)."),
+        typer.Option(
+            "--baseline",
+            metavar="FILE",
+            help="Baseline JSON file." + options.shown("[tool.xlacli] baseline"),
+            show_default=False,
+        ),
     ] = None,
     update_baseline: Annotated[
         bool, typer.Option("--update-baseline", help="Write the baseline from this run.")
@@ -31,43 +30,60 @@ def check_command(
     allow_improvements: Annotated[
         bool,
         typer.Option(
-            "--allow-improvements", help="Pass when counts went down (default: ask for an update)."
+            "--allow-improvements", help="Pass when counts went down (else: ask for an update)."
         ),
     ] = False,
     tolerance: Annotated[
         float,
         typer.Option(
-            "--tolerance", min=0.0, help="Allowed relative change of each count (0.05 = 5%)."
+            "--tolerance",
+            min=0.0,
+            metavar="FRACTION",
+            help="Allowed relative change of each count (0.05 = 5%).",
         ),
     ] = 0.0,
     time_budget: Annotated[
         float | None,
         typer.Option(
-            "--time-budget", min=0.0, help="Fail when total compile time exceeds SECONDS."
+            "--time-budget",
+            min=0.0,
+            metavar="SECONDS",
+            help="Fail when total compile time exceeds SECONDS.",
+            show_default=False,
         ),
     ] = None,
     time_tolerance: Annotated[
         float,
-        typer.Option("--time-tolerance", min=0.0, help="Slack on --time-budget (0.2 = 20%)."),
+        typer.Option(
+            "--time-tolerance",
+            min=0.0,
+            metavar="FRACTION",
+            help="Slack on --time-budget (0.2 = 20%).",
+        ),
     ] = 0.2,
     steps: Annotated[
-        int | None, typer.Option("--steps", min=1, help="Steps to run (default 5).")
-    ] = None,
-    warmup: Annotated[
-        int | None, typer.Option("--warmup", min=0, help="Warm-up steps (default 2).")
-    ] = None,
-    train: Annotated[
-        bool | None,
-        typer.Option("--train/--no-train", help="Run training steps.", show_default=False),
-    ] = None,
-    optimizer: Annotated[
-        options.OptimizerName | None,
-        typer.Option(
-            "--optimizer", help="Optimizer for --train (default: the baseline's, else sgd)."
+        int | None,
+        options.steps_option(
+            defaults.CHECK, "Steps to run, warm-up included (else [tool.xlacli] steps)."
         ),
     ] = None,
+    warmup: Annotated[
+        int | None,
+        options.warmup_option(
+            defaults.CHECK,
+            "Warm-up steps, whose compiles are expected (else [tool.xlacli] warmup).",
+        ),
+    ] = None,
+    train: options.Train = None,
+    optimizer: options.Optimizer = None,
     junit: Annotated[
-        Path | None, typer.Option("--junit", help="Write JUnit XML here, one test case per check.")
+        Path | None,
+        typer.Option(
+            "--junit",
+            metavar="FILE",
+            help="Write JUnit XML here, one test case per check.",
+            show_default=False,
+        ),
     ] = None,
     github: Annotated[
         bool,
@@ -83,7 +99,9 @@ def check_command(
         options.RunMode | None,
         typer.Option(
             "--mode",
-            help="lazy, or dynamo: the step under torch.compile (default: the baseline's).",
+            help="lazy, or dynamo: the step under torch.compile."
+            + options.shown("the baseline's, else lazy"),
+            show_default=False,
         ),
     ] = None,
     html: options.Html = False,
@@ -120,12 +138,12 @@ def check_command(
             optimizer=optimizer.value if optimizer else None,
             junit=junit,
             github=github,
-            out=Path(out) if out else None,
+            out=out,
             force=force,
             output_format=output_format.value,
             devices=devices,
             mode=mode.value if mode else None,
-            html=html,
+            html=html or output_format is options.OutputFormat.html,
             module=module,
             script_args=script_args,
             hang_timeout=hang_timeout,

@@ -2,35 +2,34 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from xlacli import defaults
 from xlacli.cli import options
 
 
 def compile_command(
     ctx: typer.Context,
-    model: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="MODEL",
-            help="Model file (PATH.py, PATH.py:FACTORY) or training script; "
-            "a script's arguments follow --.",
-        ),
-    ] = None,
+    model: options.Model = None,
     module: options.Module = None,
-    steps: options.ScriptSteps = None,
-    train: options.Train = False,
-    optimizer: options.Optimizer = options.OptimizerName.sgd,
+    steps: options.CompileSteps = None,
+    warmup: options.CompileWarmup = None,
+    train: options.Train = None,
+    optimizer: options.Optimizer = None,
     out: options.Out = None,
     force: options.Force = False,
     output_format: options.Format = options.OutputFormat.text,
-    warmup: options.Warmup = 2,
     max_compiles: Annotated[
         int | None,
-        typer.Option("--max-compiles", min=0, help="Fail (exit 1) above this many compilations."),
+        typer.Option(
+            "--max-compiles",
+            min=0,
+            metavar="N",
+            help="Fail (exit 1) above N compilations.",
+            show_default=False,
+        ),
     ] = None,
     fail_on_recompile: Annotated[
         bool,
@@ -46,13 +45,14 @@ def compile_command(
     """Trace MODEL lazily on an XLA device, dump IR and HLO, and report each graph.
 
     MODEL defines get_model() and get_inputs(step) (see the README), or is a
-    training script run as it is (xlacli compile train.py -- --lr 0.1; or
-    -m package.module), whose own syncs are the steps. The run
+    training script run as it is, whose own syncs are the steps. The run
     folder keeps, per graph, the IR with source locations, the HLO before and
-    after optimization and XLA's buffer assignment.
+    after optimization and XLA's buffer assignment. The report opens with its
+    verdict: the steady-state recompiles, or none.
     """
+    from xlacli.config import load_config
     from xlacli.flows.compile import CompileRequest, run_compile
-    from xlacli.flows.session import resolve_target
+    from xlacli.flows.session import configured_target
 
     if nproc is not None and nproc > 1:
         import sys
@@ -61,20 +61,21 @@ def compile_command(
 
         return run_under_torchrun(nproc, sys.argv[1:], out)
     model, script_args = options.split_script_args(ctx, model, module)
-    target = resolve_target(model, module, script_args)
+    config = load_config()
+    target = configured_target(model, module, script_args, config, "compile")
     request = CompileRequest(
-        steps=steps,
-        train=train,
-        optimizer=optimizer.value,
-        out=Path(out) if out else None,
+        steps=steps if steps is not None or target.is_script else defaults.COMPILE.steps,
+        train=bool(train),
+        optimizer=(optimizer or options.OptimizerName.sgd).value,
+        out=out,
         force=force,
         output_format=output_format.value,
-        warmup=warmup,
+        warmup=defaults.COMPILE.warmup if warmup is None else warmup,
         max_compiles=max_compiles,
         fail_on_recompile=fail_on_recompile,
         devices=devices,
         mode=mode.value,
-        html=html,
+        html=html or output_format is options.OutputFormat.html,  # --format html: the page too
         hang_timeout=hang_timeout,
         ranks_timeout=ranks_timeout,
     )

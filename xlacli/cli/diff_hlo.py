@@ -7,15 +7,23 @@ Nothing it imports reaches torch or torch_xla.
 
 from __future__ import annotations
 
+import io
 import sys
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from xlacli.cli import options
+from xlacli.cli.output import write_output
 from xlacli.errors import EXIT_CHECK_FAILED, EXIT_OK
+
+if TYPE_CHECKING:
+    from xlacli.analysis.memory_compare import GraphMemoryChange
+    from xlacli.hlo.changes import DiffReport
+    from xlacli.render.line_growth import LineChange
 
 
 class Stage(str, Enum):
@@ -27,14 +35,28 @@ def diff_hlo_command(
     left: Annotated[
         Path,
         typer.Argument(
+            metavar="LEFT",
             help="The HLO before: a text file, an --xla_dump_to folder or an xlacli run folder.",
             show_default=False,
         ),
     ],
     right: Annotated[
         Path,
-        typer.Argument(help="The HLO after: the same kind of input as LEFT.", show_default=False),
+        typer.Argument(
+            metavar="RIGHT",
+            help="The HLO after: the same kind of input as LEFT; or, after a run folder, "
+            "a graph's hash prefix.",
+            show_default=False,
+        ),
     ],
+    right_graph: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[GRAPH]",
+            help="With RUN HASH HASH: two graphs of one run folder, by hash prefix.",
+            show_default=False,
+        ),
+    ] = None,
     stage: Annotated[
         Stage,
         typer.Option(
@@ -44,14 +66,8 @@ def diff_hlo_command(
     details: Annotated[
         bool, typer.Option("--details", help="List every change, not only the grouped patterns.")
     ] = False,
-    output_format: Annotated[
-        options.ReportFormat,
-        typer.Option("--format", help="text for people, json for programs, html for a page."),
-    ] = options.ReportFormat.text,
-    output: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", help="With --format html: write the page here."),
-    ] = None,
+    output_format: options.FileFormat = None,
+    output: options.Output = None,
 ) -> int:
     """Compare HLO by structure: what changed, and which line of Python caused it.
 
@@ -59,47 +75,72 @@ def diff_hlo_command(
     the same), 1 when they differ, 2 on bad input.
     """
     from xlacli.hlo.gc_pause import gc_paused
-    from xlacli.hlo.inputs import diff_paths
-    from xlacli.render.console import stdout_console
-    from xlacli.render.hlo_diff import render_hlo_diff, render_hlo_diff_json
+    from xlacli.hlo.inputs import diff_paths, run_graph_files
 
+    chosen = options.file_format(output_format, output)
+    if right_graph is not None:  # RUN HASH HASH: two graphs of one run
+        left, right = run_graph_files(left, (str(right), right_graph), stage.value)
     with gc_paused(freeze=True):
         report = diff_paths(left, right, stage.value)
     # Two run folders: also their memory and precision, graph by graph. Imported only
     # then: the run report's model is start-up that a diff of two files does not need.
     memory = lines = None
-    if left.is_dir() and right.is_dir():
+    if left.is_dir() and right.is_dir() and report.modules:  # unrelated runs: no pairs
         from xlacli.render.line_growth import run_line_changes
         from xlacli.render.memory_compare import run_folder_changes
 
         memory = run_folder_changes(left, right)
         lines = run_line_changes(left, right)  # compile cost by line: which lines grew
-    if output_format == options.ReportFormat.html:
+    if chosen == "html":
         from xlacli.render.html.diff_page import diff_page_html, write_diff_html
 
         if output is None:
             sys.stdout.write(diff_page_html(report))
         else:
             print(write_diff_html(report, output))
-    elif output_format == options.ReportFormat.json:
-        diff_json = render_hlo_diff_json(report)
-        if memory:
-            from xlacli.render.memory_compare import with_memory_comparison
-
-            diff_json = with_memory_comparison(diff_json, memory)
-        if lines is not None:
-            from xlacli.render.line_growth import with_line_changes
-
-            diff_json = with_line_changes(diff_json, lines)
-        sys.stdout.write(diff_json)
     else:
-        render_hlo_diff(report, stdout_console(), details=details)
-        if memory:
-            from xlacli.render.memory_compare import memory_comparison_text
-
-            stdout_console().print(memory_comparison_text(memory))
-        if lines is not None:
-            from xlacli.render.line_growth import line_changes_text
-
-            stdout_console().print(line_changes_text(lines))
+        _write_diff(report, DiffExtras(memory, lines), chosen, details, output)
     return EXIT_OK if report.identical else EXIT_CHECK_FAILED
+
+
+@dataclass(frozen=True)
+class DiffExtras:
+    """What two run folders add to their diff: memory and compile cost by line."""
+
+    memory: list[GraphMemoryChange] | None = None
+    lines: list[LineChange] | None = None  # compile cost by line; None for files or dumps
+
+
+def _write_diff(
+    report: DiffReport, extras: DiffExtras, chosen: str, details: bool, output: Path | None
+) -> None:
+    """The diff as text or JSON, on stdout or into ``output``."""
+    from rich.console import Console
+
+    from xlacli.render.console import PIPE_WIDTH, stdout_console, trimmed
+    from xlacli.render.hlo_diff import render_hlo_diff, render_hlo_diff_json
+    from xlacli.render.line_growth import line_changes_text, with_line_changes
+    from xlacli.render.memory_compare import memory_comparison_text, with_memory_comparison
+
+    if chosen == "json":
+        text = render_hlo_diff_json(report)
+        if extras.memory:
+            text = with_memory_comparison(text, extras.memory)
+        if extras.lines is not None:
+            text = with_line_changes(text, extras.lines)
+        write_output(text, output)
+        return
+    buffer = io.StringIO()
+    console = (
+        stdout_console()
+        if output is None
+        else Console(file=buffer, width=PIPE_WIDTH, highlight=False, color_system=None)
+    )
+    with trimmed(console):
+        render_hlo_diff(report, console, details=details)
+        if extras.memory:
+            console.print(memory_comparison_text(extras.memory))
+        if extras.lines is not None:
+            console.print(line_changes_text(extras.lines))
+    if output is not None:
+        write_output(buffer.getvalue(), output)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import typer
+from typer.core import TyperCommand
 
 from xlacli import __version__
 from xlacli.capture.signals import exit_on_sigterm
@@ -68,6 +69,15 @@ def _root(
     """Compile, explain and profile PyTorch models on PyTorch/XLA."""
 
 
+class _PlainUsage(TyperCommand):
+    """Usage lines as the README writes them: ``diff-hlo LEFT RIGHT``, not typer's
+    ``{LEFT} {RIGHT}`` for required arguments."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = super().collect_usage_pieces(ctx)
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
+
+
 def _register() -> None:
     # Command modules are imported here, not at their definition, so that each
     # stays a plain function that tests can call without the typer app.
@@ -76,17 +86,63 @@ def _register() -> None:
     from xlacli.cli import diff_hlo, options
     from xlacli.cli import profile as profile_cmd
     from xlacli.cli import report as report_cmd
+    from xlacli.cli import runs as runs_cmd
 
     script_settings = options.SCRIPT_ARGS_SETTINGS
-    app.command("compile", context_settings=script_settings)(
-        error_boundary(compile_cmd.compile_command)
-    )
-    app.command("check", context_settings=script_settings)(error_boundary(check_cmd.check_command))
-    app.command("diff-hlo")(error_boundary(diff_hlo.diff_hlo_command))
-    app.command("profile", context_settings=script_settings)(
-        error_boundary(profile_cmd.profile_command)
-    )
-    app.command("report")(error_boundary(report_cmd.report_command))
+    commands: list[tuple[str, Callable[..., int | None], dict[str, Any], tuple[str, ...]]] = [
+        (
+            "compile",
+            compile_cmd.compile_command,
+            script_settings,
+            (
+                "xlacli compile examples/dynamic_shapes.py --steps 4",
+                "xlacli compile train.py --steps 20 -- --lr 0.1",
+            ),
+        ),
+        (
+            "profile",
+            profile_cmd.profile_command,
+            script_settings,
+            (
+                "xlacli profile examples/mlp.py --steps 20",
+                "xlacli profile examples/transformer.py --mode both --steps 20",
+            ),
+        ),
+        (
+            "check",
+            check_cmd.check_command,
+            script_settings,
+            (
+                "xlacli check examples/mlp.py --baseline base.json --update-baseline",
+                "xlacli check --junit check.xml --github",
+            ),
+        ),
+        (
+            "report",
+            report_cmd.report_command,
+            {},
+            ("xlacli report", "xlacli report .xlacli/runs/mlp-20260101-120000 --output run.html"),
+        ),
+        (
+            "runs",
+            runs_cmd.runs_command,
+            {},
+            ("xlacli runs", "xlacli runs --keep 10 --remove-failed"),
+        ),
+        (
+            "diff-hlo",
+            diff_hlo.diff_hlo_command,
+            {},
+            (
+                "xlacli diff-hlo RUN 28af78c9 51cb4b5d",
+                "xlacli diff-hlo runs/plain runs/ckpt --details",
+            ),
+        ),
+    ]
+    for name, command, settings, examples in commands:
+        app.command(
+            name, cls=_PlainUsage, context_settings=settings, epilog=options.epilog(*examples)
+        )(error_boundary(command))
 
 
 _register()

@@ -1,19 +1,24 @@
-"""Options shared by several commands, as ``Annotated`` types."""
+"""Options shared by the commands, declared once as ``Annotated`` types.
+
+One flag, one meaning in every command (``tests/unit/test_cli_options.py``
+walks the commands and checks it): ``--out`` is always the run folder a run
+creates, ``--output`` the file a command writes, ``--format`` what it prints.
+Defaults come from ``xlacli.defaults`` and every help page shows them.
+"""
 
 from __future__ import annotations
 
 from enum import Enum
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from xlacli import defaults
+from xlacli.errors import UsageError
+
 
 class OutputFormat(str, Enum):
-    text = "text"
-    json = "json"
-
-
-class ReportFormat(str, Enum):
     text = "text"
     json = "json"
     html = "html"
@@ -30,19 +35,101 @@ class RunMode(str, Enum):
     both = "both"
 
 
-Steps = Annotated[int, typer.Option("--steps", min=1, help="Number of steps to run.")]
-Train = Annotated[
-    bool,
-    typer.Option(
-        "--train",
-        help="Run training steps (forward, loss, backward, optimizer) instead of inference.",
+# Every help page ends with its exit codes and two examples (click keeps
+# paragraphs after \b as they are written).
+EXIT_CODES = (
+    "Exit codes: 0 ok; 1 a check or budget failed (diff-hlo: the programs differ); "
+    "2 usage error; 3 the model failed; 4 environment or capture failure; "
+    "5 the report is incomplete (an analysis failed); 6 no step ran; 130 interrupted."
+)
+
+
+def epilog(*examples: str) -> str:
+    """A help page's closing: examples, one a line, then the exit codes."""
+    lines = "\n".join(f"  {example}" for example in examples)
+    return f"\b\nExamples:\n{lines}\n\n{EXIT_CODES}"
+
+
+def shown(value: object) -> str:
+    """A default that is not the parameter's own value (None: "the command's"),
+    written as click writes the others (its ``show_default`` string would be
+    put in parentheses)."""
+    return f"  [default: {value}]"
+
+
+Model = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="MODEL",
+        help="Model file (PATH.py, PATH.py:FACTORY) or training script, its arguments "
+        "after --." + shown("[tool.xlacli] model"),
+        show_default=False,
     ),
 ]
-Optimizer = Annotated[OptimizerName, typer.Option("--optimizer", help="Optimizer for --train.")]
-Out = Annotated[
+Module = Annotated[
     str | None,
     typer.Option(
-        "--out", "-o", help="Run folder to create (default: a new one under .xlacli/runs/)."
+        "--module",
+        "-m",
+        metavar="MODULE",
+        help="Run a module as a script, as python -m MODULE does (its argv after --).",
+    ),
+]
+
+
+def steps_option(default: defaults.StepDefaults, what: str) -> object:
+    """``--steps`` with the command's default shown."""
+    return typer.Option(
+        "--steps",
+        min=1,
+        metavar="N",
+        help=f"{what} A script runs to its end unless given." + shown(default.steps),
+        show_default=False,
+    )
+
+
+def warmup_option(default: defaults.StepDefaults, what: str) -> object:
+    """``--warmup`` with the command's default shown."""
+    return typer.Option(
+        "--warmup", min=0, metavar="N", help=what + shown(default.warmup), show_default=False
+    )
+
+
+CompileSteps = Annotated[
+    int | None, steps_option(defaults.COMPILE, "Steps to run, warm-up included.")
+]
+CompileWarmup = Annotated[
+    int | None,
+    warmup_option(
+        defaults.COMPILE,
+        "Steps whose compiles are expected; a compile after them is a steady-state recompile.",
+    ),
+]
+Train = Annotated[
+    bool | None,
+    typer.Option(
+        "--train/--no-train",
+        help="Training steps (forward, loss, backward, optimizer) or inference."
+        + shown("inference; check: the baseline's"),
+        show_default=False,
+    ),
+]
+Optimizer = Annotated[
+    OptimizerName | None,
+    typer.Option(
+        "--optimizer",
+        help="Optimizer for --train." + shown("sgd; check: the baseline's"),
+        show_default=False,
+    ),
+]
+Out = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        "-o",
+        metavar="DIR",
+        help="Run folder to create." + shown("a new one under .xlacli/runs/"),
+        show_default=False,
     ),
 ]
 Force = Annotated[
@@ -50,24 +137,40 @@ Force = Annotated[
 ]
 Format = Annotated[
     OutputFormat,
-    typer.Option("--format", help="text for people, json for programs (only JSON on stdout)."),
+    typer.Option(
+        "--format",
+        help="text for people, json for programs (only JSON on stdout); html: the text "
+        "report and RUN/report.html, as --html.",
+    ),
+]
+Output = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        metavar="FILE",
+        help="Write the report to FILE instead of stdout; its suffix (.txt, .json, .html) "
+        "sets --format when that is not given." + shown("stdout"),
+        show_default=False,
+    ),
+]
+FileFormat = Annotated[
+    OutputFormat | None,
+    typer.Option(
+        "--format",
+        help="text for people, json for programs, html for a page."
+        + shown("text, or --output's suffix"),
+        show_default=False,
+    ),
 ]
 Devices = Annotated[
     int | None,
     typer.Option(
         "--devices",
         min=1,
-        help="SPMD: run on N devices (N virtual devices on XLA:CPU; on a TPU, its own). "
-        "Default: [tool.xlacli] devices, else the backend's.",
-    ),
-]
-Warmup = Annotated[
-    int,
-    typer.Option(
-        "--warmup",
-        min=0,
-        help="Steps whose compiles are expected (warm-up); a compile after them is a "
-        "steady-state recompile.",
+        metavar="N",
+        help="SPMD: run on N devices (N virtual devices on XLA:CPU; on a TPU, its own)."
+        + shown("[tool.xlacli] devices, else the backend's"),
+        show_default=False,
     ),
 ]
 Mode = Annotated[
@@ -89,8 +192,9 @@ HangTimeout = Annotated[
         "--hang-timeout",
         min=1,
         help="When no rank (or this one process) makes progress for S seconds: print "
-        "every rank's stack and last step, then stop them all.",
+        "every rank's stack and last step, then stop them all." + shown("no watchdog"),
         metavar="S",
+        show_default=False,
     ),
 ]
 RanksTimeout = Annotated[
@@ -109,29 +213,33 @@ Nproc = Annotated[
         "--nproc",
         min=1,
         help="Run N processes under torchrun (torchrun --nproc_per_node N), one run "
-        "folder each under --out, merged by rank 0.",
+        "folder each under --out, merged by rank 0." + shown("one process"),
+        metavar="N",
+        show_default=False,
     ),
 ]
 
-Module = Annotated[
-    str | None,
-    typer.Option(
-        "--module",
-        "-m",
-        help="Run a module as a script, as python -m MODULE does (its argv after --).",
-    ),
-]
-ScriptSteps = Annotated[
-    int | None,
-    typer.Option(
-        "--steps",
-        min=1,
-        help="Steps to run (model file: default 2; a script stops after N steps, "
-        "default: at its end).",
-    ),
-]
 # Commands taking a script's arguments after ``--`` (they arrive in ``ctx.args``).
 SCRIPT_ARGS_SETTINGS = {"allow_extra_args": True}
+_SUFFIX_FORMATS = {".json": "json", ".html": "html", ".htm": "html", ".txt": "text"}
+
+
+def file_format(chosen: OutputFormat | None, output: Path | None) -> str:
+    """The format to write: ``--format``, else ``--output``'s suffix, else text.
+    Never ignores an option: a suffix that contradicts ``--format`` is refused.
+
+    Raises:
+        UsageError: ``--format`` and ``--output``'s suffix disagree.
+    """
+    implied = _SUFFIX_FORMATS.get(output.suffix.lower()) if output is not None else None
+    if chosen is None:
+        return implied or "text"
+    if implied is not None and implied != chosen.value:
+        raise UsageError(
+            f"--format {chosen.value} but --output {output} names a .{implied} file",
+            hint=f"drop --format (the suffix decides), or name a .{chosen.value} file",
+        )
+    return chosen.value
 
 
 def split_script_args(

@@ -7,49 +7,56 @@ from typing import Annotated
 
 import typer
 
+from xlacli import defaults
 from xlacli.cli import options
 
 
 def profile_command(
     ctx: typer.Context,
-    model: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="MODEL",
-            help="Model file or training script (default: [tool.xlacli] model); "
-            "a script's arguments follow --.",
-        ),
-    ] = None,
+    model: options.Model = None,
     module: options.Module = None,
     steps: Annotated[
-        int | None, typer.Option("--steps", min=1, help="Steps to profile (default 50).")
+        int | None, options.steps_option(defaults.PROFILE, "Steps to profile, after the warm-up.")
     ] = None,
     warmup: Annotated[
         int | None,
-        typer.Option(
-            "--warmup", min=0, help="Steps run first, untraced, so compiles happen (default 5)."
+        options.warmup_option(
+            defaults.PROFILE, "Steps run first, untraced, so that compiles happen."
         ),
     ] = None,
-    train: options.Train = False,
-    optimizer: options.Optimizer = options.OptimizerName.sgd,
+    train: options.Train = None,
+    optimizer: options.Optimizer = None,
     logdir: Annotated[
         Path | None,
-        typer.Option("--logdir", help="TensorBoard logdir (default: RUN/tensorboard)."),
+        typer.Option(
+            "--logdir",
+            metavar="DIR",
+            help="TensorBoard logdir." + options.shown("RUN/tensorboard"),
+            show_default=False,
+        ),
     ] = None,
     name: Annotated[
         str | None,
-        typer.Option("--name", help="The profile session's name (default: the run folder's)."),
+        typer.Option(
+            "--name",
+            metavar="NAME",
+            help="The profile session's name." + options.shown("the run folder's"),
+            show_default=False,
+        ),
     ] = None,
     tensorboard: Annotated[
         bool, typer.Option("--tensorboard", help="Serve the trace with TensorBoard on localhost.")
     ] = False,
-    port: Annotated[int, typer.Option("--port", help="Port for --tensorboard.")] = 6006,
+    port: Annotated[
+        int, typer.Option("--port", metavar="PORT", help="Port for --tensorboard.")
+    ] = 6006,
     max_trace_steps: Annotated[
         int,
         typer.Option(
             "--max-trace-steps",
             min=1,
-            help="Trace at most this many steps; later steps run untraced (bounds memory).",
+            metavar="N",
+            help="Trace at most N steps; later steps run untraced (bounds memory).",
         ),
     ] = 500,
     out: options.Out = None,
@@ -74,19 +81,19 @@ def profile_command(
             model=model,
             steps=steps,
             warmup=warmup,
-            train=train,
-            optimizer=optimizer.value,
+            train=bool(train),
+            optimizer=(optimizer or options.OptimizerName.sgd).value,
             logdir=logdir,
             name=name,
             tensorboard=tensorboard,
             port=port,
-            out=Path(out) if out else None,
+            out=out,
             force=force,
             output_format=output_format.value,
             devices=devices,
             max_trace_steps=max_trace_steps,
             mode=mode.value,
-            html=html,
+            html=html or output_format is options.OutputFormat.html,
             module=module,
             script_args=script_args,
             hang_timeout=hang_timeout,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar, cast
 
+from xlacli import defaults
 from xlacli.analysis.baseline import (
     Baseline,
     baseline_from_report,
@@ -36,8 +37,8 @@ from xlacli.render.console import print_message
 from xlacli.words import counted
 
 T = TypeVar("T")
-DEFAULT_STEPS = 5
-DEFAULT_WARMUP = 2
+DEFAULT_STEPS = defaults.CHECK.steps
+DEFAULT_WARMUP = defaults.CHECK.warmup
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from xlacli import defaults
 from xlacli.analysis.budgets import check_budgets
 from xlacli.capture.discover import ModelTarget
-from xlacli.config import load_config
+from xlacli.config import load_config, project_runs_dir
 from xlacli.flows.compare import compare_compile, raise_first_error
 from xlacli.flows.launch import refuse_under_launcher
 from xlacli.flows.modes import check_mode
@@ -21,13 +22,13 @@ from xlacli.render.compile_report import render_compile_report
 class CompileRequest:
     """What ``xlacli compile`` was asked for, past option parsing."""
 
-    steps: int | None = None
+    steps: int | None = None  # None: a script's end (a model file's default is set by the CLI)
     train: bool = False
     optimizer: str = "sgd"
     out: Path | None = None
     force: bool = False
     output_format: str = "text"
-    warmup: int = 2
+    warmup: int = defaults.COMPILE.warmup
     max_compiles: int | None = None
     fail_on_recompile: bool = False
     devices: int | None = None
@@ -43,7 +44,8 @@ def run_compile(target: ModelTarget, request: CompileRequest) -> int:
     Raises:
         XlacliError: the run's own error (each mode's, lazy first), else a budget's.
     """
-    devices = request.devices if request.devices is not None else load_config().devices
+    config = load_config()
+    devices = request.devices if request.devices is not None else config.devices
     options: dict[str, Any] = dict(
         steps=request.steps,
         train=request.train,
@@ -69,6 +71,7 @@ def run_compile(target: ModelTarget, request: CompileRequest) -> int:
             label=f"Compiling {target.module or target.path.name}",
             mode=request.mode,
             hang_timeout=request.hang_timeout,
+            runs_dir=project_runs_dir(config),  # [tool.xlacli]'s project, as check and profile
             **options,
         )
         place = launched_rank()

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from xlacli.capture.ranks import rank_place
 from xlacli.errors import UsageError
@@ -31,7 +32,7 @@ def without_nproc(argv: Sequence[str]) -> list[str]:
     return kept
 
 
-def run_under_torchrun(nproc: int, argv: Sequence[str], out: str | None) -> int:
+def run_under_torchrun(nproc: int, argv: Sequence[str], out: str | Path | None) -> int:
     """Run ``torchrun --standalone --nproc_per_node N -m xlacli ARGV`` and
     return its exit code (non-zero when any rank failed).
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
+from xlacli import defaults
 from xlacli.assemble.profile import summarize_profile
 from xlacli.capture.discover import ModelTarget
 from xlacli.config import load_config, project_runs_dir
@@ -26,8 +27,8 @@ from xlacli.render.console import print_message
 from xlacli.render.profile import render_profile
 from xlacli.report.profile import ProfileSummary, save_summary
 
-DEFAULT_STEPS = 50
-DEFAULT_WARMUP = 5
+DEFAULT_STEPS = defaults.PROFILE.steps
+DEFAULT_WARMUP = defaults.PROFILE.warmup
 # A few hundred MB of trace at ~0.6 MB a step (examples/transformer.py).
 DEFAULT_MAX_TRACE_STEPS = 500
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from xlacli import defaults
 from xlacli.assemble.graph_files import HloCache
 from xlacli.assemble.pipeline import build_report
 from xlacli.assemble.read import RawRun, read_raw_run
@@ -33,7 +34,8 @@ from xlacli.run.events import ChildLog
 from xlacli.run.request import CaptureRequest, RunPaths
 from xlacli.words import counted
 
-DEFAULT_MODEL_STEPS = 2
+DEFAULT_MODEL_STEPS = defaults.COMPILE.steps
+STATUS_EVERY_S = 5.0  # a CI log's status lines, at most this often within a phase
 
 
 def configured_target(
@@ -278,6 +280,12 @@ class _StepProgress:
         self._task = self._progress.add_task(description, total=total, detail="starting")
         self._stopping: float | None = None
         self._what = "stopping"
+        # A CI log gets no progress bar: a short line per phase, and per step at
+        # most every few seconds, instead of silence while the model runs.
+        self._log_lines = not self._progress.console.is_terminal
+        self._description = description
+        self._last_phase = ""
+        self._last_line = 0.0
 
     def __enter__(self) -> _StepProgress:
         self._progress.start()
@@ -306,3 +314,18 @@ class _StepProgress:
         if self._stopping is not None:
             detail = f"{self._what}… {time.monotonic() - self._stopping:.0f} s"
         self._progress.update(self._task, completed=len(log.steps), detail=detail)
+        if self._log_lines:
+            self._status_line(log, detail)
+
+    def _status_line(self, log: ChildLog, detail: str) -> None:
+        phase = "steps" if log.setup is not None else detail
+        now = time.monotonic()
+        if phase == self._last_phase and (
+            phase != "steps" or now - self._last_line < STATUS_EVERY_S
+        ):
+            return
+        self._last_phase, self._last_line = phase, now
+        total = self._progress.tasks[0].total
+        steps = f"{len(log.steps)}" + (f" of {total:.0f}" if total else "")
+        where = f"{steps} steps done, {detail}" if phase == "steps" else detail
+        self._progress.console.print(f"xlacli: {self._description}: {where}", highlight=False)

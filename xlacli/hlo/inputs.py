@@ -195,6 +195,33 @@ def _pair_alike(left: list[HloModule], right: list[HloModule]) -> list[tuple[Hlo
     return _take_pairs(left, right, [(i, j) for _, i, j in sorted(candidates)])
 
 
+def run_graph_files(run: Path, prefixes: tuple[str, str], stage: str) -> tuple[Path, Path]:
+    """The HLO files of two graphs of one run folder, named by hash prefixes
+    (``xlacli diff-hlo RUN 80125ddd 87b9fc7b``).
+
+    Raises:
+        UsageError: not a run folder, or a prefix naming no graph or several.
+    """
+    from xlacli.report.run import load_report
+
+    graphs = load_report(run).graphs
+    file_key = _STAGE_FILES[stage]
+    found = []
+    for prefix in prefixes:
+        matches = [graph for graph in graphs if graph.hash.startswith(prefix.lower())]
+        hashes = ", ".join(graph.hash[:_SHORT_HASH] for graph in graphs) or "none"
+        if len(matches) != 1:
+            how = "no graph" if not matches else f"{len(matches)} graphs"
+            raise UsageError(
+                f"{prefix} names {how} of {run} (its graphs: {hashes})",
+                hint="give the first characters of a graph hash, as the report's table shows",
+            )
+        if file_key not in matches[0].files:
+            raise UsageError(f"graph {prefix} of {run} has no {stage}-optimization HLO saved")
+        found.append(run / matches[0].files[file_key])
+    return found[0], found[1]
+
+
 def _pair_run_folders(left: Path, right: Path, stage: str) -> PairedInputs:
     from xlacli.report.run import load_report
 

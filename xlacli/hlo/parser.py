@@ -20,6 +20,7 @@ significant line opens one of its fields) goes to ``xlacli.hlo.from_proto``.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable, Iterable
 from functools import partial
 from itertools import repeat
@@ -48,6 +49,7 @@ from xlacli.hlo.model import (
 )
 from xlacli.hlo.preamble import SECTION_NAMES, ModuleHeader, PreambleBuilder, read_header
 from xlacli.hlo.printed import PrintedLineReader
+from xlacli.hlo.reflow import reflow_hlo
 from xlacli.hlo.shapes import ShapeCache
 from xlacli.hlo.statements import MODULE_SEPARATOR, StatementReader, locate
 
@@ -107,7 +109,21 @@ def _read_file(path: str | Path, parse: Callable[[Iterable[str], str], T]) -> T:
             # A list of lines: the statement reader and the fast path index them.
             with path.open(encoding="utf-8", newline=None) as handle:
                 lines = handle.readlines()
-            return parse(lines, str(path))
+            try:
+                return parse(lines, str(path))
+            except HloParseError:
+                if not _looks_like_hlo(lines):
+                    raise _not_hlo(path, lines) from None
+                # Statements sharing a line (XLA reads line breaks as whitespace):
+                # read again one statement a line, else the first error stands.
+                reflowed = reflow_hlo("".join(lines)).splitlines(keepends=True)
+                if reflowed == lines:
+                    raise
+                try:
+                    return parse(reflowed, str(path))
+                except HloParseError:
+                    pass
+                raise
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -116,6 +132,30 @@ def _read_file(path: str | Path, parse: Callable[[Iterable[str], str], T]) -> T:
         raise _not_utf8(path) from None
     except OSError as error:
         raise UsageError(f"{path}: cannot read: {error.strerror}") from None
+
+
+_HLO_START = re.compile(r"\s*(HloModule\b|ENTRY\b|ROOT\b|%|[\w.\-]+\s*[({=:])")
+
+
+def _looks_like_hlo(lines: list[str]) -> bool:
+    """Whether a file that failed to parse was meant as HLO (then its parse error
+    is the news) rather than another kind of file given by mistake: its first
+    significant line opens a module, a computation or an instruction."""
+    for line in lines:
+        stripped = line.strip()
+        if stripped and not stripped.startswith("//"):
+            return _HLO_START.match(stripped) is not None
+    return True
+
+
+def _not_hlo(path: Path, lines: list[str]) -> UsageError:
+    first = next((line.strip() for line in lines if line.strip()), "")
+    return UsageError(
+        f"{path} is not HLO: its first line ({first[:40]}) opens no module, "
+        "computation or instruction",
+        hint="diff-hlo compares HLO text files (as XLA dumps them), HloModuleProto text, "
+        "XLA dump folders or xlacli run folders",
+    )
 
 
 def _as_proto(lines: Iterable[str], filename: str) -> tuple[list[str], HloModule | None]:

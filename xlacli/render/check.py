@@ -17,12 +17,26 @@ from rich.text import Text
 from xlacli.analysis.check import IMPROVEMENT, OK, REGRESSION, CheckOutcome, CheckResult
 from xlacli.errors import UsageError, XlacliError
 from xlacli.paths import display_location, display_path, split_location
-from xlacli.render.console import plain_table, stderr_console, stdout_console
+from xlacli.render.console import plain_table, print_trimmed, stderr_console, stdout_console
 from xlacli.render.recompiles import event_block
 from xlacli.report.run import CompileEvent, RunReport
 
 _STYLES = {OK: "green", REGRESSION: "bold red", IMPROVEMENT: "yellow"}
 MAX_ROWS = 25
+
+
+def check_verdict(outcome: CheckOutcome) -> Text:
+    """The check in one line, first: what regressed, or that nothing did."""
+    if outcome.regressions:
+        names = ", ".join(result.name for result in outcome.regressions[:3])
+        return Text(f"regressed: {names}", style="bold red")
+    if outcome.improvements:
+        return Text(
+            f"improved: {', '.join(r.name for r in outcome.improvements[:3])} "
+            "(the baseline is stale)",
+            style="bold yellow",
+        )
+    return Text(f"passed: all {len(outcome.results)} checks unchanged", style="bold green")
 
 
 def check_view(outcome: CheckOutcome, report: RunReport, baseline: Path) -> RenderableType:
@@ -44,6 +58,7 @@ def check_view(outcome: CheckOutcome, report: RunReport, baseline: Path) -> Rend
         )
     passed = sum(1 for r in outcome.results if r.status == OK)
     parts: list[RenderableType] = [
+        check_verdict(outcome),
         Text.assemble(
             ("xlacli check ", "bold"),
             (display_path(report.model), "bold cyan"),
@@ -77,7 +92,7 @@ def print_check(outcome: CheckOutcome, report: RunReport, baseline: Path, fmt: s
         sys.stdout.write("\n")
         return
     console: Console = stdout_console()
-    console.print(check_view(outcome, report, baseline))
+    print_trimmed(console, check_view(outcome, report, baseline))
 
 
 def check_json(outcome: CheckOutcome, report: RunReport, baseline: Path) -> dict[str, object]:

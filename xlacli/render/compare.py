@@ -14,22 +14,29 @@ from rich.text import Text
 
 from xlacli.analysis.mode_figures import ModeFigures
 from xlacli.paths import display_path
-from xlacli.render.console import stdout_console
+from xlacli.render.console import stdout_console, trimmed
 from xlacli.report.run import RunReport, report_to_dict
 from xlacli.units import format_bytes, format_seconds
+from xlacli.words import counted
 
 _Row = tuple[str, Callable[[ModeFigures], str]]
 ROWS: tuple[_Row, ...] = (
     ("graphs", lambda f: str(f.graphs)),
     ("XLA compiles", lambda f: str(f.compiles)),
     ("total compile time", lambda f: format_seconds(f.compile_time_s)),
-    ("median step time", lambda f: format_seconds(f.median_step_s)),
+    ("median step time (cached steps)", lambda f: _step_time(f.median_step_s)),
     ("HLO instructions (optimized)", lambda f: _maybe(f.optimized_hlo_instructions)),
     ("peak device bytes (largest graph)", lambda f: format_bytes(f.peak_device_bytes)),
     ("graph breaks", lambda f: str(f.graph_breaks)),
     ("recompiles after warm-up", lambda f: str(f.recompiles)),
     ("Dynamo guard recompiles", lambda f: str(f.dynamo_recompiles)),
 )
+
+
+def _step_time(seconds: float | None) -> str:
+    return format_seconds(seconds) if seconds is not None else "n/a: run with more --steps"
+
+
 # Rows only a profile measures: shown when some mode has them.
 PROFILE_ROWS: tuple[_Row, ...] = (
     ("torch ops traced per step", lambda f: _maybe(f.ops_traced_per_step)),
@@ -83,7 +90,26 @@ def render_comparison(
         return
     model = next(iter(reports.values())).model
     title = f"xlacli {command} {display_path(model)}  lazy vs torch.compile(backend='openxla')"
-    stdout_console().print(comparison_text(title, figures))
+    console = stdout_console()
+    with trimmed(console):
+        console.print(Text(comparison_verdict(figures), style="bold"))
+        console.print(comparison_text(title, figures))
+
+
+def comparison_verdict(figures: Mapping[str, ModeFigures]) -> str:
+    """The comparison in one line: which mode's cached steps are faster, and by how much."""
+    lazy, dynamo = figures.get("lazy"), figures.get("dynamo")
+    recompiles = sum(f.recompiles + f.dynamo_recompiles for f in figures.values())
+    tail = (
+        f"; {counted(recompiles, 'recompile')} after warm-up"
+        if recompiles
+        else "; no recompile after warm-up"
+    )
+    if lazy is None or dynamo is None or not lazy.median_step_s or not dynamo.median_step_s:
+        return "step times n/a: no cached step after the warm-up (run with more --steps)" + tail
+    ratio = lazy.median_step_s / dynamo.median_step_s
+    faster = f"torch.compile {ratio:.1f}x faster" if ratio >= 1 else f"lazy {1 / ratio:.1f}x faster"
+    return f"{faster} on cached steps (median)" + tail
 
 
 def _maybe(value: float | None) -> str:

@@ -8,17 +8,20 @@ from collections.abc import Iterable
 
 from rich.console import Console, Group, RenderableType
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from xlacli.analysis.phases import EXPECTED_CATEGORIES
 from xlacli.paths import display_location, display_path
 from xlacli.render.advice import advice_view
-from xlacli.render.console import stdout_console
+from xlacli.render.console import print_trimmed, stdout_console
 from xlacli.render.dynamo import dynamo_view
 from xlacli.render.memory import memory_view
 from xlacli.render.problems import problem_lines
 from xlacli.render.recompiles import recompile_view
 from xlacli.render.sharding import spmd_view
+from xlacli.render.verdict import run_verdict, verdict_is_bad
 from xlacli.report.run import GraphRecord, RunReport, dump_report
 from xlacli.units import format_bytes, format_seconds, short_hash
 from xlacli.words import counted
@@ -34,35 +37,48 @@ def render_compile_report(
         sys.stdout.write(dump_report(report))
         return
     console = console or stdout_console()
-    console.print(compile_report_text(report, console.width))
+    print_trimmed(console, compile_report_text(report, console.width))
     # Commands are printed apart, soft-wrapped: whatever the terminal's width,
     # a command stays whole on its line (a console would crop it).
     for line in next_commands(report):
-        console.print(Text.from_markup(line), soft_wrap=True)
+        print_trimmed(console, Text.from_markup(line), soft_wrap=True)
 
 
 def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
     """The terminal view of a report, for a console ``width`` columns wide."""
-    parts: list[RenderableType] = [_title(report)]
+    verdict_style = "bold red" if verdict_is_bad(report) else "bold green"
+    parts: list[RenderableType] = [Text(run_verdict(report), style=verdict_style), _title(report)]
     parts.extend(Text(f"incomplete report: {line}", style="red") for line in problem_lines(report))
     if report.graphs:
-        parts.append(graph_table(report.graphs, compact=width < COMPACT_BELOW))
-        parts.append(Text(LEGEND, style="dim"))
+        table = graph_table(report.graphs)
+        compact = width < COMPACT_BELOW or natural_width(table) > width
+        parts.append(graph_table(report.graphs, compact=True) if compact else table)
+        parts.append(Text(COMPACT_LEGEND if compact else LEGEND, style="dim"))
         parts.extend(memory_view(report))
     else:
         parts.append(Text("No graph was compiled.", style="yellow"))
     spmd = spmd_view(report.graphs)  # SPMD runs only: render/sharding.py
+    if spmd is not None and natural_width(spmd) > width:
+        spmd = spmd_view(report.graphs, narrow=True)
     if spmd is not None:
         parts.append(spmd)
     if report.events and report.steps > 1:
         parts.append(Text(""))
         parts.append(recompile_view(report))
     dynamo = dynamo_view(report)  # torch.compile's frames, breaks, guard failures
+    if dynamo is not None and natural_width(dynamo) > width:
+        dynamo = dynamo_view(report, narrow=True)
     if dynamo is not None:
         parts.append(dynamo)
     parts.extend(advice_view(report))  # compile cost by line, scan/bucket/value-read advice
     parts.append(_totals(report))
     return Group(*parts)
+
+
+def natural_width(renderable: RenderableType) -> int:
+    """The columns a table takes when nothing is wrapped or cropped."""
+    console = Console(width=10_000)
+    return Measurement.get(console, console.options, renderable).maximum
 
 
 def _title(report: RunReport) -> Text:
@@ -84,8 +100,9 @@ def _title(report: RunReport) -> Text:
 def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Table:
     """One row per distinct graph; sizes are XLA's buffer assignment.
 
-    ``compact`` (narrow terminals) shows sites by file name and the three
-    sizes in one column, so that no column, above all the site, is dropped.
+    ``compact`` (narrow terminals) shows sites by file name, the three sizes in
+    one column, and drops the columns worth least (IR nodes, fusions), so that
+    the site is never wrapped inside its ``file:line``.
     """
     table = Table(
         box=None,
@@ -95,8 +112,8 @@ def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Tabl
         padding=(0, 1, 0, 0) if compact else (0, 1),
     )
     table.add_column("graph", no_wrap=True)
-    table.add_column("site", min_width=12, overflow="fold")
-    numbers = ["IR", "HLO", "opt", "fus"]
+    table.add_column("site", min_width=12, no_wrap=True)
+    numbers = ["HLO", "opt"] if compact else ["IR", "HLO", "opt", "fus"]
     numbers += ["in/out/temp"] if compact else ["in", "out", "temp"]
     for name in (*numbers, "compile", "runs", "median"):
         table.add_column(name, justify="right", no_wrap=True)
@@ -106,13 +123,13 @@ def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Tabl
             format_bytes(graph.output_bytes),
             format_bytes(graph.temp_bytes),
         ]
+        counts = [graph.hlo_instructions, graph.optimized_hlo_instructions]
+        if not compact:
+            counts = [graph.ir_nodes, *counts, graph.fusions]
         table.add_row(
             short_hash(graph.hash),
             _site_text(graph, compact=compact),
-            _count(graph.ir_nodes),
-            _count(graph.hlo_instructions),
-            _count(graph.optimized_hlo_instructions),
-            _count(graph.fusions),
+            *(_count(count) for count in counts),
             *(
                 ["/".join(size.replace(" ", "").replace("iB", "") for size in sizes)]
                 if compact
@@ -129,6 +146,10 @@ LEGEND = (
     "IR: lazy IR nodes; HLO/opt: HLO instructions before/after XLA's optimizations; "
     "fus: fusions; in/out/temp: bytes; median: median execution time"
 )
+COMPACT_LEGEND = (
+    "HLO/opt: HLO instructions before/after XLA's optimizations; in/out/temp: bytes; "
+    "median: median execution time"
+)
 
 
 # Why a graph ran, in words (the terminal and the HTML page say the same).
@@ -140,6 +161,13 @@ TRIGGER_WORDS = {
     "torch_xla_compile": "torch_xla.compile",
     "eager": "eager op",
 }
+# Narrow terminals: a word each, so the site keeps its whole file:line.
+COMPACT_TRIGGER_WORDS = {
+    "host_sync": "read",
+    "dynamo": "dynamo",
+    "torch_xla_compile": "compile",
+    "eager": "eager",
+}
 _COMPILED_BY = ("dynamo", "torch_xla_compile", "eager")
 
 
@@ -148,7 +176,7 @@ def _site_text(graph: GraphRecord, *, compact: bool) -> Text:
     if compact:
         site = site.rpartition("/")[2]
     text = Text(site)
-    words = TRIGGER_WORDS.get(graph.trigger)
+    words = (COMPACT_TRIGGER_WORDS if compact else TRIGGER_WORDS).get(graph.trigger)
     if graph.trigger == "host_sync":
         text.append(f" ({words})", style="yellow")
     elif graph.trigger in _COMPILED_BY:
@@ -200,8 +228,8 @@ def next_commands(report: RunReport) -> list[str]:
     lines = [f"Run folder: [bold]{escape(run_dir)}[/]"]
     pair = _graphs_to_diff(report)
     if pair is not None:
-        left, right = (f"{run_dir}/{g.files['hlo_before']}" for g in pair)
-        command = shlex.join(["xlacli", "diff-hlo", left, right])
+        before, after = (short_hash(graph.hash) for graph in pair)
+        command = shlex.join(["xlacli", "diff-hlo", run_dir, before, after])
         why = "what changed between a recompiled graph and the one before it"
     elif report.ok:
         # A -m module's label is "-m NAME"; a file's, its path.
@@ -216,10 +244,15 @@ def next_commands(report: RunReport) -> list[str]:
 
 
 def _graphs_to_diff(report: RunReport) -> tuple[GraphRecord, GraphRecord] | None:
-    """The first recompile (steady-state first) and the graph it was compared with."""
+    """The first recompile worth a look (steady-state first) and the graph it was
+    compared with; an expected one (optimizer state, a lazy artefact) is not."""
     by_hash = {graph.hash: graph for graph in report.graphs}
     events = sorted(
-        (e for e in report.events if e.compared_with),
+        (
+            e
+            for e in report.events
+            if e.compared_with and e.cause.category not in EXPECTED_CATEGORIES
+        ),
         key=lambda e: not e.steady_state,
     )
     for event in events:

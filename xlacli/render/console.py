@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO, Any
 
 from rich.console import Console
@@ -53,6 +55,26 @@ def stdout_console() -> Console:
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console.width = PIPE_WIDTH
     return console
+
+
+# Spaces at a line's end, before any closing style codes (rich pads cells and
+# wrapped lines to the console's width).
+_TRAILING_SPACE = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.M)
+
+
+def print_trimmed(console: Console, renderable: object, **options: object) -> None:
+    """Print as ``console.print`` does, with no line ending in spaces."""
+    with trimmed(console):
+        console.print(renderable, **options)  # type: ignore[arg-type]
+
+
+@contextmanager
+def trimmed(console: Console) -> Iterator[None]:
+    """Everything printed on ``console`` inside, with no line ending in spaces
+    (a copied or logged report carries none)."""
+    with console.capture() as captured:
+        yield
+    console.file.write(_TRAILING_SPACE.sub(r"\1", captured.get()))
 
 
 def stderr_console() -> Console:

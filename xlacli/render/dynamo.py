@@ -15,7 +15,7 @@ from xlacli.units import format_seconds, short_hash
 from xlacli.words import counted
 
 
-def dynamo_view(report: RunReport) -> RenderableType | None:
+def dynamo_view(report: RunReport, *, narrow: bool = False) -> RenderableType | None:
     """Dynamo's frames, graph breaks and guard failures; None without Dynamo."""
     dynamo = report.dynamo
     if dynamo is None:
@@ -24,7 +24,7 @@ def dynamo_view(report: RunReport) -> RenderableType | None:
         Text(""),
         dynamo_headline(dynamo),
         _per_step(report, dynamo),
-        _frame_table(dynamo),
+        _frame_table(dynamo, narrow),
     ]
     if dynamo.graph_breaks:
         parts.append(Text(f"Graph breaks ({len(dynamo.graph_breaks)}):", style="bold yellow"))
@@ -81,16 +81,25 @@ def _per_step(report: RunReport, dynamo: DynamoRecord) -> Text:
     )
 
 
-def _frame_table(dynamo: DynamoRecord) -> Table:
-    """One row per compiled Python frame (its compiles summed)."""
+def _frame_table(dynamo: DynamoRecord, narrow: bool = False) -> Table:
+    """One row per compiled Python frame (its compiles summed); ``narrow``: each
+    frame's line by file name, so that it is never cropped."""
     table = Table(box=None, pad_edge=False, header_style="bold", show_edge=False)
     for name in ("frame", "where", "compiles", "FX ops", "XLA graphs", "Dynamo time"):
-        table.add_column(name, justify="right" if name in ("compiles", "FX ops") else "left")
+        # The frame's name gives way at narrow widths; its file:line never does.
+        table.add_column(
+            name,
+            justify="right" if name in ("compiles", "FX ops") else "left",
+            no_wrap=name != "frame",
+            overflow="ellipsis",
+            min_width=8 if name == "frame" else None,
+        )
+    table.columns[0].no_wrap = False
     for (function, location), frames in frames_by_site(dynamo).items():
         hashes = dict.fromkeys(short_hash(h) for f in frames for h in f.graph_hashes)
         table.add_row(
             function,
-            display_location(location) or location,
+            _where(location, narrow),
             str(len(frames)),
             "/".join(str(f.fx_ops) for f in frames),
             " ".join(hashes) or "-",
@@ -113,3 +122,8 @@ def _fix(category: str) -> Padding:
     return Padding(
         Text.from_markup(f"[green]fix:[/] {escape(hint_for(category) or '')}"), (0, 0, 0, 4)
     )
+
+
+def _where(location: str, narrow: bool) -> str:
+    shown = display_location(location) or location
+    return shown.rpartition("/")[2] if narrow else shown

@@ -17,6 +17,7 @@ from xlacli.paths import display_path
 TOP_PATTERNS = 20
 TOP_OPCODES = 12
 _OP_WIDTH = 24
+NARROW_BELOW = 110  # columns: below, the pattern table drops its torch op column
 _KIND_STYLE = {"changed": "yellow", "added": "green", "removed": "red"}
 _SITE_PACKAGES = "site-packages/"
 _TABLE_STYLE: dict[str, Any] = {
@@ -74,11 +75,14 @@ def _module_dict(module: ModuleDiff) -> dict[str, Any]:
 
 def render_hlo_diff(report: DiffReport, console: Console, details: bool = False) -> None:
     """Print the terminal view of a report on ``console``."""
-    console.print(hlo_diff_text(report, details))
+    console.print(hlo_diff_text(report, details, narrow=console.width < NARROW_BELOW))
 
 
-def hlo_diff_text(report: DiffReport, details: bool = False) -> RenderableType:
-    """The summary: per module pair, counts, opcode histogram and patterns."""
+def hlo_diff_text(
+    report: DiffReport, details: bool = False, *, narrow: bool = False
+) -> RenderableType:
+    """The summary: per module pair, counts, opcode histogram and patterns
+    (``narrow``: without the torch op column, so the source line stays whole)."""
     verdict = ("identical", "bold green") if report.identical else ("different", "bold red")
     parts: list[RenderableType] = [
         Text.assemble(
@@ -91,7 +95,7 @@ def hlo_diff_text(report: DiffReport, details: bool = False) -> RenderableType:
         parts.append(_pairing_text(report))
     for module in report.modules:
         if not module.identical:
-            parts.extend(_module_parts(module, details))
+            parts.extend(_module_parts(module, details, narrow))
     return Group(*parts)
 
 
@@ -108,7 +112,7 @@ def _pairing_text(report: DiffReport) -> Text:
     return text
 
 
-def _module_parts(module: ModuleDiff, details: bool) -> list[RenderableType]:
+def _module_parts(module: ModuleDiff, details: bool, narrow: bool) -> list[RenderableType]:
     counts = "  ".join(f"{kind} {module.count(kind):,}" for kind in ("changed", "added", "removed"))
     parts: list[RenderableType] = [
         Text(""),
@@ -128,7 +132,7 @@ def _module_parts(module: ModuleDiff, details: bool) -> list[RenderableType]:
     if histogram is not None:
         parts.append(histogram)
     if module.patterns:
-        parts.append(_pattern_table(module.patterns, details))
+        parts.append(_pattern_table(module.patterns, details, narrow))
     if details and module.changes:
         parts.append(_change_lines(module.changes))
     return parts
@@ -156,7 +160,7 @@ def _opcode_table(module: ModuleDiff) -> Table | None:
     return table
 
 
-def _pattern_table(patterns: tuple[Pattern, ...], details: bool) -> Table:
+def _pattern_table(patterns: tuple[Pattern, ...], details: bool, narrow: bool) -> Table:
     shown = patterns if details else patterns[:TOP_PATTERNS]
     table = Table(title="changes, grouped (most repeated first)", **_TABLE_STYLE)
     # The source line is what the user acts on: it keeps its width, "what" wraps.
@@ -164,16 +168,18 @@ def _pattern_table(patterns: tuple[Pattern, ...], details: bool) -> Table:
     table.add_column("count", justify="right", no_wrap=True)
     table.add_column("change", no_wrap=True)
     table.add_column("opcode", no_wrap=True)
-    table.add_column("what", ratio=1)
-    table.add_column("op", max_width=_OP_WIDTH, overflow="ellipsis")
-    table.add_column("source", overflow="fold", ratio=1)
+    table.add_column("what", ratio=1, overflow="fold", min_width=16)
+    if not narrow:  # the torch op is worth least: dropped first
+        table.add_column("op", max_width=_OP_WIDTH, overflow="ellipsis")
+    # Never folded inside its file:line: as wide as the longest, "what" wraps instead.
+    table.add_column("source", no_wrap=True)
     for pattern, source in zip(shown, sources, strict=True):
         table.add_row(
             f"{pattern.count:,}",
             Text(pattern.kind, style=_KIND_STYLE[pattern.kind]),
             pattern.opcode,
             "; ".join(pattern.details),
-            _op_text(pattern.source),
+            *([] if narrow else [_op_text(pattern.source)]),
             source,
         )
     if len(patterns) > len(shown):

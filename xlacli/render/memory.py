@@ -61,7 +61,7 @@ def graph_line(graph: GraphRecord) -> Text:
     parts = []
     memory = graph.memory
     if memory is not None:
-        where = display_location(memory.peak_site)
+        where = _with_library(memory.peak_site, memory.peak_library_site)
         parts.append(
             f"peak {format_bytes(memory.peak_bytes)} "
             f"(temporaries {format_bytes(memory.peak_temp_bytes)})"
@@ -132,14 +132,24 @@ def graph_warnings(graph: GraphRecord) -> list[str]:
 
 def biggest_lines(buffers: tuple[BufferRecord, ...]) -> list[str]:
     """``4 x f32[8,4,64,64] 512 KiB temporary, aten__softmax at block.py:40``."""
-    groups = Counter((b.shape, b.bytes, b.role, b.op, b.source) for b in buffers)
+    groups = Counter((b.shape, b.bytes, b.role, b.op, b.source, b.library_source) for b in buffers)
     lines = []
-    for (shape, size, role, op, source), count in groups.most_common(BIGGEST_SHOWN):
-        where = display_location(source)
+    # Largest buffer first (a group of equal buffers by the size of one), then the most.
+    ordered = sorted(groups.items(), key=lambda item: (-item[0][1], -item[1]))
+    for (shape, size, role, op, source, library), count in ordered[:BIGGEST_SHOWN]:
+        where = _with_library(source, library)
         made = ", ".join(part for part in (op, f"at {where}" if where else "") if part)
         times = f"{count} x " if count > 1 else ""
         lines.append(f"{times}{shape} {format_bytes(size)} {role}" + (f", {made}" if made else ""))
     return lines
+
+
+def _with_library(source: str | None, library: str | None) -> str | None:
+    """``model.py:12 (inside torch/nn/modules/linear.py:134)``, as recompiles show it."""
+    where = display_location(source)
+    if where and library:
+        return f"{where} (inside {display_location(library)})"
+    return where
 
 
 def _run_lines(memory: RunMemory) -> list[Text]:

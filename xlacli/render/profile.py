@@ -9,7 +9,8 @@ from rich.table import Table
 from rich.text import Text
 
 from xlacli.paths import display_location, display_path
-from xlacli.render.console import plain_table, stdout_console
+from xlacli.render.console import plain_table, print_trimmed, stdout_console
+from xlacli.render.verdict import profile_verdict
 from xlacli.report.profile import OpTime, ProfileSummary, dump_summary
 from xlacli.units import format_seconds, short_hash
 
@@ -31,7 +32,7 @@ def render_profile(summary: ProfileSummary, output_format: str) -> None:
         sys.stdout.write(dump_summary(summary))
         return
     console = stdout_console()
-    console.print(profile_text(summary))
+    print_trimmed(console, profile_text(summary))
     if summary.tracing_advice:
         advice, _, command = summary.tracing_advice.partition("\n")
         console.print(Text(f"{advice}{':' if command else ''}", style="cyan"))
@@ -41,12 +42,14 @@ def render_profile(summary: ProfileSummary, output_format: str) -> None:
 
 def profile_text(summary: ProfileSummary) -> RenderableType:
     """The terminal view."""
+    verdict_style = "bold red" if summary.window_compiles else "bold green"
     parts: list[RenderableType] = [
+        Text(profile_verdict(summary), style=verdict_style),
         Text.assemble(
             ("xlacli profile ", "bold"),
             (display_path(summary.model), "bold cyan"),
             f"  {summary.device}, {summary.steps} profiled steps after {summary.warmup} warm-up",
-        )
+        ),
     ]
     if summary.step_time_s is not None:
         times = summary.step_time_s

@@ -6,6 +6,7 @@ import dataclasses
 
 from rich.console import Group, RenderableType
 from rich.markup import escape
+from rich.padding import Padding
 from rich.text import Text
 
 from xlacli.analysis.phases import AFTER_LOOP, LOOP, NEW_PHASE, SETUP
@@ -32,7 +33,9 @@ def recompile_view(report: RunReport) -> RenderableType:
         parts.append(Text(f"\nSteady-state recompiles ({len(steady)}):", style="bold red"))
         parts.extend(group_block(group) for group in grouped(steady))
     elif report.steps > report.warmup:
-        parts.append(Text("No compile after the warm-up steps.", style="green"))
+        # Dynamo's guard recompiles are counted apart (its own section): say whose.
+        whose = "XLA compile" if report.dynamo and report.dynamo.recompiles else "compile"
+        parts.append(Text(f"No {whose} after the warm-up steps.", style="green"))
     for phase, heading in PHASE_HEADINGS:
         expected = [e for e in report.events if not e.steady_state and e.phase == phase]
         if not expected:
@@ -134,16 +137,21 @@ def event_block(event: CompileEvent, count: int = 1) -> RenderableType:
     if cause.library_location:
         inside = display_location(cause.library_location)
         lines.append(Text(f"      (inside {inside})", style="dim"))
-    # Indented by text, not rich's Padding, which pads every line to the
-    # terminal's width with trailing spaces.
-    lines.append(Text(INDENT) + Text(cause.detail))
+    # Padding keeps a wrapped line under its first; the trailing spaces it pads
+    # with are dropped by the console's writer (render/console.py).
+    lines.append(Padding(Text(cause.detail), (0, 0, 0, 6)))
     if cause.hint:
-        lines.append(Text.from_markup(f"{INDENT}[green]fix:[/] {escape(cause.hint)}"))
+        lines.append(
+            Padding(Text.from_markup(f"[green]fix:[/] {escape(cause.hint)}"), (0, 0, 0, 6))
+        )
     for other in cause.also:
         where = display_location(other.location) or "unknown location"
         lines.append(
-            Text.assemble(INDENT, ("also: ", "dim"), (other.category, "magenta"), f" at {where}: ")
-            + Text(other.detail, style="dim")
+            Padding(
+                Text.assemble(("also: ", "dim"), (other.category, "magenta"), f" at {where}: ")
+                + Text(other.detail, style="dim"),
+                (0, 0, 0, 6),
+            )
         )
     return Group(*lines)
 

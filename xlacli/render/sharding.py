@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -21,18 +22,21 @@ from xlacli.words import counted
 MAX_OPS_LISTED = 8
 
 
-def spmd_view(graphs: Iterable[GraphRecord]) -> RenderableType | None:
-    """One block per partitioned graph; None when no graph was partitioned."""
+def spmd_view(graphs: Iterable[GraphRecord], *, narrow: bool = False) -> RenderableType | None:
+    """One block per partitioned graph; None when no graph was partitioned.
+
+    ``narrow``: without XLA's form of each sharding, and lines by file name, so that
+    the mark_sharding line is never cropped."""
     blocks: list[RenderableType] = []
     for graph in graphs:
         if graph.spmd is not None:
-            blocks += [Text(""), _graph_block(graph, graph.spmd)]
+            blocks += [Text(""), _graph_block(graph, graph.spmd, narrow)]
     if not blocks:
         return None
     return Group(Text("SPMD", style="bold"), *blocks)
 
 
-def _graph_block(graph: GraphRecord, spmd: GraphSpmd) -> RenderableType:
+def _graph_block(graph: GraphRecord, spmd: GraphSpmd, narrow: bool) -> RenderableType:
     mesh = spmd.mesh
     mesh_text = (
         f"mesh {'×'.join(map(str, mesh.shape))} ({', '.join(mesh.axis_names)})"
@@ -48,35 +52,38 @@ def _graph_block(graph: GraphRecord, spmd: GraphSpmd) -> RenderableType:
     )
     return Group(
         header,
-        _tensor_table("input", spmd.inputs),
-        _tensor_table("output", spmd.outputs),
-        _collectives(spmd),
+        _tensor_table("input", spmd.inputs, narrow),
+        _tensor_table("output", spmd.outputs, narrow),
+        _collectives(spmd, narrow),
     )
 
 
-def _tensor_table(what: str, tensors: tuple[TensorSharding, ...]) -> RenderableType:
+def _tensor_table(what: str, tensors: tuple[TensorSharding, ...], narrow: bool) -> RenderableType:
     """The split tensors one per row; the replicated ones (a data-parallel
     model's every weight) in one line. report.json lists them all."""
-    table = Table(box=None, pad_edge=False, show_header=False, padding=(0, 1))
+    table = _table(narrow)
     replicated = [tensor for tensor in tensors if tensor.replicated]
     for tensor in tensors:
         if tensor.replicated:
             continue
         table.add_row(
-            f"  {what} {tensor.index}",
+            f"  {what[:-3] if narrow else what} {tensor.index}",  # in, out when narrow
             tensor.type,
             f"-> {tensor.per_device_type}" if tensor.per_device_type else "",
             Text(tensor.axes, style="cyan"),
-            Text(tensor.hlo or "", style="dim"),
-            display_location(tensor.location) if tensor.location else "",
+            *([] if narrow else [Text(tensor.hlo or "", style="dim")]),
+            _where(tensor.location, narrow),
         )
     if not replicated:
         return table
-    line = Text(
-        f"  {counted(len(replicated), what)} replicated on every device"
-        + _bytes_of(replicated)
-        + (" (the rest: report.json and the HTML page list each)" if what == "input" else ""),
-        style="dim",
+    line = Padding(
+        Text(
+            f"{counted(len(replicated), what)} replicated on every device"
+            + _bytes_of(replicated)
+            + (" (the rest: report.json and the HTML page list each)" if what == "input" else ""),
+            style="dim",
+        ),
+        (0, 0, 0, 2),
     )
     return Group(table, line) if table.row_count else line
 
@@ -92,20 +99,20 @@ def _bytes_of(tensors: list[TensorSharding]) -> str:
     return f", {format_bytes(total)} on each device" if total else ""
 
 
-def _collectives(spmd: GraphSpmd) -> RenderableType:
+def _collectives(spmd: GraphSpmd, narrow: bool) -> RenderableType:
     counts = spmd.collective_counts()
     if not counts:
         return Text("  no collectives")
     summary = ", ".join(
         f"{counted(count, kind)} ({format_bytes(size)})" for kind, (count, size) in counts.items()
     )
-    table = Table(box=None, pad_edge=False, show_header=False, padding=(0, 1))
+    table = _table(narrow)
     for op in spmd.collectives[:MAX_OPS_LISTED]:
         table.add_row(
             f"    {op.name}",
             format_bytes(op.bytes),
-            Text(op.replica_groups, style="dim"),
-            display_location(op.location) if op.location else "",
+            *([] if narrow else [Text(op.replica_groups, style="dim")]),
+            _where(op.location, narrow),
         )
     more = len(spmd.collectives) - MAX_OPS_LISTED
     tail = (
@@ -114,3 +121,15 @@ def _collectives(spmd: GraphSpmd) -> RenderableType:
         else []
     )
     return Group(Text(f"  collectives per step: {summary}"), table, *tail)
+
+
+def _where(location: str | None, narrow: bool) -> str:
+    """The user's line; by file name when narrow (a path would be cropped)."""
+    shown = display_location(location) or ""
+    return shown.rpartition("/")[2] if narrow else shown
+
+
+def _table(narrow: bool) -> Table:
+    """A borderless table; one space between columns when narrow, two otherwise."""
+    padding = (0, 1, 0, 0) if narrow else (0, 1)
+    return Table(box=None, pad_edge=False, show_header=False, padding=padding)

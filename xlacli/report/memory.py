@@ -22,7 +22,8 @@ class BufferRecord:
     shape: str  # ``f32[8,64,64]``, without the layout
     role: str  # "argument", "output", "temporary" or "constant"
     op: str = ""  # torch_xla's op that made it (``aten__mm``), from the HLO metadata
-    source: str | None = None  # the ``/abs/file.py:line`` the metadata names
+    source: str | None = None  # the user's ``/abs/file.py:line`` (else the metadata's)
+    library_source: str | None = None  # the library line the metadata names, when walked
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class GraphMemory:
     peak_site: str | None  # its source line
     total_bytes: int | None
     biggest: tuple[BufferRecord, ...] = ()
+    peak_library_site: str | None = None  # the library line, when peak_site is the user's
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,9 @@ class GraphPrecision:
     requested: PrecisionMix  # hlo.before.txt
     optimized: PrecisionMix | None  # hlo.after.txt
     autocast: str | None = None  # "xla:bf16" when autocast was on in the graph's first step
+    # Where the requested f64 instructions come from (file:line of their metadata),
+    # so that a warning names the line, and says when it is a library's own.
+    f64_sources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,7 @@ def graph_memory_from_dict(data: Any) -> GraphMemory | None:
         peak_site=data.get("peak_site"),
         total_bytes=data.get("total_bytes"),
         biggest=tuple(_buffer_from_dict(b) for b in data.get("biggest", ())),
+        peak_library_site=data.get("peak_library_site"),
     )
 
 
@@ -130,6 +136,7 @@ def _buffer_from_dict(data: dict[str, Any]) -> BufferRecord:
         role=data.get("role", ""),
         op=data.get("op", ""),
         source=data.get("source"),
+        library_source=data.get("library_source"),
     )
 
 
@@ -140,6 +147,7 @@ def graph_precision_from_dict(data: Any) -> GraphPrecision | None:
         requested=_mix_from_dict(data.get("requested")) or PrecisionMix(),
         optimized=_mix_from_dict(data.get("optimized")),
         autocast=data.get("autocast"),
+        f64_sources=tuple(data.get("f64_sources", ())),
     )
 
 

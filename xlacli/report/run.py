@@ -40,6 +40,7 @@ from xlacli.report.sharding import GraphSpmd, graph_spmd_from_dict
 
 SCHEMA_VERSION = 1
 REPORT_FILE = "report.json"
+NOT_A_RUN_HINT = "xlacli report takes a run folder, as compile prints it (`xlacli runs` lists them)"
 
 
 @dataclass(frozen=True)
@@ -273,8 +274,13 @@ def load_report(run_dir: Path) -> RunReport:
             f"{run_dir} is not an xlacli run folder (no {REPORT_FILE})",
             hint="run `xlacli compile MODEL.py` first; it prints its run folder",
         ) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise UsageError(f"cannot read {path}: {error}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise UsageError(
+            f"{run_dir} is not an xlacli run folder or report.json (it is not JSON)",
+            hint=NOT_A_RUN_HINT,
+        ) from None
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
     report = report_from_dict(data, source=str(path))
     # A run folder may have been moved or copied since: it is where it is now.
     return dataclasses.replace(report, run_dir=str(path.parent.resolve()))
@@ -283,7 +289,10 @@ def load_report(run_dir: Path) -> RunReport:
 def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
     """Rebuild a report from its JSON form, tolerating missing optional keys."""
     if not isinstance(data, dict) or "graphs" not in data:
-        raise UsageError(f"{source} is not an xlacli run report")
+        raise UsageError(
+            f"{source} is not an xlacli run report (JSON of another kind)",
+            hint=NOT_A_RUN_HINT,
+        )
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
         raise UsageError(

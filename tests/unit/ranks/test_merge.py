@@ -73,4 +73,5 @@ def test_an_unreadable_rank_report_is_a_problem_not_a_failed_merge(tmp_path: Pat
     (tmp_path / "rank-1" / "report.json").write_text("{not json")
     merged = merge_ranks(tmp_path, 2, "torchrun")
     assert merged.missing == (1,)
-    assert len(merged.problems) == 1 and merged.problems[0].startswith("rank 1: cannot read")
+    assert len(merged.problems) == 1 and merged.problems[0].startswith("rank 1: ")
+    assert "is not an xlacli run folder or report.json" in merged.problems[0]

@@ -1,0 +1,2 @@
+# café
+import torch

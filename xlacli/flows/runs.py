@@ -1,0 +1,132 @@
+"""Runs by name: the run folders under ``.xlacli/runs``, newest first.
+
+``xlacli report`` with no argument shows the latest; ``xlacli report NAME``
+finds ``.xlacli/runs/NAME``; ``xlacli runs`` lists them (name, command,
+verdict, age) and removes old or failed ones. A name that does not exist is
+answered with the recent runs, so the user can pick one.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from xlacli.errors import UsageError
+
+RECENT = 5  # runs listed when a name is not found
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    """One run folder, as ``xlacli runs`` lists it."""
+
+    path: Path
+    command: str  # compile, profile or check
+    model: str
+    verdict: str
+    age_s: float
+    failed: bool
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def runs_folder() -> Path:
+    """Where runs go from here: the configured project's, else ``.xlacli/runs``."""
+    from xlacli.capture.runner import DEFAULT_RUNS_DIR
+    from xlacli.config import load_config, project_runs_dir
+
+    return project_runs_dir(load_config()) or DEFAULT_RUNS_DIR
+
+
+def run_folders(folder: Path) -> list[Path]:
+    """The run folders in ``folder``, newest first (a folder with a request is one)."""
+    if not folder.is_dir():
+        return []
+    found = [path for path in folder.iterdir() if (path / "request.json").is_file()]
+    return sorted(found, key=lambda path: path.stat().st_mtime, reverse=True)
+
+
+def list_runs(folder: Path) -> list[RunEntry]:
+    """Every run in ``folder``, newest first, with its verdict."""
+    return [describe_run(path) for path in run_folders(folder)]
+
+
+def describe_run(path: Path) -> RunEntry:
+    """A run's command, model and verdict (a run without a report: "unfinished")."""
+    from xlacli.render.verdict import run_verdict
+    from xlacli.report.run import REPORT_FILE, load_report
+
+    age = time.time() - path.stat().st_mtime
+    command = (
+        "check"
+        if (path / "check.json").exists()
+        else "profile"
+        if (path / "profile.json").exists()
+        else "compile"
+    )
+    if not (path / REPORT_FILE).exists():
+        return RunEntry(
+            path, command, "?", "unfinished: no report (xlacli report rebuilds it)", age, True
+        )
+    try:
+        report = load_report(path)
+    except UsageError as error:
+        return RunEntry(path, command, "?", f"unreadable: {error.message}", age, True)
+    return RunEntry(path, command, report.model, run_verdict(report), age, report.error is not None)
+
+
+def resolve_run(name: Path | None) -> Path:
+    """The run folder (or report file) the user named: a path, a run's name in
+    the runs folder, or, with none, the latest run.
+
+    Raises:
+        UsageError: no run yet, or no such path nor run name (with the recent runs).
+    """
+    folder = runs_folder()
+    if name is None:
+        runs = run_folders(folder)
+        if not runs:
+            raise UsageError(
+                f"no run yet in {folder}",
+                hint="run `xlacli compile MODEL.py` first, or name a run folder",
+            )
+        return runs[0]
+    if name.exists():
+        return name
+    if len(name.parts) == 1 and (folder / name).exists():
+        return folder / name
+    recent = [path.name for path in run_folders(folder)[:RECENT]]
+    raise UsageError(
+        f"{name} does not exist",
+        details="recent runs (newest first):\n" + "\n".join(f"  {r}" for r in recent)
+        if recent
+        else None,
+        hint=f"name a run folder or one of the runs in {folder} (`xlacli runs` lists them)",
+    )
+
+
+def remove_runs(entries: list[RunEntry]) -> None:
+    """Delete run folders (only folders xlacli made: they hold a request)."""
+    for entry in entries:
+        if (entry.path / "request.json").is_file():
+            shutil.rmtree(entry.path)
+
+
+def select_removals(entries: list[RunEntry], keep: int | None, failed: bool) -> list[RunEntry]:
+    """Runs beyond the newest ``keep``, and (``failed``) every failed run."""
+    chosen = entries[keep:] if keep is not None else []
+    if failed:
+        chosen += [entry for entry in entries if entry.failed and entry not in chosen]
+    return chosen
+
+
+def format_age(seconds: float) -> str:
+    """``45 s``, ``12 min``, ``3 h``, ``2 d``."""
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds // size:.0f} {unit}"
+    return f"{seconds:.0f} s"
