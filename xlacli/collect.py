@@ -10,6 +10,7 @@ counter deltas per step, which places every compile and execution in its step.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -93,7 +94,7 @@ def build_report(
     compile_steps = _event_steps(raw.log, "UncachedCompile", len(raw.compiles))
     execute_steps = _event_steps(raw.log, EXECUTION_COUNTERS, len(raw.executions))
     hlo = hlo or HloCache(paths.root)
-    ir_by_hash = _first_ir_by_hash(raw.ir_graphs)
+    ir_by_hash = _first_ir_by_hash(raw.ir_graphs, raw.compiles)
     executions_by_hash = _group_by_hash(raw.executions)
     graphs = []
     for graph_hash, indices in _group_by_hash(raw.compiles).items():
@@ -233,13 +234,29 @@ def _steady_median(times: list[float]) -> float | None:
     return statistics.median(times[1:] if len(times) > 1 else times)
 
 
-def _first_ir_by_hash(ir_graphs: Sequence[IrGraph]) -> dict[str, IrGraph]:
-    """The IR of each graph's first sync (the IR dump has one block per sync)."""
+def _first_ir_by_hash(
+    ir_graphs: Sequence[IrGraph], compiles: Sequence[AnalysisEvent]
+) -> dict[str, IrGraph]:
+    """The IR of each graph's first sync.
+
+    torch_xla's dump has one block per sync, named by graph hash; xlacli's has
+    one per compile, named by the compile's index (``capture/graph_ir.py``).
+    """
     first: dict[str, IrGraph] = {}
     for graph in ir_graphs:
+        if graph.graph_hash is None and graph.compile_index is not None:
+            graph = _hashed(graph, compiles)
         if graph.graph_hash is not None:
             first.setdefault(graph.graph_hash, graph)
     return first
+
+
+def _hashed(graph: IrGraph, compiles: Sequence[AnalysisEvent]) -> IrGraph:
+    """xlacli's block for compile N, named by that compile's graph hash."""
+    index = graph.compile_index
+    if index is None or index >= len(compiles) or compiles[index].graph_hash is None:
+        return graph
+    return dataclasses.replace(graph, graph_hash=compiles[index].graph_hash)
 
 
 def _compiled_graphs(

@@ -22,7 +22,7 @@ class CaptureRequest:
     optimizer: str = "sgd"
     warmup: int = 0  # steps run before the recorded ones (profile)
     debug_artifacts: bool = True  # HLO dumps, source locations, the PT_XLA_DEBUG log
-    ir_dump: bool = True  # the IR of every sync (XLA_SAVE_TENSORS_FILE): compile, not profile
+    ir_dump: bool = True  # each new graph's IR (capture/graph_ir.py): compile, not profile
     profile_logdir: str | None = None  # set: trace the recorded steps (profile)
     profile_session: str | None = None
     wait_each_step: bool = True  # wait for the device after each step (exact counters)
@@ -85,6 +85,11 @@ class RunPaths:
     def ir_dump(self) -> Path:
         # torch_xla appends ".<ordinal>" to this path.
         return self.raw / "ir-dump.txt"
+
+    @property
+    def ir_dump_file(self) -> Path:
+        """Where the child writes each new graph's IR (named as torch_xla's ordinal 0)."""
+        return self.raw / (self.ir_dump.name + ".0")
 
     @property
     def debug_log(self) -> Path:
