@@ -58,9 +58,7 @@ class XlaTensorTracker:
     """Weak references to every XLA tensor object created since it started."""
 
     def __init__(self) -> None:
-        self._known: weakref.WeakValueDictionary[int, torch.Tensor] = (
-            weakref.WeakValueDictionary()
-        )
+        self._known: weakref.WeakValueDictionary[int, torch.Tensor] = weakref.WeakValueDictionary()
 
     def start(self) -> None:
         gc.callbacks.append(self._before_collection)
