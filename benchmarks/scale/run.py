@@ -161,7 +161,8 @@ def main() -> None:
     if args.xlacli_tree is not None:
         XLACLI_TREE[0] = args.xlacli_tree.resolve()
     print(
-        "| row | steps | bare (s) | xlacli (s) | ratio | folder | raw/ | parent peak | counts equal |"
+        "| row | steps | bare (s) | xlacli (s) | ratio | folder | raw/ | parent peak "
+        "| counts equal |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for name in args.rows:

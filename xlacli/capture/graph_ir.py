@@ -89,7 +89,9 @@ class XlaTensorTracker:
 def pending_of(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
     """Those of ``tensors`` with pending IR, one per XLA tensor, ordered by id."""
     need = _XLAC._check_tensor_need_materialization(tensors)
-    by_id = {_XLAC._xla_get_tensor_id(t): t for t, pending in zip(tensors, need) if pending}
+    by_id = {
+        _XLAC._xla_get_tensor_id(t): t for t, pending in zip(tensors, need, strict=True) if pending
+    }
     return [by_id[key] for key in sorted(by_id)]
 
 
