@@ -177,7 +177,7 @@ def _block(compile_index: int, ir_text: str) -> str:
 
 def _python_frames() -> list[tuple[str, str, int]]:
     """The frames of the sync, innermost first, as torch_xla's dump lists them."""
-    frames = []
+    frames: list[tuple[str, str, int]] = []
     frame: Any = sys._getframe(1)
     while frame is not None and len(frames) < MAX_FRAMES:
         code = frame.f_code
