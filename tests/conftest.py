@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -48,6 +49,18 @@ def run_cli(
         timeout=timeout,
     )
     return CliResult(completed.returncode, completed.stdout, completed.stderr)
+
+
+def imported_after(statement: str, modules: tuple[str, ...]) -> list[str]:
+    """Which of ``modules`` a fresh interpreter has imported after running ``statement``."""
+    code = (
+        f"import json, sys; {statement}; "
+        f"print(json.dumps(sorted(m for m in {modules!r} if m in sys.modules)))"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    return json.loads(completed.stdout)
 
 
 def assert_clean_error(result: CliResult, code: int, *fragments: str) -> None:

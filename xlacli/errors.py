@@ -13,6 +13,7 @@ EXIT_CHECK_FAILED = 1  # a check or a diff found a difference
 EXIT_USAGE = 2
 EXIT_MODEL = 3  # the user's model failed
 EXIT_ENVIRONMENT = 4  # environment or capture failure
+EXIT_INCOMPLETE = 5  # the report was written, but an analysis failed (a bug in xlacli)
 EXIT_INTERRUPTED = 130
 
 
@@ -51,6 +52,13 @@ class CaptureError(XlacliError):
     """The environment is broken or the capture itself failed."""
 
     exit_code = EXIT_ENVIRONMENT
+
+
+class IncompleteReport(XlacliError):
+    """The run completed and its report was written, but an analysis raised: its
+    section is missing (listed in the report's ``problems``)."""
+
+    exit_code = EXIT_INCOMPLETE
 
 
 class HloParseError(UsageError):

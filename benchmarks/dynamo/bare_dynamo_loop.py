@@ -37,7 +37,7 @@ def main(model_path: str, steps: int, observe: bool) -> None:
     spec.loader.exec_module(module)
     observer = None
     if observe:
-        from xlacli.capture.dynamo import DynamoObserver
+        from xlacli.child.dynamo import DynamoObserver
 
         observer = DynamoObserver()
     device = torch_xla.device()

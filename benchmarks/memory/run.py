@@ -29,8 +29,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 def report_time(run: Path, repeats: int) -> tuple[float, float]:
     from xlacli.analysis.memory_facts import with_memory_facts
-    from xlacli.graph_files import HloCache, graph_sizes
-    from xlacli.report import load_report
+    from xlacli.assemble.graph_files import HloCache, graph_sizes
+    from xlacli.report.run import load_report
 
     report = load_report(run)
     sizes, facts = [], []
@@ -53,7 +53,7 @@ def step_times(steps: int) -> tuple[float, float]:
     sys.path.insert(0, str(REPO / "examples"))
     import transformer
 
-    from xlacli.capture.memory_probe import StepProbe
+    from xlacli.child.memory_probe import StepProbe
 
     device = torch_xla.device()
     model = transformer.get_model().to(device).eval()

@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import EXAMPLES, MODELS, REPO, CliResult, run_cli
 from xlacli.parse.metrics_report import parse_metrics_report
-from xlacli.report import load_report
+from xlacli.report.run import load_report
 
 pytestmark = pytest.mark.e2e
 

@@ -148,7 +148,7 @@ def test_forward_raising_shows_the_users_frames_not_ours(tmp_path):
     result = run_cli("compile", BAD / "forward_raises.py", "--out", tmp_path / "run")
     assert_clean_error(result, 3, "step 0 raised RuntimeError")
     assert 'forward_raises.py", line 11, in forward' in result.stderr
-    assert "capture/steps.py" not in result.stderr
+    assert "child/steps.py" not in result.stderr
 
 
 @pytest.mark.e2e

@@ -17,7 +17,7 @@ from tests.browser import Browser
 from tests.conftest import EXAMPLES, REPO, run_cli
 from tests.integration import test_html_browser as html_browser
 from tests.integration.test_html_browser import open_clean, screenshots
-from xlacli.render.units import format_bytes
+from xlacli.units import format_bytes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 browser, shots = html_browser.browser, html_browser.shots  # the same module-scoped fixtures

@@ -4,8 +4,8 @@ import inspect
 
 import torch
 
-from xlacli.capture.callsites import InputOrigins
-from xlacli.capture.steps import _named_leaves
+from xlacli.child.callsites import InputOrigins
+from xlacli.child.steps import _named_leaves
 
 DATA = torch.arange(40.0).reshape(20, 2)
 

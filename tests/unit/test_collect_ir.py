@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xlacli.collect import _first_ir_by_hash
+from xlacli.assemble.organise import _first_ir_by_hash
 from xlacli.parse.debug_log import AnalysisEvent
 from xlacli.parse.ir_dump import IrGraph
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from xlacli.discover import check_model_file, parse_target
+from xlacli.capture.discover import check_model_file, parse_target
 from xlacli.errors import UsageError
 
 

@@ -1,4 +1,4 @@
-from xlacli.capture.events import EventFollower, read_events
+from xlacli.run.events import EventFollower, read_events
 
 
 def test_follower_reads_only_complete_new_lines(tmp_path):

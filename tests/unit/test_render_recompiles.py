@@ -5,7 +5,7 @@ import io
 from rich.console import Console
 
 from xlacli.render.recompiles import event_block, group_block, grouped
-from xlacli.report import CompileCause, CompileEvent
+from xlacli.report.run import CompileCause, CompileEvent
 
 
 def text(renderable) -> str:

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from xlacli.capture.events import read_events
-from xlacli.capture.request import CaptureRequest
+from xlacli.capture.discover import ModelTarget, check_model_file, find_module_file, parse_target
 from xlacli.config import load_config
-from xlacli.discover import ModelTarget, check_model_file, find_module_file, parse_target
 from xlacli.errors import UsageError
+from xlacli.run.events import read_events
+from xlacli.run.request import CaptureRequest
 
 
 def kind_of(tmp_path, text: str) -> str:

@@ -1,6 +1,6 @@
 import pytest
 
-from xlacli.render.units import format_bytes, format_seconds
+from xlacli.units import format_bytes, format_seconds
 
 
 @pytest.mark.parametrize(

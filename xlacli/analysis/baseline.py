@@ -19,8 +19,8 @@ from typing import Any
 from xlacli.analysis.memory_baseline import buffers_from_json, memory_baseline
 from xlacli.errors import UsageError
 from xlacli.paths import split_location
-from xlacli.report import RunReport
-from xlacli.sharding_report import GraphSpmd
+from xlacli.report.run import RunReport
+from xlacli.report.sharding import GraphSpmd
 from xlacli.words import type_words
 
 BASELINE_VERSION = 1

@@ -16,7 +16,7 @@ from collections import Counter, deque
 
 from xlacli.analysis.precision import MATMUL_OPCODES
 from xlacli.hlo.model import ArrayShape, Computation, HloModule, Instruction
-from xlacli.memory_report import CheckpointFacts
+from xlacli.report.memory import CheckpointFacts
 
 BARRIER = "opt-barrier"
 Signature = tuple[str, str, tuple[int, ...]]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xlacli.hlo.model import ArrayShape, HloModule, Instruction, Metadata, Shape, TupleShape
-from xlacli.sharding_report import CollectiveOp
+from xlacli.report.sharding import CollectiveOp
 
 COLLECTIVE_KINDS = (
     "all-reduce",

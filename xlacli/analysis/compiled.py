@@ -13,7 +13,7 @@ from xlacli.analysis.locate import Locator
 from xlacli.analysis.sharding_change import ShardingContext
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrGraph
-from xlacli.report import CompileCause
+from xlacli.report.run import CompileCause
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Dynamo's events -> the report's ``DynamoRecord`` and compile causes.
 
 The child records, per step, Dynamo's frame compiles and graph breaks
-(``xlacli.capture.dynamo``). Here each XLA compile is tied to the frame whose
+(``xlacli.child.dynamo``). Here each XLA compile is tied to the frame whose
 FX graph it lowered: torch_xla compiles an FX graph the first time the
 compiled frame runs, so the compile's innermost user frame is that frame's
 code (``forward``, or ``torch_dynamo_resume_in_forward_at_11`` after a graph
@@ -17,17 +17,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from xlacli.analysis.hints import hint_for
-from xlacli.capture.events import ChildLog
 from xlacli.parse.debug_log import AnalysisEvent
 from xlacli.parse.frames import CodeRoots, Frame
 from xlacli.paths import split_location
-from xlacli.report import (
+from xlacli.report.run import (
     CompileCause,
     CompileEvent,
     DynamoFrameRecord,
     DynamoRecord,
     GraphBreakRecord,
 )
+from xlacli.run.events import ChildLog
 from xlacli.words import counted
 
 EXTRACT_COUNTER = "DynamoExtractCompiledGraph"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from xlacli.report import FallbackOp
+from xlacli.report.run import FallbackOp
 
 
 def locate_fallbacks(

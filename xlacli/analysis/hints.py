@@ -61,30 +61,3 @@ CATEGORIES = tuple(HINTS)
 def hint_for(category: str) -> str | None:
     """The fix hint for a category (None for a first compile and expected ones)."""
     return HINTS.get(category)
-
-
-# torch.utils.checkpoint looks up ``torch.<device type>`` for its RNG state; torch_xla
-# registers no ``torch.xla``, so on XLA it fails with this message (torch 2.9).
-_NO_TORCH_XLA = "module 'torch' has no attribute 'xla'"
-CHECKPOINT_HINT = (
-    "torch.utils.checkpoint does not support the XLA device: use "
-    "torch_xla.utils.checkpoint.checkpoint(fn, *args), a drop-in replacement that also keeps "
-    "XLA from merging the recomputation back into the forward pass"
-)
-
-
-def exception_hint(error: BaseException, frames: list[str]) -> str | None:
-    """A fix for an exception the user's step raised, when xlacli knows one.
-
-    Args:
-        error: the exception.
-        frames: the file names of its traceback, outermost first.
-    """
-    if isinstance(error, AttributeError) and _NO_TORCH_XLA in str(error):
-        if any(name.endswith("torch/utils/checkpoint.py") for name in frames):
-            return CHECKPOINT_HINT
-        return (
-            "torch code looked up torch.xla, which torch_xla does not provide; if it is "
-            "torch.utils.checkpoint, " + CHECKPOINT_HINT.split(": ", 1)[1]
-        )
-    return None

@@ -2,7 +2,7 @@
 tensors (every step, again) versus the user's own Python.
 
 The child measures each step's op tracing with torch_xla's ``LazyTracing``
-timer (``xlacli.capture.host_time``); the trace's breakdown gives the host's
+timer (``xlacli.child.host_time``); the trace's breakdown gives the host's
 "Python and the rest", which contains that tracing. The difference is the
 user's Python and the framework around it.
 """

@@ -16,14 +16,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from xlacli.hlo.model import HloModule, Instruction
-from xlacli.memory_report import BufferRecord, GraphMemory, RunMemory, StepMemory
 from xlacli.parse.memory_usage import (
     BufferValue,
     parse_buffer_values,
     parse_peak_live_set,
     parse_total_bytes,
 )
-from xlacli.report import GraphRecord
+from xlacli.report.memory import BufferRecord, GraphMemory, RunMemory, StepMemory
+from xlacli.report.run import GraphRecord
 
 BIGGEST_BUFFERS = 5
 _LAYOUT = re.compile(r"\{[^{}]*\}")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.paths import SITE_PACKAGES, split_location
-from xlacli.report import GraphRecord
+from xlacli.report.run import GraphRecord
 
 BufferSummary = dict[str, Any]  # {"shape", "bytes", "op", "source"}
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from xlacli.analysis.check import IMPROVEMENT, OK, REGRESSION, CheckResult
 from xlacli.analysis.memory_baseline import BufferSummary
-from xlacli.render.units import format_bytes
+from xlacli.units import format_bytes
 
 DEFAULT_MEMORY_TOLERANCE = 0.05
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xlacli.memory_report import PrecisionMix
-from xlacli.report import GraphRecord, RunReport
+from xlacli.report.memory import PrecisionMix
+from xlacli.report.run import GraphRecord, RunReport
 
 
 @dataclass(frozen=True)

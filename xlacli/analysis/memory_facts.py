@@ -17,8 +17,8 @@ from xlacli.analysis.checkpointing import checkpoint_facts
 from xlacli.analysis.memory import graph_memory, run_memory, step_memory
 from xlacli.analysis.precision import graph_precision
 from xlacli.hlo.model import HloModule
-from xlacli.memory_report import RunMemory
-from xlacli.report import GraphRecord
+from xlacli.report.memory import RunMemory
+from xlacli.report.run import GraphRecord
 
 
 class ParsedHlo(Protocol):

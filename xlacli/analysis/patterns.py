@@ -29,7 +29,7 @@ from xlacli.analysis.compiled import (
 from xlacli.analysis.hints import hint_for
 from xlacli.analysis.ir_compare import IrDifference
 from xlacli.parse.ir_dump import IrGraph, IrNode
-from xlacli.report import CompileCause
+from xlacli.report.run import CompileCause
 
 # torch/optim/'s files, as the IR names them (base names only).
 OPTIMIZER_FILES = frozenset(

@@ -14,7 +14,7 @@ import math
 from collections import Counter
 
 from xlacli.hlo.model import ArrayShape, HloModule, Instruction
-from xlacli.memory_report import GraphPrecision, PrecisionMix
+from xlacli.report.memory import GraphPrecision, PrecisionMix
 
 MATMUL_OPCODES = ("dot", "convolution")
 LOW_PRECISION = ("bf16", "f16")

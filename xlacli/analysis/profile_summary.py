@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from xlacli.hlo.model import HloModule, Instruction
 from xlacli.parse.trace_events import TraceEvent
-from xlacli.profile_report import GraphTime, OpTime, StepTimes
+from xlacli.report.profile import GraphTime, OpTime, StepTimes
 
 COMPILE = "PjRtComputationClient::Compile"
 EXECUTE = "PjRtComputationClient::ExecuteComputation"

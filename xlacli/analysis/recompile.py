@@ -37,7 +37,7 @@ from xlacli.analysis.patterns import (
 from xlacli.analysis.sharding_change import input_sharding_change
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrNode
-from xlacli.report import CompileCause, CompileEvent
+from xlacli.report.run import CompileCause, CompileEvent
 from xlacli.words import counted
 
 __all__ = ["CompiledGraph", "ExplainContext", "explain_compiles"]

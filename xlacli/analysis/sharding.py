@@ -18,7 +18,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from xlacli.sharding_report import MeshRecord
+from xlacli.report.sharding import MeshRecord
 
 _TILED = re.compile(r"devices=\[([\d,]+)\]([^\s}]*)")
 _IOTA = re.compile(r"<=\[([\d,]+)\](?:T\(([\d,]+)\))?")

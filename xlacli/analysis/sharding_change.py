@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from xlacli.analysis.sharding import axis_notation
 from xlacli.hlo.model import HloModule
-from xlacli.sharding_report import MeshRecord
+from xlacli.report.sharding import MeshRecord
 
 
 @dataclass(frozen=True)

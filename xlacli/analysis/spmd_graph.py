@@ -16,7 +16,7 @@ from xlacli.analysis.collectives import Locate, find_collectives
 from xlacli.analysis.sharding import axis_notation
 from xlacli.analysis.sharding_change import ShardingContext
 from xlacli.hlo.model import HloModule, Instruction, Shape, TupleShape
-from xlacli.sharding_report import GraphSpmd, MeshRecord, TensorSharding
+from xlacli.report.sharding import GraphSpmd, MeshRecord, TensorSharding
 
 # (HLO sharding, global type) -> the user's mark_sharding line.
 ShardingSites = Mapping[tuple[str, str], str]

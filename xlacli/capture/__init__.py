@@ -1,6 +1,3 @@
-"""Capture: run the user's model in a child process and collect raw artifacts.
-
-Only ``child.py`` and ``steps.py`` (which run in the child) import torch and
-torch_xla; the parent side (``runner.py``, ``env.py``, ``request.py``) never
-does, because torch_xla reads its debug environment once, at import.
-"""
+"""Capture, the parent side: check the target, set the environment, start the child
+process (``xlacli.child``), forward signals, and turn how it ended into an outcome.
+Never imports torch: torch_xla reads its debug environment once, at import."""

@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from xlacli.capture.request import CaptureRequest, RunPaths
+from xlacli.run.request import CaptureRequest, RunPaths
 
 # Deep enough to reach the user's frame through nn.Module and library calls.
 DEBUG_MAX_FRAMES = 64
@@ -65,6 +65,16 @@ def capture_environment(
     # step on a small training step); the child writes each new graph's IR
     # once instead (graph_ir.py).
     return env
+
+
+def native_ir_dump_environment(paths: RunPaths) -> dict[str, str]:
+    """torch_xla's own IR dump, one block per sync (``XLA_SAVE_TENSORS_FILE``).
+
+    For a process xlacli does not start (the pytest plugin's test process),
+    where the child's once-per-graph writer (``child/graph_ir.py``) is not
+    installed; the per-sync cost is paid there, on a test's few steps.
+    """
+    return {"XLA_SAVE_TENSORS_FILE": str(paths.ir_dump), "XLA_SAVE_TENSORS_FMT": "text"}
 
 
 def _with_dump_flags(xla_flags: str, dump_dir: Path) -> str:

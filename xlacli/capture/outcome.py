@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from xlacli.capture.request import RunPaths
 from xlacli.capture.runner import ChildOutcome, log_tail
 from xlacli.errors import (
     EXIT_INTERRUPTED,
@@ -12,7 +11,8 @@ from xlacli.errors import (
     UsageError,
     XlacliError,
 )
-from xlacli.report import ErrorRecord
+from xlacli.report.run import ErrorRecord
+from xlacli.run.request import RunPaths
 
 _ERROR_TYPES: dict[str, type[XlacliError]] = {
     cls.__name__: cls for cls in (CaptureError, CheckFailed, ModelError, UsageError)

@@ -17,11 +17,11 @@ from importlib import metadata
 from pathlib import Path
 
 from xlacli.capture.env import capture_environment, flag_safe_dump_dir
-from xlacli.capture.events import ChildLog, EventFollower, read_events
-from xlacli.capture.lifeline import PARENT_PID_ENV
-from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.capture.signals import StopSignals
 from xlacli.errors import CaptureError, UsageError
+from xlacli.run.events import ChildLog, EventFollower, read_events
+from xlacli.run.lifeline import PARENT_PID_ENV
+from xlacli.run.request import CaptureRequest, RunPaths
 
 DEFAULT_RUNS_DIR = Path(".xlacli") / "runs"
 SUPPORTED = {"torch": "2.9", "torch-xla": "2.9"}
@@ -139,7 +139,7 @@ def run_child(
         dump_dir = stack.enter_context(flag_safe_dump_dir(paths))
         env = capture_environment(os.environ, request, paths, dump_dir=dump_dir)
         env[PARENT_PID_ENV] = str(os.getpid())
-        command = [sys.executable, "-m", "xlacli.capture.child", str(paths.request)]
+        command = [sys.executable, "-m", "xlacli.child.child", str(paths.request)]
         log = stack.enter_context(paths.child_log.open("wb"))
         # Its own process group: a terminal's Ctrl-C reaches xlacli alone, which
         # forwards it once, and the whole group can be stopped together.

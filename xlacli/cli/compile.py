@@ -48,52 +48,23 @@ def compile_command(
     folder keeps, per graph, the IR with source locations, the HLO before and
     after optimization and XLA's buffer assignment.
     """
-    from xlacli.analysis.budgets import check_budgets
-    from xlacli.config import load_config
-    from xlacli.flows.compare import raise_first_error
-    from xlacli.flows.session import capture, resolve_target
-    from xlacli.render.compile_report import render_compile_report
+    from xlacli.flows.compile import CompileRequest, run_compile
+    from xlacli.flows.session import resolve_target
 
     model, script_args = options.split_script_args(ctx, model, module)
     target = resolve_target(model, module, script_args)
-    devices = devices if devices is not None else load_config().devices
-    if mode is options.RunMode.both:
-        from xlacli.flows.compare import compare_compile
-        from xlacli.flows.modes import check_mode
-
-        check_mode(target, "dynamo")  # before the lazy run, not after it
-        results = compare_compile(
-            target,
-            out=Path(out) if out else None,
-            force=force,
-            output_format=output_format.value,
-            steps=steps,
-            train=train,
-            optimizer=optimizer.value,
-            explain_warmup=warmup,
-            devices=devices,
-        )
-    else:
-        result = capture(
-            target,
-            steps=steps,
-            train=train,
-            optimizer=optimizer.value,
-            out=Path(out) if out else None,
-            force=force,
-            label=f"Compiling {target.module or target.path.name}",
-            explain_warmup=warmup,
-            devices=devices,
-            mode=mode.value,
-        )
-        render_compile_report(result.report, output_format.value)
-        results = [result]
-    if html:
-        from xlacli.render.html.run_page import announce_run_html
-
-        for result in results:
-            announce_run_html(result.paths.root, result.report)
-    raise_first_error(results)  # each mode's own error first, then the budgets of each
-    for result in results:
-        check_budgets(result.report, max_compiles=max_compiles, fail_on_recompile=fail_on_recompile)
-    return 0
+    request = CompileRequest(
+        steps=steps,
+        train=train,
+        optimizer=optimizer.value,
+        out=Path(out) if out else None,
+        force=force,
+        output_format=output_format.value,
+        warmup=warmup,
+        max_compiles=max_compiles,
+        fail_on_recompile=fail_on_recompile,
+        devices=devices,
+        mode=mode.value,
+        html=html,
+    )
+    return run_compile(target, request)

@@ -37,10 +37,10 @@ def report_command(
     A run whose report was never written (xlacli was killed) gets one rebuilt
     from its raw files."""
     from xlacli.flows.rebuild import can_rebuild, rebuild_report
-    from xlacli.profile_report import load_summary, summary_to_dict
     from xlacli.render.compile_report import render_compile_report
     from xlacli.render.profile import render_profile
-    from xlacli.report import load_report, report_to_dict
+    from xlacli.report.profile import load_summary, summary_to_dict
+    from xlacli.report.run import load_report, report_to_dict
 
     if can_rebuild(run_dir):  # xlacli was killed before it wrote the report
         rebuild_report(run_dir)

@@ -3,35 +3,13 @@ own child, then one table comparing them (``xlacli.render.compare``)."""
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xlacli.report import RunReport
+from xlacli.analysis.mode_figures import figures
 
 COMPARED_MODES = ("lazy", "dynamo")
-
-
-@dataclass(frozen=True)
-class ModeFigures:
-    """One mode's figures in the comparison (None: not measured)."""
-
-    mode: str
-    graphs: int
-    compiles: int
-    compile_time_s: float
-    median_step_s: float | None
-    optimized_hlo_instructions: int | None
-    peak_device_bytes: int | None
-    graph_breaks: int
-    recompiles: int  # steady-state XLA recompiles
-    dynamo_recompiles: int
-    run_dir: str
-    error: str | None = None
-    ops_traced_per_step: float | None = None  # profile: torch ops traced lazily per step
-    op_tracing_per_step_s: float | None = None
 
 
 def mode_out(out: Path | None, mode: str) -> Path | None:
@@ -42,56 +20,6 @@ def mode_out(out: Path | None, mode: str) -> Path | None:
 def run_modes(run: Callable[[str], Any]) -> dict[str, Any]:
     """Run each compared mode in turn (each in its own child); results by mode."""
     return {mode: run(mode) for mode in COMPARED_MODES}
-
-
-def figures(
-    report: RunReport,
-    median_step_s: float | None = None,
-    host_split: dict[str, float] | None = None,
-) -> ModeFigures:
-    """The compared figures of one mode's report.
-
-    ``median_step_s``: a profile's measured step time; else the median wall
-    time of the steps after the warm-up (the whole run when it is all warm-up).
-    ``host_split``: a profile's op-tracing measurements.
-    """
-    split = host_split or {}
-    dynamo = report.dynamo
-    optimized = [g.optimized_hlo_instructions for g in report.graphs]
-    peaks = [_device_bytes(g.input_bytes, g.output_bytes, g.temp_bytes) for g in report.graphs]
-    return ModeFigures(
-        mode=report.mode,
-        graphs=len(report.graphs),
-        compiles=report.compilations,
-        compile_time_s=report.total_compile_time_s,
-        median_step_s=median_step_s if median_step_s is not None else _median_step(report),
-        optimized_hlo_instructions=None
-        if not optimized or None in optimized
-        else sum(o for o in optimized if o is not None),
-        peak_device_bytes=max((p for p in peaks if p is not None), default=None),
-        graph_breaks=sum(b.count for b in dynamo.graph_breaks) if dynamo else 0,
-        recompiles=report.steady_state_compiles,
-        dynamo_recompiles=dynamo.recompiles if dynamo else 0,
-        run_dir=report.run_dir,
-        error=report.error.message if report.error else None,
-        ops_traced_per_step=split.get("ops_per_step"),
-        op_tracing_per_step_s=split.get("op_tracing_per_step_s"),
-    )
-
-
-def _median_step(report: RunReport) -> float | None:
-    records = report.step_records
-    steady = [r.wall_time_s for r in records if r.step >= report.warmup] or [
-        r.wall_time_s for r in records
-    ]
-    return statistics.median(steady) if steady else None
-
-
-def _device_bytes(*sizes: int | None) -> int | None:
-    """A graph's device footprint while it runs: inputs, outputs and temporaries."""
-    if all(size is None for size in sizes):
-        return None
-    return sum(size or 0 for size in sizes)
 
 
 def compare_compile(
@@ -126,41 +54,3 @@ def raise_first_error(results: Any) -> None:
     for result in results:
         if result.error is not None:
             raise result.error
-
-
-def compare_profile(target: Any, request: Any) -> int:
-    """``xlacli profile MODEL --mode both``: profile each mode, print the table.
-
-    The median step time is the profiler's (the traced steps); the other
-    figures come from each run's report.
-
-    Raises:
-        XlacliError: the first mode's error, after the table is printed.
-    """
-    from xlacli.flows.profile import capture_profile
-    from xlacli.profile_report import summary_to_dict
-    from xlacli.render.compare import render_comparison
-
-    runs = run_modes(
-        lambda mode: capture_profile(target, request, mode, mode_out(request.out, mode))
-    )
-    reports = {mode: result.report for mode, (result, _) in runs.items()}
-    compared = {
-        mode: figures(
-            result.report,
-            summary.step_time_s.p50 if summary.step_time_s else None,
-            summary.host_split,
-        )
-        for mode, (result, summary) in runs.items()
-    }
-    profiles = {mode: summary_to_dict(summary) for mode, (_, summary) in runs.items()}
-    render_comparison(
-        reports, compared, request.output_format, command="profile", extra={"profiles": profiles}
-    )
-    if request.html:
-        from xlacli.render.html.run_page import announce_run_html
-
-        for result, _ in runs.values():
-            announce_run_html(result.paths.root, result.report)
-    raise_first_error(result for result, _ in runs.values())
-    return 0

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xlacli.capture.events import ChildLog, read_events
+from xlacli.capture.discover import ModelTarget
 from xlacli.capture.outcome import outcome_error
-from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.capture.runner import ChildOutcome
-from xlacli.discover import ModelTarget
 from xlacli.errors import CaptureError, UsageError, XlacliError
-from xlacli.flows.session import CaptureResult, report_from_run
-from xlacli.profile_report import save_summary
-from xlacli.report import REPORT_FILE
+from xlacli.flows.session import report_from_run
+from xlacli.report.profile import save_summary
+from xlacli.report.run import REPORT_FILE
+from xlacli.run.events import ChildLog, read_events
+from xlacli.run.request import CaptureRequest, RunPaths
 from xlacli.words import counted
 
 COMPILE_EXPLAIN_WARMUP = 2
@@ -39,7 +39,7 @@ def rebuild_report(run_dir: Path) -> None:
     Raises:
         UsageError: the request file is unreadable.
     """
-    from xlacli.flows.profile import summarize
+    from xlacli.assemble.profile import summarize_profile
 
     paths = RunPaths(run_dir.resolve())
     try:
@@ -58,7 +58,7 @@ def rebuild_report(run_dir: Path) -> None:
     warmup = request.warmup if request.profile_logdir else COMPILE_EXPLAIN_WARMUP
     raw, report, hlo = report_from_run(paths, request, log, target, warmup, error)
     if request.profile_logdir is not None:
-        save_summary(summarize(CaptureResult(report, paths, error, raw, hlo)), paths.root)
+        save_summary(summarize_profile(raw, report, hlo), paths.root)
 
 
 def _rebuilt_error(paths: RunPaths, log: ChildLog) -> XlacliError | None:

@@ -11,21 +11,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from xlacli.capture.events import ChildLog
+from xlacli.assemble.graph_files import HloCache
+from xlacli.assemble.pipeline import build_report
+from xlacli.assemble.read import RawRun, read_raw_run
+from xlacli.assemble.source_snippets import save_snippets
+from xlacli.capture.discover import ModelTarget, check_model_file, find_module_file, parse_target
 from xlacli.capture.outcome import Interrupted, error_record, outcome_error
-from xlacli.capture.request import CaptureRequest, RunPaths
 from xlacli.capture.runner import check_torch_xla_installed, prepare_run_dir, run_child
 from xlacli.capture.signals import StopSignals
-from xlacli.collect import RawRun, build_report, read_raw_run
 from xlacli.config import ProjectConfig, model_argument
-from xlacli.discover import ModelTarget, check_model_file, find_module_file, parse_target
-from xlacli.errors import UsageError, XlacliError
+from xlacli.errors import IncompleteReport, UsageError, XlacliError
 from xlacli.flows.modes import check_mode
-from xlacli.graph_files import HloCache
 from xlacli.paths import display_path
 from xlacli.render.console import print_message, stderr_console
-from xlacli.report import RunReport, save_report
-from xlacli.source_snippets import save_snippets
+from xlacli.report.run import RunReport, save_report
+from xlacli.run.events import ChildLog
+from xlacli.run.request import CaptureRequest, RunPaths
 from xlacli.words import counted
 
 DEFAULT_MODEL_STEPS = 2
@@ -151,6 +152,8 @@ def capture(
         )
     if error is None and stop.received is not None:  # came while the report was built
         error = Interrupted(f"interrupted after the run ({stop.name}); the report was kept")
+    if error is None:
+        error = incomplete_report_error(report)
     for warning in outcome.log.warnings:
         stderr_console().print(f"[yellow]warning:[/] {warning}")
     return CaptureResult(report, paths, error, raw, hlo)
@@ -180,6 +183,18 @@ def report_from_run(
     save_report(report, paths.root)
     save_snippets(report, paths.root)  # the HTML page's source excerpts
     return raw, report, hlo
+
+
+def incomplete_report_error(report: RunReport) -> IncompleteReport | None:
+    """The error a run whose report misses a section ends with (exit 5), if any."""
+    if not report.problems:
+        return None
+    names = ", ".join(problem.processor for problem in report.problems)
+    return IncompleteReport(
+        f"the report is incomplete: the {names} analysis failed (a bug in xlacli)",
+        hint="the rest of the report was written; please report this with the run "
+        "folder's report.json",
+    )
 
 
 def run_options(request: CaptureRequest) -> tuple[str, ...]:

@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from xlacli.capture.lifeline import request_parent_death_signal
 from xlacli.errors import CaptureError, UsageError
+from xlacli.run.lifeline import request_parent_death_signal
 
 DEFAULT_PORT = 6006
 

@@ -28,7 +28,7 @@ from xlacli.parse.xla_dump import list_dumped_modules
 from xlacli.paths import split_location
 
 if TYPE_CHECKING:
-    from xlacli.report import GraphRecord
+    from xlacli.report.run import GraphRecord
 
 T = TypeVar("T")
 STAGES = ("pre", "post")
@@ -141,7 +141,7 @@ def _modules_paired(
 
 def _folder_kind(folder: Path) -> str:
     # Imported here: the run report's model costs start-up that a diff of two files never needs.
-    from xlacli.report import REPORT_FILE
+    from xlacli.report.run import REPORT_FILE
 
     if (folder / REPORT_FILE).is_file():
         return "run-folders"
@@ -196,7 +196,7 @@ def _pair_alike(left: list[HloModule], right: list[HloModule]) -> list[tuple[Hlo
 
 
 def _pair_run_folders(left: Path, right: Path, stage: str) -> PairedInputs:
-    from xlacli.report import load_report
+    from xlacli.report.run import load_report
 
     left_graphs, right_graphs = list(load_report(left).graphs), list(load_report(right).graphs)
     file_key = _STAGE_FILES[stage]

@@ -20,7 +20,7 @@ One block per graph sync, cached or not::
     ## END_GRAPH
 
 xlacli's child writes the same blocks itself, once per new graph
-(``capture/graph_ir.py``), with ``Compile Index: N`` (the N-th compile of the
+(``child/graph_ir.py``), with ``Compile Index: N`` (the N-th compile of the
 run, counted from 0) in place of torch_xla's hashes.
 """
 

@@ -19,7 +19,7 @@ from xlacli.errors import UsageError, XlacliError
 from xlacli.paths import display_location, display_path, split_location
 from xlacli.render.console import plain_table, stderr_console, stdout_console
 from xlacli.render.recompiles import event_block
-from xlacli.report import CompileEvent, RunReport
+from xlacli.report.run import CompileEvent, RunReport
 
 _STYLES = {OK: "green", REGRESSION: "bold red", IMPROVEMENT: "yellow"}
 MAX_ROWS = 25

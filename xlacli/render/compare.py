@@ -12,11 +12,11 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from xlacli.flows.compare import ModeFigures
+from xlacli.analysis.mode_figures import ModeFigures
 from xlacli.paths import display_path
 from xlacli.render.console import stdout_console
-from xlacli.render.units import format_bytes, format_seconds
-from xlacli.report import RunReport, report_to_dict
+from xlacli.report.run import RunReport, report_to_dict
+from xlacli.units import format_bytes, format_seconds
 
 _Row = tuple[str, Callable[[ModeFigures], str]]
 ROWS: tuple[_Row, ...] = (

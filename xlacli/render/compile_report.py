@@ -15,10 +15,11 @@ from xlacli.paths import display_location, display_path
 from xlacli.render.console import stdout_console
 from xlacli.render.dynamo import dynamo_view
 from xlacli.render.memory import memory_view
+from xlacli.render.problems import problem_lines
 from xlacli.render.recompiles import recompile_view
 from xlacli.render.sharding import spmd_view
-from xlacli.render.units import format_bytes, format_seconds, short_hash
-from xlacli.report import GraphRecord, RunReport, dump_report
+from xlacli.report.run import GraphRecord, RunReport, dump_report
+from xlacli.units import format_bytes, format_seconds, short_hash
 from xlacli.words import counted
 
 COMPACT_BELOW = 110  # columns
@@ -42,6 +43,7 @@ def render_compile_report(
 def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
     """The terminal view of a report, for a console ``width`` columns wide."""
     parts: list[RenderableType] = [_title(report)]
+    parts.extend(Text(f"incomplete report: {line}", style="red") for line in problem_lines(report))
     if report.graphs:
         parts.append(graph_table(report.graphs, compact=width < COMPACT_BELOW))
         parts.append(Text(LEGEND, style="dim"))

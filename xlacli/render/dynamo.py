@@ -10,8 +10,8 @@ from rich.text import Text
 
 from xlacli.analysis.hints import hint_for
 from xlacli.paths import display_location, source_line
-from xlacli.render.units import format_seconds, short_hash
-from xlacli.report import DynamoFrameRecord, DynamoRecord, RunReport
+from xlacli.report.run import DynamoFrameRecord, DynamoRecord, RunReport
+from xlacli.units import format_seconds, short_hash
 from xlacli.words import counted
 
 

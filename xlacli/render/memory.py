@@ -15,10 +15,10 @@ from rich.text import Text
 
 from xlacli.analysis.memory import largest_graph
 from xlacli.analysis.precision import backend_note, precision_warnings
-from xlacli.memory_report import BufferRecord, CheckpointFacts, GraphPrecision, RunMemory
 from xlacli.paths import display_location
-from xlacli.render.units import format_bytes, short_hash
-from xlacli.report import GraphRecord, RunReport
+from xlacli.report.memory import BufferRecord, CheckpointFacts, GraphPrecision, RunMemory
+from xlacli.report.run import GraphRecord, RunReport
+from xlacli.units import format_bytes, short_hash
 from xlacli.words import counted
 
 WORTH_A_LINE = 1 << 20  # bytes

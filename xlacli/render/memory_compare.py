@@ -10,8 +10,8 @@ from rich.text import Text
 
 from xlacli.analysis.memory_compare import GraphMemoryChange, compare_memory
 from xlacli.render.memory import dot_shares
-from xlacli.render.units import format_bytes, short_hash
-from xlacli.report import REPORT_FILE, load_report
+from xlacli.report.run import REPORT_FILE, load_report
+from xlacli.units import format_bytes, short_hash
 
 
 def run_folder_changes(left: Path, right: Path) -> list[GraphMemoryChange] | None:

@@ -9,9 +9,9 @@ from rich.table import Table
 from rich.text import Text
 
 from xlacli.paths import display_location, display_path
-from xlacli.profile_report import ProfileSummary, dump_summary
 from xlacli.render.console import plain_table, stdout_console
-from xlacli.render.units import format_seconds, short_hash
+from xlacli.report.profile import ProfileSummary, dump_summary
+from xlacli.units import format_seconds, short_hash
 
 BREAKDOWN_LABELS = {
     "python_s": "host: Python and the rest",

@@ -10,8 +10,8 @@ from rich.padding import Padding
 from rich.text import Text
 
 from xlacli.paths import display_location, source_line
-from xlacli.render.units import format_seconds
-from xlacli.report import CompileEvent, FallbackOp, RunReport
+from xlacli.report.run import CompileEvent, FallbackOp, RunReport
+from xlacli.units import format_seconds
 
 COMPILED, CACHED = "●", "·"
 

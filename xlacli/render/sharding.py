@@ -10,9 +10,9 @@ from rich.table import Table
 from rich.text import Text
 
 from xlacli.paths import display_location
-from xlacli.render.units import format_bytes, short_hash
-from xlacli.report import GraphRecord
-from xlacli.sharding_report import GraphSpmd, TensorSharding
+from xlacli.report.run import GraphRecord
+from xlacli.report.sharding import GraphSpmd, TensorSharding
+from xlacli.units import format_bytes, short_hash
 from xlacli.words import counted
 
 MAX_OPS_LISTED = 8

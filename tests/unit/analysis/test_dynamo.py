@@ -10,16 +10,16 @@ from tests.unit.analysis.test_check import baseline as check_baseline
 from xlacli.analysis.check import OK, REGRESSION, compare
 from xlacli.analysis.dynamo import XlaEvents, dynamo_window_note, explain_dynamo
 from xlacli.analysis.host_split import host_split, tracing_note
-from xlacli.capture.events import ChildLog
 from xlacli.parse.debug_log import AnalysisEvent
 from xlacli.parse.frames import CodeRoots, Frame
-from xlacli.report import (
+from xlacli.report.run import (
     CompileCause,
     CompileEvent,
     RunReport,
     report_from_dict,
     report_to_dict,
 )
+from xlacli.run.events import ChildLog
 
 ROOTS = CodeRoots(library=("/lib/",), xlacli="/xlacli/")
 MODEL = "/u/model.py"
@@ -219,7 +219,7 @@ def test_dynamo_view_lists_frames_breaks_and_guards(run):
     from rich.console import Console
 
     from xlacli.render.dynamo import dynamo_view
-    from xlacli.report import StepRecord
+    from xlacli.report.run import StepRecord
 
     record, _ = run
     report = dataclasses.replace(

@@ -11,7 +11,7 @@ from xlacli.analysis.sharding import axis_notation, parse_tile_sharding
 from xlacli.analysis.sharding_change import ShardingContext, input_sharding_change
 from xlacli.analysis.spmd_graph import graph_spmd, mesh_from_events, sharding_sites
 from xlacli.hlo.parser import parse_hlo
-from xlacli.sharding_report import CollectiveOp, GraphSpmd, MeshRecord, graph_spmd_from_dict
+from xlacli.report.sharding import CollectiveOp, GraphSpmd, MeshRecord, graph_spmd_from_dict
 
 MESH_2X2 = MeshRecord((2, 2), ("data", "model"), (0, 1, 2, 3))
 

@@ -8,12 +8,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from xlacli.capture.dynamo import check_backend_listed, parse_graph_break
+from xlacli.analysis.mode_figures import figures
+from xlacli.child.dynamo import check_backend_listed, parse_graph_break
 from xlacli.errors import EXIT_USAGE, UsageError
-from xlacli.flows.compare import figures
 from xlacli.flows.modes import check_mode
 from xlacli.render.compare import comparison_json, comparison_text
-from xlacli.report import GraphRecord, RunReport, StepRecord
+from xlacli.report.run import GraphRecord, RunReport, StepRecord
 
 BREAK = (
     "Graph break in user code at /u/model.py:21\n"

@@ -1,6 +1,6 @@
 """The hint for torch.utils.checkpoint on XLA."""
 
-from xlacli.analysis.hints import CHECKPOINT_HINT, exception_hint
+from xlacli.failures import CHECKPOINT_HINT, exception_hint
 
 ERROR = AttributeError("module 'torch' has no attribute 'xla'")
 

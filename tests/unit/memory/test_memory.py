@@ -9,9 +9,9 @@ import pytest
 from tests.unit.memory.conftest import MEMORY_GOLDEN, golden_hlo, golden_text, peak_entries
 from xlacli.analysis.memory import graph_memory, largest_graph, run_memory, step_memory
 from xlacli.analysis.memory_facts import with_memory_facts
-from xlacli.graph_files import HloCache
-from xlacli.memory_report import GraphMemory
-from xlacli.report import GraphRecord, RunReport, dump_report, report_from_dict
+from xlacli.assemble.graph_files import HloCache
+from xlacli.report.memory import GraphMemory
+from xlacli.report.run import GraphRecord, RunReport, dump_report, report_from_dict
 
 FILES = {
     "buffer_assignment": "buffer-assignment.txt",

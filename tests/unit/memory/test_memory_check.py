@@ -10,7 +10,7 @@ from xlacli.analysis.memory_baseline import buffers_from_json, memory_baseline, 
 from xlacli.analysis.memory_check import compare_peaks
 from xlacli.config import load_config
 from xlacli.errors import UsageError
-from xlacli.memory_report import BufferRecord, GraphMemory
+from xlacli.report.memory import BufferRecord, GraphMemory
 
 SOFTMAX = {"shape": "f32[8,4,64,64]", "bytes": 524288, "op": "aten__softmax", "source": "b.py:40"}
 GELU = {"shape": "f32[8,64,1024]", "bytes": 2097152, "op": "aten__gelu", "source": "b.py:41"}

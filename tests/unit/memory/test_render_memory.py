@@ -6,10 +6,10 @@ from tests.unit.memory.conftest import MEMORY_GOLDEN
 from tests.unit.memory.test_memory import graph
 from xlacli.analysis.memory_compare import compare_memory
 from xlacli.analysis.memory_facts import with_memory_facts
-from xlacli.graph_files import HloCache
+from xlacli.assemble.graph_files import HloCache
 from xlacli.render.memory import memory_view
 from xlacli.render.memory_compare import change_summary
-from xlacli.report import RunReport
+from xlacli.report.run import RunReport
 
 CPU_SAYS = "RuntimeError: Bad StatusOr access: UNIMPLEMENTED: GetAllocatorStats is not supported"
 

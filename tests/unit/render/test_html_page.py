@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from xlacli.profile_report import ProfileSummary, StepTimes, save_summary
+from xlacli.assemble.source_snippets import load_snippets, read_snippet, save_snippets
 from xlacli.render.check import save_check
 from xlacli.render.html import run_page
 from xlacli.render.html.page import csp_hash
 from xlacli.render.html.run_page import RUN_SECTIONS, Section, run_page_html, write_run_html
 from xlacli.render.html.svg import TimelineMark, timeline_svg
 from xlacli.render.html.text_blocks import MAX_LINES
-from xlacli.report import (
+from xlacli.report.profile import ProfileSummary, StepTimes, save_summary
+from xlacli.report.run import (
     CompileCause,
     CompileEvent,
     FallbackOp,
@@ -26,7 +27,6 @@ from xlacli.report import (
     StepRecord,
     save_report,
 )
-from xlacli.source_snippets import load_snippets, read_snippet, save_snippets
 
 HOSTILE = '<script>alert("x\'s")</script> ünïcødé'
 HOSTILE_NAME = '<script>alert("x\'s") ünï'  # a file name holds no "/"
@@ -265,7 +265,7 @@ def test_snippet_of_an_unreadable_or_out_of_range_location(tmp_path: Path) -> No
 
 
 def test_run_page_html_without_graphs_or_steps(hostile_run: Path, tmp_path: Path) -> None:
-    from xlacli.report import load_report
+    from xlacli.report.run import load_report
 
     report = load_report(hostile_run)
     empty = RunReport(

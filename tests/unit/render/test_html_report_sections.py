@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.unit.render.test_html_page import HOSTILE, _graph, _parse
-from xlacli.memory_report import (
+from xlacli.assemble.source_snippets import save_snippets
+from xlacli.render.html.run_page import run_page_html, write_run_html
+from xlacli.report.memory import (
     BufferRecord,
     CheckpointFacts,
     GraphMemory,
@@ -19,8 +21,7 @@ from xlacli.memory_report import (
     RunMemory,
     StepMemory,
 )
-from xlacli.render.html.run_page import run_page_html, write_run_html
-from xlacli.report import (
+from xlacli.report.run import (
     DynamoFrameRecord,
     DynamoRecord,
     GraphBreakRecord,
@@ -28,8 +29,7 @@ from xlacli.report import (
     StepRecord,
     save_report,
 )
-from xlacli.sharding_report import CollectiveOp, GraphSpmd, MeshRecord, TensorSharding
-from xlacli.source_snippets import save_snippets
+from xlacli.report.sharding import CollectiveOp, GraphSpmd, MeshRecord, TensorSharding
 
 ESCAPED = "&lt;script&gt;alert(&#34;x&#39;s&#34;)&lt;/script&gt; ünïcødé"
 SECTIONS = ('id="spmd"', 'id="memory"', 'id="dynamo"')

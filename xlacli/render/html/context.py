@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xlacli.profile_report import ProfileSummary
-from xlacli.report import RunReport
-from xlacli.source_snippets import SourceSnippet
+from xlacli.assemble.source_snippets import SourceSnippet
+from xlacli.report.profile import ProfileSummary
+from xlacli.report.run import RunReport
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from xlacli.memory_report import GraphPrecision, PrecisionMix, RunMemory
 from xlacli.paths import display_location
 from xlacli.render.html.context import RunContext, graph_anchor
 from xlacli.render.memory import checkpoint_summary, device_memory_text, graph_warnings, matmul_mix
-from xlacli.report import GraphRecord
+from xlacli.report.memory import GraphPrecision, PrecisionMix, RunMemory
+from xlacli.report.run import GraphRecord
 
 
 def context(run: RunContext) -> dict[str, Any] | None:

@@ -18,7 +18,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from xlacli.paths import display_location, display_path
-from xlacli.render.units import format_bytes, format_seconds, short_hash
+from xlacli.units import format_bytes, format_seconds, short_hash
 
 TEMPLATES = Path(str(resources.files("xlacli.render").joinpath("templates")))
 

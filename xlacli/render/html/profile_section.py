@@ -8,7 +8,7 @@ from xlacli.paths import display_location
 from xlacli.render.html.context import RunContext
 from xlacli.render.html.svg import Segment, stacked_bar_svg, step_time_svg
 from xlacli.render.profile import BREAKDOWN_LABELS
-from xlacli.render.units import format_seconds
+from xlacli.units import format_seconds
 
 
 def context(run: RunContext) -> dict[str, Any] | None:

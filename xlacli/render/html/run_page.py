@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xlacli.profile_report import ProfileSummary, load_summary
+from xlacli.assemble.source_snippets import load_snippets
 from xlacli.render.check import load_check
 from xlacli.render.html import (
     check_section,
@@ -27,8 +27,8 @@ from xlacli.render.html import (
 )
 from xlacli.render.html.context import RunContext
 from xlacli.render.html.page import render_page
-from xlacli.report import RunReport, load_report
-from xlacli.source_snippets import load_snippets
+from xlacli.report.profile import ProfileSummary, load_summary
+from xlacli.report.run import RunReport, load_report
 
 HTML_FILE = "report.html"
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from xlacli.errors import EXIT_CHECK_FAILED
+from xlacli.assemble.source_snippets import SourceSnippet
+from xlacli.errors import EXIT_CHECK_FAILED, EXIT_INCOMPLETE
 from xlacli.paths import display_location, display_path
 from xlacli.render.compile_report import TRIGGER_WORDS
 from xlacli.render.html.context import RunContext, event_anchor, graph_anchor
 from xlacli.render.html.svg import TimelineMark, timeline_svg
-from xlacli.render.units import format_seconds, short_hash
-from xlacli.report import CompileEvent, StepRecord
-from xlacli.source_snippets import SourceSnippet
+from xlacli.render.problems import problem_lines
+from xlacli.report.run import CompileEvent, StepRecord
+from xlacli.units import format_seconds, short_hash
 
 
 def header(run: RunContext) -> dict[str, Any]:
@@ -31,6 +32,7 @@ def header(run: RunContext) -> dict[str, Any]:
         },
         "status": _status(run),
         "error": error,
+        "problems": problem_lines(report),
         "totals": {
             "compilations": report.compilations,
             "steady-state recompiles": report.steady_state_compiles,
@@ -48,6 +50,8 @@ def _status(run: RunContext) -> tuple[bool, str]:
         return False, f"{error.kind} · exit {error.exit_code}: {error.message}"
     if run.check is not None and not run.check.get("passed", True):
         return False, f"check failed · exit {EXIT_CHECK_FAILED}"
+    if run.report.problems:
+        return False, f"incomplete report · exit {EXIT_INCOMPLETE}"
     return True, "completed · exit 0"
 
 

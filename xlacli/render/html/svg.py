@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-from xlacli.render.units import format_seconds
+from xlacli.units import format_seconds
 
 MARK_WIDTH = 12
 MARK_GAP = 3

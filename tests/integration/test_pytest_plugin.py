@@ -1,0 +1,232 @@
+"""The pytest plugin, run as users run it: pytester's subprocesses over real torch_xla tests.
+
+Each test here runs one small pytest session in a child process (the plugin
+must set torch_xla's switches before torch_xla is imported, which only a
+fresh process shows) and asserts on its outcome, its failure messages and
+the files it left. ``-p xlacli.pytest_plugin`` loads the plugin by name: the
+entry point is checked apart (``tests/unit/test_pytest_plugin_entry.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, REPO
+
+pytest_plugins = ["pytester"]
+pytestmark = pytest.mark.e2e
+
+EXAMPLE = EXAMPLES / "pytest" / "test_budgets.py"
+PLUGIN = ("-p", "xlacli.pytest_plugin", "-p", "no:cacheprovider")
+
+
+def _line_of(path: Path, fragment: str) -> int:
+    lines = path.read_text().splitlines()
+    return next(number for number, line in enumerate(lines, 1) if fragment in line)
+
+
+@pytest.fixture
+def session(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A pytester folder whose sessions import this checkout's xlacli and keep
+    their temporary files in ``tmp/`` (to see that nothing is left there)."""
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    monkeypatch.setenv("PJRT_DEVICE", "CPU")
+    monkeypatch.setenv("TMPDIR", str(pytester.mkdir("tmp")))
+    for name in ("XLA_IR_DEBUG", "XLA_HLO_DEBUG", "PT_XLA_DEBUG_LEVEL", "XLA_SAVE_TENSORS_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    return pytester
+
+
+def _left_in_tmp(pytester: pytest.Pytester) -> list[str]:
+    return sorted(path.name for path in (pytester.path / "tmp").iterdir())
+
+
+def _kept_runs(pytester: pytest.Pytester) -> list[Path]:
+    runs = pytester.path / ".xlacli" / "runs"
+    return sorted(runs.iterdir()) if runs.exists() else []
+
+
+# The example's model for the other module too; torch_xla imported inside, as
+# a conftest.py must for a budget to be explained without --xla-compiles.
+SHARED_MODEL = """
+import pytest
+
+
+@pytest.fixture(scope="session")
+def model():
+    import torch
+    import torch_xla
+
+    return torch.nn.Linear(16, 4).to(torch_xla.device())
+"""
+MORE_BUDGETS = """
+import os
+import pytest
+import torch
+import torch_xla
+
+from test_budgets import predict
+
+
+@pytest.mark.xla_compiles(exact=2)
+def test_exact_too_few(model):
+    predict(model, torch.randn(9, 16))
+
+
+@pytest.mark.xla_compiles(maximum=1)
+def test_unknown_argument():
+    pass
+
+
+@pytest.mark.xla_compiles(max=0)
+def test_armed_before_import(tmp_path_factory):
+    # The switches torch_xla read at import, as xlacli compile gives its child.
+    assert os.environ["XLA_IR_DEBUG"] == "1"
+    assert "--xla_dump_to=" in os.environ["XLA_FLAGS"]
+"""
+
+
+def test_budgets_pass_fail_and_explain_like_compile(session: pytest.Pytester) -> None:
+    shutil.copy(EXAMPLE, session.path / EXAMPLE.name)
+    session.makeconftest(SHARED_MODEL)
+    session.makepyfile(test_more=MORE_BUDGETS)
+    result = session.runpytest_subprocess(*PLUGIN, "-rf")
+    result.assert_outcomes(passed=3, failed=3)
+    out = result.stdout.str()
+
+    # The short last batch: a steady-state input_shape recompile at the user's line.
+    line = _line_of(EXAMPLE, "logits = model(batch.to(")
+    assert "xla_compiles: 1 steady-state compilation after 1 warm-up step" in out
+    assert f"input_shape  test_budgets.py:{line}" in out
+    assert "f32[12,16] -> f32[6,16]" in out
+    assert "fix: pad or bucket input shapes" in out
+    # exact= with too few names what was compiled; a bad marker says what it takes.
+    assert "1 compilation, expected exactly 2 (exact=2)" in out
+    assert "xla_compiles does not take maximum" in out
+
+    # Only the failing budgets keep their dumps, each in a run folder xlacli reads.
+    kept = _kept_runs(session)
+    assert len(kept) == 2, kept
+    assert all(str(run) in out for run in kept)
+    report = json.loads(
+        next(r for r in kept if "budgets" in r.name).joinpath("report.json").read_text()
+    )
+    assert [e["cause"]["category"] for e in report["events"]][-1] == "input_shape"
+    assert report["events"][-1]["steady_state"] is True
+    assert _left_in_tmp(session) == []
+
+
+TOO_LATE_CONFTEST = "import torch_xla\n"
+TOO_LATE_TEST = """
+import pytest
+import torch
+import torch_xla
+
+
+@pytest.mark.xla_compiles(max=0)
+def test_compiles_once():
+    kept = torch.ones(3).to(torch_xla.device()).add_(1)
+    torch_xla.sync()
+
+
+def test_unbudgeted():
+    kept = torch.ones(4).to(torch_xla.device()).mul_(2)
+    torch_xla.sync()
+"""
+
+
+def test_too_late_says_who_imported_torch_xla_and_the_option_fixes_it(
+    session: pytest.Pytester,
+) -> None:
+    session.makeconftest(TOO_LATE_CONFTEST)
+    session.makepyfile(test_late=TOO_LATE_TEST)
+    late = session.runpytest_subprocess(*PLUGIN)
+    late.assert_outcomes(passed=1, failed=1)
+    out = late.stdout.str()
+    assert "xla_compiles: 1 compilation, over the budget of 0 (max=0)" in out  # still counted
+    assert "torch_xla was imported (by " in out
+    assert "conftest.py:1)" in out
+    assert "Pass --xla-compiles" in out
+    assert _kept_runs(session) == []  # nothing to keep: nothing was dumped
+
+    early = session.runpytest_subprocess(*PLUGIN, "--xla-compiles")
+    early.assert_outcomes(passed=1, failed=1)
+    out = early.stdout.str()
+    assert "first_compile  test_late.py:" in out
+    assert "torch_xla was imported" not in out
+    # --xla-compiles also counts every test's compiles.
+    assert "XLA compilations per test (xlacli)" in out
+    assert "test_late.py::test_unbudgeted" in out
+    assert _left_in_tmp(session) == []
+
+
+XDIST_TEST = """
+import os
+import pytest
+import torch
+import torch_xla
+
+
+@pytest.mark.xla_compiles(max=1)
+def test_two_shapes():
+    for size in (3, 4):
+        kept = torch.ones(size).to(torch_xla.device()).add_(1)
+        torch_xla.sync()
+
+
+@pytest.mark.xla_compiles(max=5)
+def test_worker_folder():
+    print("DEBUG_FILE", os.environ["PT_XLA_DEBUG_FILE"])
+    worker = os.environ["PYTEST_XDIST_WORKER"]
+    assert f"xlacli-pytest-{worker}-" in os.environ["PT_XLA_DEBUG_FILE"]
+"""
+
+
+def test_xdist_workers_have_their_own_dumps(session: pytest.Pytester) -> None:
+    session.makepyfile(test_workers=XDIST_TEST)
+    result = session.runpytest_subprocess(*PLUGIN, "-p", "xdist", "-n", "1")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "2 compilations, over the budget of 1 (max=1)" in out
+    assert "input_shape  test_workers.py:" in out
+    assert len(_kept_runs(session)) == 1
+    assert _left_in_tmp(session) == []
+
+
+NO_MARKER_FIRST = """
+import sys
+
+IMPORTED_EARLY = "torch_xla" in sys.modules
+
+
+def test_plugin_imported_nothing():
+    assert not IMPORTED_EARLY
+"""
+NO_MARKER_XLA = """
+import os
+import torch
+import torch_xla
+
+
+def test_runs_as_without_xlacli():
+    kept = torch.ones(3).to(torch_xla.device()).add_(1)
+    torch_xla.sync()
+    assert "XLA_IR_DEBUG" not in os.environ
+    assert "PT_XLA_DEBUG_FILE" not in os.environ
+    assert "xla_dump_to" not in os.environ.get("XLA_FLAGS", "")
+"""
+
+
+def test_without_marker_or_option_nothing_is_set(session: pytest.Pytester) -> None:
+    session.makepyfile(test_a_plain=NO_MARKER_FIRST, test_b_xla=NO_MARKER_XLA)
+    result = session.runpytest_subprocess(*PLUGIN)
+    result.assert_outcomes(passed=2)
+    assert "XLA compilations per test" not in result.stdout.str()
+    assert not (session.path / ".xlacli").exists()
+    assert _left_in_tmp(session) == []
+    assert "PT_XLA_DEBUG_FILE" not in os.environ  # the outer session is untouched too

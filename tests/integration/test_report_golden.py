@@ -1,0 +1,90 @@
+"""Every example's report, held against a golden copy.
+
+Each file under ``examples/`` names its own ``xlacli compile ...`` command in its
+docstring; this test runs that command and compares ``report.json`` with
+``tests/assets/golden/reports/<example>.json``, leaving out what differs from run
+to run (times, machine paths, versions). A change to what a report says shows up
+here as a diff to review.
+
+Regenerate after an intended change, then review the diff before committing:
+
+    XLACLI_UPDATE_GOLDENS=1 pytest tests/integration/test_report_golden.py -n 2
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import EXAMPLES, GOLDEN, REPO, run_cli
+
+REPORTS = GOLDEN / "reports"
+UPDATE = os.environ.get("XLACLI_UPDATE_GOLDENS") == "1"
+_COMMAND = re.compile(r"xlacli compile (examples/\S+\.py[^\n`\"]*)")
+# Measured, not decided: they change from run to run.
+_VOLATILE_KEY = re.compile(r"(^|_)(time|times)(_s|_ns)?$|_time_s$|^wall_time|^versions$|^run_dir$")
+# Counters of tensor lifetimes follow Python's garbage collector, not the program.
+_VOLATILE_COUNTERS = ("CreateXlaTensor", "DestroyXlaTensor", "DestroyLtcTensor", "CreateLtcTensor")
+
+
+def example_commands() -> dict[str, list[str]]:
+    """Each example's first documented ``xlacli compile`` command, as arguments."""
+    commands = {}
+    for path in sorted(EXAMPLES.rglob("*.py")):
+        match = _COMMAND.search(path.read_text(encoding="utf-8"))
+        if match is not None:
+            name = path.relative_to(EXAMPLES).with_suffix("").as_posix().replace("/", "__")
+            commands[name] = shlex.split(match.group(1).split("#")[0])
+    return commands
+
+
+def normalize(value: Any, key: str = "") -> Any:
+    """The report with volatile fields dropped and machine paths made portable."""
+    if isinstance(value, dict):
+        return {
+            k: normalize(v, k)
+            for k, v in sorted(value.items())
+            if not _VOLATILE_KEY.search(k)
+            and not (key == "counters" and k in _VOLATILE_COUNTERS)
+        }
+    if isinstance(value, list):
+        return [normalize(v, key) for v in value]
+    if isinstance(value, str):
+        value = value.replace(str(REPO) + "/", "")
+        return re.sub(r"\S*/site-packages/", "<site-packages>/", value)
+    return value
+
+
+COMMANDS = example_commands()
+
+
+def test_every_example_documents_its_command() -> None:
+    examples = {
+        p.relative_to(EXAMPLES).with_suffix("").as_posix().replace("/", "__")
+        for p in EXAMPLES.rglob("*.py")
+    }
+    assert not examples - set(COMMANDS), examples - set(COMMANDS)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_report_matches_golden(name: str, tmp_path: Path) -> None:
+    args = COMMANDS[name]
+    script_args = args[args.index("--") :] if "--" in args else []
+    own = args[: len(args) - len(script_args)]
+    result = run_cli("compile", *own, "--out", tmp_path / "run", *script_args, cwd=REPO)
+    report_file = tmp_path / "run" / "report.json"
+    assert report_file.exists(), result.stderr
+    report = normalize(json.loads(report_file.read_text()))
+    golden = REPORTS / f"{name}.json"
+    if UPDATE:
+        golden.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+    assert golden.exists(), f"no golden report for {name}: run with XLACLI_UPDATE_GOLDENS=1"
+    expected = json.loads(golden.read_text())
+    assert report == expected

@@ -1,0 +1,79 @@
+"""The test process's debug switches: the same as xlacli compile's child, set and put back."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from xlacli.capture.env import capture_environment
+from xlacli.pytest_plugin.dumps import DEBUG_SWITCHES, ImportWatch, SessionDumps, debug_switches
+from xlacli.run.request import CaptureRequest, RunPaths
+
+
+def test_switches_are_the_childs(tmp_path: Path) -> None:
+    paths = RunPaths(tmp_path)
+    request = CaptureRequest(model_path="m.py", model_entry=None, steps=2)
+    child = capture_environment({"XLA_FLAGS": "--xla_cpu_use_thunk_runtime=false"}, request, paths)
+    switches = debug_switches({"XLA_FLAGS": "--xla_cpu_use_thunk_runtime=false"}, paths)
+    assert switches == {name: child[name] for name in DEBUG_SWITCHES}
+    assert switches["XLA_FLAGS"].startswith("--xla_cpu_use_thunk_runtime=false ")
+    assert "PJRT_DEVICE" not in switches  # the user's own choice in their process
+
+
+def test_arm_sets_and_disarm_restores(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setenv("XLA_FLAGS", "--xla_mine")
+    monkeypatch.delenv("XLA_IR_DEBUG", raising=False)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    dumps = SessionDumps.arm()
+    try:
+        assert dumps.paths.root.parent == tmp_path
+        assert dumps.paths.root.name.startswith("xlacli-pytest-gw3-")
+        assert os.environ["XLA_IR_DEBUG"] == "1"
+        assert os.environ["PT_XLA_DEBUG_FILE"] == str(dumps.paths.debug_log)
+    finally:
+        dumps.disarm()
+    assert "XLA_IR_DEBUG" not in os.environ
+    assert os.environ["XLA_FLAGS"] == "--xla_mine"
+    assert not dumps.paths.root.exists()
+
+
+def test_clear_and_take(tmp_path: Path) -> None:
+    dumps = SessionDumps(RunPaths(tmp_path / "session"), {})
+    dumps.paths.xla_dump.mkdir(parents=True)
+    dumps.paths.debug_log.write_text("Compilation Analysis: old\n")
+    (dumps.paths.xla_dump / "module_0001.SyncTensorsGraph.3.before_optimizations.txt").write_text(
+        "HloModule old"
+    )
+    dumps.clear()
+    assert dumps.paths.debug_log.read_text() == ""  # truncated: torch_xla appends to it
+    assert list(dumps.paths.xla_dump.iterdir()) == []
+
+    dumps.paths.debug_log.write_text("Compilation Analysis: new\n")
+    (dumps.paths.raw / "ir-dump.txt.0").write_text("[ir]")
+    copy, moved = RunPaths(tmp_path / "copy"), RunPaths(tmp_path / "moved")
+    dumps.take(copy, move=False)
+    assert copy.debug_log.read_text() == "Compilation Analysis: new\n"
+    assert dumps.paths.debug_log.exists()
+    dumps.take(moved, move=True)
+    assert [p.name for p in moved.ir_dump_files()] == ["ir-dump.txt.0"]
+    assert not dumps.paths.debug_log.exists()
+    assert dumps.paths.xla_dump.is_dir()  # XLA keeps dumping there
+
+
+def test_import_watch_names_the_importing_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    watch = ImportWatch()
+    monkeypatch.setattr(sys, "meta_path", [watch, *sys.meta_path])
+    assert watch.find_spec("numpy", None) is None
+    assert watch.importer is None and watch in sys.meta_path
+    line = sys._getframe().f_lineno + 1
+    assert watch.find_spec("torch_xla", None) is None
+    assert watch.importer is not None
+    assert watch.importer.endswith(f"test_dumps.py:{line}")
+    assert watch not in sys.meta_path  # once is enough

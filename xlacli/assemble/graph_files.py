@@ -1,0 +1,112 @@
+"""Each graph's kept files under ``graphs/<hash>/``, and what they say of its size."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from xlacli.errors import HloParseError
+from xlacli.hlo import parse_hlo_file
+from xlacli.hlo.model import HloModule
+from xlacli.parse.buffer_assignment import parse_buffer_assignment, summarize_buffers
+from xlacli.parse.hlo_stacks import StackedOp, read_hlo_stacks
+from xlacli.parse.ir_dump import IrGraph
+from xlacli.parse.xla_dump import DumpedModule
+from xlacli.run.request import RunPaths
+
+GRAPH_FILE_NAMES = {
+    "ir": "ir.txt",
+    "hlo_before": "hlo.before.txt",
+    "hlo_after": "hlo.after.txt",
+    "buffer_assignment": "buffer-assignment.txt",
+    "memory_usage": "memory-usage.txt",
+    "hlo_stacks": "hlo.before.pb",
+}
+
+
+def organize_graph_files(
+    paths: RunPaths, graph_hash: str, ir_graph: IrGraph | None, module: DumpedModule | None
+) -> dict[str, str]:
+    """Move a compile's dump files (and write its IR) under ``graphs/<hash>/``.
+
+    Returns the kept files by role, relative to the run folder.
+    """
+    folder = paths.graphs / graph_hash
+    folder.mkdir(parents=True, exist_ok=True)
+    files: dict[str, str] = {}
+    if ir_graph is not None:
+        (folder / GRAPH_FILE_NAMES["ir"]).write_text(_ir_file_text(ir_graph), encoding="utf-8")
+        files["ir"] = f"graphs/{graph_hash}/{GRAPH_FILE_NAMES['ir']}"
+    for role, source in module.files.items() if module else ():
+        target = folder / GRAPH_FILE_NAMES[role]
+        if source.exists():
+            shutil.move(str(source), target)
+        if target.exists():
+            files[role] = f"graphs/{graph_hash}/{GRAPH_FILE_NAMES[role]}"
+    return dict(sorted(files.items()))
+
+
+def _ir_file_text(graph: IrGraph) -> str:
+    frames = "".join(f"  {frame}\n" for frame in graph.frames)
+    return f"Frames:\n{frames}\nGraph Hash: {graph.graph_hash}\n\n{graph.ir_text}\n"
+
+
+class HloCache:
+    """Parsed HLO of a run's graphs, each file parsed once."""
+
+    def __init__(self, root: Path):
+        self._root = root
+        self._modules: dict[Path, HloModule | None] = {}
+        self._stacks: dict[Path, list[StackedOp] | None] = {}
+
+    def module(self, relative: str | None) -> HloModule | None:
+        """The parsed module, or None if the file is missing or not valid HLO."""
+        if relative is None:
+            return None
+        path = self._root / relative
+        if path not in self._modules:
+            try:
+                self._modules[path] = parse_hlo_file(path)
+            except (OSError, HloParseError):
+                self._modules[path] = None
+        return self._modules[path]
+
+    def stacks(self, relative: str | None) -> list[StackedOp] | None:
+        """The ops of a graph's ``hlo.before.pb`` with their Python stacks, read once."""
+        if relative is None:
+            return None
+        path = self._root / relative
+        if path not in self._stacks:
+            self._stacks[path] = read_hlo_stacks(path)
+        return self._stacks[path]
+
+
+def graph_sizes(root: Path, files: dict[str, str], hlo: HloCache) -> dict[str, Any]:
+    """Instruction, fusion and byte counts of one graph, from its kept files."""
+    sizes: dict[str, int | None] = dict.fromkeys(
+        (
+            "input_bytes",
+            "output_bytes",
+            "temp_bytes",
+            "hlo_instructions",
+            "optimized_hlo_instructions",
+            "fusions",
+        )
+    )
+    if "buffer_assignment" in files:
+        text = (root / files["buffer_assignment"]).read_text(encoding="utf-8", errors="replace")
+        summary = summarize_buffers(parse_buffer_assignment(text))
+        sizes.update(
+            input_bytes=summary.input_bytes,
+            output_bytes=summary.output_bytes,
+            temp_bytes=summary.temp_bytes,
+        )
+    before = hlo.module(files.get("hlo_before"))
+    if before is not None:
+        sizes["hlo_instructions"] = before.instruction_count
+    after = hlo.module(files.get("hlo_after"))
+    if after is not None:
+        sizes["optimized_hlo_instructions"] = after.instruction_count
+        sizes["fusions"] = after.opcode_counts()["fusion"]
+    return sizes

@@ -1,0 +1,328 @@
+"""Stage 2 of the assembler: the raw run organised into steps, graphs and files.
+
+torch_xla and XLA describe each compile in three places that share no key but
+their order: the debug log's "Compilation Analysis" blocks (graph hash,
+frames), the ``CompileTime`` metric's samples (seconds), and the XLA dump's
+modules (numbered in compile order). Executions likewise pair the debug log's
+"Execution Analysis" blocks with ``ExecuteTime`` samples. The child records
+counter deltas per step, which places every compile and execution in its step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from xlacli.analysis.locate import Locator
+from xlacli.analysis.recompile import CompiledGraph
+from xlacli.analysis.spmd_graph import ShardingContext, sharding_context
+from xlacli.assemble.graph_files import HloCache, graph_sizes, organize_graph_files
+from xlacli.assemble.read import RawRun
+from xlacli.parse.debug_log import AnalysisEvent
+from xlacli.parse.frames import CodeRoots, first_user_frame
+from xlacli.parse.ir_dump import IrGraph
+from xlacli.report.run import GraphRecord, StepRecord
+from xlacli.run.events import ChildLog
+from xlacli.run.request import CaptureRequest, RunPaths
+
+HOST_SYNC_CAUSE = "access tensor value"
+# A graph runs through ExecuteComputation, or ExecuteReplicated under SPMD.
+EXECUTION_COUNTERS = ("ExecuteComputation", "ExecuteReplicated")
+
+
+@dataclass(frozen=True)
+class OrganisedRun:
+    """A run's raw events placed in steps and grouped into graphs, with the graphs'
+    files in ``graphs/<hash>/``: what every analysis reads, and none may change.
+
+    ``graphs`` are the records before any analysis (no memory, SPMD...); ``compiled``
+    is every compile in order, as the recompile explainer reads it. The locator
+    caches what it learns about frames, but answers the same for every reader.
+    """
+
+    raw: RawRun
+    paths: RunPaths
+    request: CaptureRequest
+    warmup: int
+    roots: CodeRoots
+    hlo: HloCache
+    compile_steps: list[int | None]
+    execute_steps: list[int | None]
+    graphs: tuple[GraphRecord, ...]
+    compiled: tuple[CompiledGraph, ...]
+    step_records: tuple[StepRecord, ...]
+    locator: Locator
+    shardings: ShardingContext
+
+
+def organise_run(
+    raw: RawRun,
+    paths: RunPaths,
+    request: CaptureRequest,
+    *,
+    warmup: int,
+    roots: CodeRoots,
+    hlo: HloCache,
+) -> OrganisedRun:
+    """Place compiles and executions in their steps, group them by graph and move
+    each graph's kept files into ``graphs/<hash>/``."""
+    setup = raw.log.setup or {}
+    compile_steps = _event_steps(raw.log, "UncachedCompile", len(raw.compiles))
+    execute_steps = _event_steps(raw.log, EXECUTION_COUNTERS, len(raw.executions))
+    ir_by_hash = _first_ir_by_hash(raw.ir_graphs, raw.compiles)
+    graphs = _graph_records(raw, paths, compile_steps, ir_by_hash, roots, hlo)
+    files_by_hash = {graph.hash: graph.files for graph in graphs}
+    locator = Locator(
+        roots=roots,
+        model_dir=Path(request.model_path).parent,
+        load_hlo=lambda h: hlo.module(files_by_hash.get(h, {}).get("hlo_before")),
+        load_stacks=lambda h: hlo.stacks(files_by_hash.get(h, {}).get("hlo_stacks")),
+        entry_site=setup.get("entry_site"),
+        inputs_site=setup.get("inputs_site"),
+    )
+    for event in (*raw.compiles, *raw.executions):
+        locator.learn_frames(event.frames)
+    return OrganisedRun(
+        raw=raw,
+        paths=paths,
+        request=request,
+        warmup=warmup,
+        roots=roots,
+        hlo=hlo,
+        compile_steps=compile_steps,
+        execute_steps=execute_steps,
+        graphs=tuple(graphs),
+        compiled=tuple(_compiled_graphs(raw, compile_steps, ir_by_hash)),
+        step_records=_step_records(raw, compile_steps, execute_steps),
+        locator=locator,
+        shardings=sharding_context(raw.log.start, raw.log.shardings),
+    )
+
+
+def _graph_records(
+    raw: RawRun,
+    paths: RunPaths,
+    compile_steps: list[int | None],
+    ir_by_hash: dict[str, IrGraph],
+    roots: CodeRoots,
+    hlo: HloCache,
+) -> list[GraphRecord]:
+    """One record per distinct graph, its files moved into ``graphs/<hash>/``."""
+    setup = raw.log.setup or {}
+    executions_by_hash = _group_by_hash(raw.executions)
+    graphs = []
+    for graph_hash, indices in _group_by_hash(raw.compiles).items():
+        first = indices[0]
+        exec_indices = executions_by_hash.get(graph_hash, [])
+        exec_times = [raw.execute_times_s[i] for i in exec_indices if i < len(raw.execute_times_s)]
+        module = raw.modules[first] if first < len(raw.modules) else None
+        ir = ir_by_hash.get(graph_hash)
+        files = organize_graph_files(paths, graph_hash, ir, module)
+        trigger, site = _site(raw.compiles[first], roots, setup.get("entry_site"))
+        graphs.append(
+            GraphRecord(
+                hash=graph_hash,
+                site=site,
+                trigger=trigger,
+                frames=tuple(str(f) for f in raw.compiles[first].frames),
+                ir_nodes=len(ir.nodes) if ir else None,
+                compilations=len(indices),
+                compile_time_s=sum(_at(raw.compile_times_s, i) for i in indices),
+                executions=len(exec_indices),
+                execute_time_s=_steady_median(exec_times),
+                total_execute_time_s=sum(exec_times),
+                first_step=compile_steps[first],
+                files=files,
+                spmd=None,  # SPMD runs: the spmd processor's section
+                **graph_sizes(paths.root, files, hlo),
+            )
+        )
+    return graphs
+
+
+@dataclass(frozen=True)
+class ExecutionRecord:
+    """One graph execution: its step, its graph and how long it ran."""
+
+    step: int | None
+    graph_hash: str | None
+    time_s: float | None
+
+
+def execution_records(raw: RawRun) -> list[ExecutionRecord]:
+    """Every execution of the run, in order."""
+    steps = _event_steps(raw.log, EXECUTION_COUNTERS, len(raw.executions))
+    return [
+        ExecutionRecord(
+            steps[index],
+            event.graph_hash,
+            raw.execute_times_s[index] if index < len(raw.execute_times_s) else None,
+        )
+        for index, event in enumerate(raw.executions)
+    ]
+
+
+def _steady_median(times: list[float]) -> float | None:
+    """Median execution time, leaving out the first run when there are others:
+    a program's first run pays one-time costs (on XLA:CPU, 30 ms for a graph
+    whose later runs take 0.2 ms)."""
+    if not times:
+        return None
+    return statistics.median(times[1:] if len(times) > 1 else times)
+
+
+def _first_ir_by_hash(
+    ir_graphs: Sequence[IrGraph], compiles: Sequence[AnalysisEvent]
+) -> dict[str, IrGraph]:
+    """The IR of each graph's first sync.
+
+    torch_xla's dump has one block per sync, named by graph hash; xlacli's has
+    one per compile, named by the compile's index (``child/graph_ir.py``).
+    """
+    first: dict[str, IrGraph] = {}
+    for graph in ir_graphs:
+        if graph.graph_hash is None and graph.compile_index is not None:
+            graph = _hashed(graph, compiles)
+        if graph.graph_hash is not None:
+            first.setdefault(graph.graph_hash, graph)
+    return first
+
+
+def _hashed(graph: IrGraph, compiles: Sequence[AnalysisEvent]) -> IrGraph:
+    """xlacli's block for compile N, named by that compile's graph hash."""
+    index = graph.compile_index
+    if index is None or index >= len(compiles) or compiles[index].graph_hash is None:
+        return graph
+    return dataclasses.replace(graph, graph_hash=compiles[index].graph_hash)
+
+
+def _compiled_graphs(
+    raw: RawRun, compile_steps: list[int | None], ir_by_hash: dict[str, IrGraph]
+) -> list[CompiledGraph]:
+    by_step = {event["step"]: event for event in raw.log.steps}
+    compiled = []
+    for index, event in enumerate(raw.compiles):
+        step = compile_steps[index]
+        step_event = by_step.get(step, {})
+        compiled.append(
+            CompiledGraph(
+                index=index,
+                step=step,
+                graph_hash=event.graph_hash or f"unknown-{index}",
+                compile_time_s=_at(raw.compile_times_s, index),
+                frames=event.frames,
+                value_read=HOST_SYNC_CAUSE in event.cause,
+                ir=ir_by_hash.get(event.graph_hash or ""),
+                input_signature=tuple(step_event.get("input_signature", ())),
+                input_origins=dict(step_event.get("input_origins", {})),
+                fallbacks_in_step=frozenset(
+                    name for name in step_event.get("counters", {}) if name.startswith("aten::")
+                ),
+            )
+        )
+    return compiled
+
+
+def _event_steps(log: ChildLog, counter: str | tuple[str, ...], count: int) -> list[int | None]:
+    """The step of each compile (or execution), in order; None outside steps."""
+    names = (counter,) if isinstance(counter, str) else counter
+    steps: list[int | None] = []
+    for event in log.metric_events:
+        step = event.get("step")
+        steps.extend([step] * _count_in(event, names))
+    # Events past the last recorded delta (the child died mid-step) belong to
+    # the step that was running.
+    running = len(log.steps)
+    steps.extend([running] * (count - len(steps)))
+    return steps[:count]
+
+
+# The timed metric each counter's events leave one sample in.
+_SAMPLES_OF = {
+    "UncachedCompile": "compile_time_ns",
+    "ExecuteComputation": "execute_time_ns",
+    "ExecuteReplicated": "execute_time_ns",  # SPMD: ExecuteReplicatedTime shares the list
+}
+
+
+def _count_in(event: dict[str, Any], names: tuple[str, ...]) -> int:
+    """How many compiles (or executions) a step event saw.
+
+    The counters, or the timed metric's new samples when they are more:
+    torch_xla's Dynamo bridge clears the counters while it partitions an FX
+    graph, and its cached-graph runs (``_run_cached_graph``) never bump
+    ``ExecuteComputation``; ``CompileTime``/``ExecuteTime`` samples are kept.
+    """
+    counters = event.get("counters", {})
+    counted = sum(counters.get(name, 0) for name in names)
+    samples = next((_SAMPLES_OF[name] for name in names if name in _SAMPLES_OF), "")
+    return max(counted, len(event.get(samples, ())))
+
+
+def _group_by_hash(events: Sequence[AnalysisEvent]) -> dict[str, list[int]]:
+    groups: dict[str, list[int]] = {}
+    for index, event in enumerate(events):
+        groups.setdefault(event.graph_hash or f"unknown-{index}", []).append(index)
+    return groups
+
+
+def _at(values: Sequence[float], index: int) -> float:
+    return values[index] if index < len(values) else 0.0
+
+
+# PT_XLA_DEBUG's compile causes for graphs not traced lazily step by step.
+_COMPILED_BY = {
+    "dynamo is compiling a FX graph to HLO": "dynamo",
+    "torch_xla.compile": "torch_xla_compile",
+}
+
+
+def _site(event: AnalysisEvent, roots: CodeRoots, entry_site: str | None) -> tuple[str, str | None]:
+    """Why the graph ran and the user's ``file:line`` behind it."""
+    user = first_user_frame(event.frames, roots)
+    compiled_by = _COMPILED_BY.get(event.cause.strip())
+    if compiled_by is not None:  # a graph torch.compile or torch_xla.compile built
+        return compiled_by, user.location if user is not None else entry_site
+    if user is not None:
+        trigger = "host_sync" if HOST_SYNC_CAUSE in event.cause else "user_sync"
+        return trigger, user.location
+    if any(roots.is_xlacli(frame) for frame in event.frames):
+        return "step_end", entry_site
+    return "other", None
+
+
+def _step_records(
+    raw: RawRun, compile_steps: list[int | None], execute_steps: list[int | None]
+) -> tuple[StepRecord, ...]:
+    # One pass over the compiles and executions, not one per step: a long
+    # profile has hundreds of steps and graphs.
+    compiles_in = Counter(compile_steps)
+    ran_in: dict[int | None, list[AnalysisEvent]] = {}
+    for execution, step in zip(raw.executions, execute_steps, strict=True):
+        ran_in.setdefault(step, []).append(execution)
+    records = []
+    for event in raw.log.steps:
+        ran = ran_in.get(event["step"], [])
+        records.append(
+            StepRecord(
+                step=event["step"],
+                wall_time_s=event.get("wall_time_s", 0.0),
+                compilations=compiles_in[event["step"]],
+                executions=len(ran),
+                input_signature=tuple(event.get("input_signature", ())),
+                graph_hashes=tuple(execution.graph_hash or "" for execution in ran),
+                value_reads=sum(HOST_SYNC_CAUSE in execution.cause for execution in ran),
+                # The step's own CPU fallbacks (no other metric event has its number).
+                fallbacks=sum(
+                    count
+                    for name, count in event.get("counters", {}).items()
+                    if name.startswith("aten::")
+                ),
+            )
+        )
+    return tuple(records)

@@ -1,0 +1,130 @@
+"""The assembler: a run folder -> its ``RunReport``, as four stages.
+
+1. read (``read.py``): parse the raw artifacts;
+2. organise (``organise.py``): steps, graphs and their files in ``graphs/<hash>/``;
+3. analyse (``processors.py``): each processor, in the declared order, writes its
+   own section; one that raises is recorded in the report's ``problems`` and its
+   section left empty, so a bug in one analysis costs one section, not the report;
+4. freeze (here): the sections become the frozen report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+from xlacli.assemble.graph_files import HloCache
+from xlacli.assemble.organise import OrganisedRun, organise_run
+from xlacli.assemble.processors import PROCESSORS, DynamoSection, MemorySection, Processor
+from xlacli.assemble.read import RawRun
+from xlacli.parse.frames import CodeRoots, current_code_roots
+from xlacli.report.run import ErrorRecord, GraphRecord, Problem, RunReport
+from xlacli.run.request import CaptureRequest, RunPaths
+
+
+def build_report(
+    raw: RawRun,
+    paths: RunPaths,
+    request: CaptureRequest,
+    model_label: str,
+    error: ErrorRecord | None,
+    *,
+    warmup: int = 2,
+    roots: CodeRoots | None = None,
+    hlo: HloCache | None = None,
+    processors: Sequence[Processor] | None = None,
+) -> RunReport:
+    """Assemble the report, moving each graph's kept files into ``graphs/<hash>/``.
+
+    ``hlo``: where the graphs' parsed HLO is kept, for a caller that reads it again.
+    ``processors``: the analyses, in order (the default is every one of them).
+    """
+    run = organise_run(
+        raw,
+        paths,
+        request,
+        warmup=warmup,
+        roots=roots or current_code_roots(),
+        hlo=hlo or HloCache(paths.root),
+    )
+    sections, problems = run_processors(run, PROCESSORS if processors is None else processors)
+    return freeze_report(run, sections, problems, model_label, error)
+
+
+def run_processors(
+    run: OrganisedRun, processors: Sequence[Processor]
+) -> tuple[dict[str, Any], tuple[Problem, ...]]:
+    """Every processor's section, in order; a failing one leaves its empty section
+    and a ``Problem`` naming it."""
+    sections: dict[str, Any] = {}
+    problems = []
+    for processor in processors:
+        try:
+            sections[processor.section] = processor.run(run, dict(sections))
+        except Exception as exc:  # a bug in one analysis must not lose the report
+            sections[processor.section] = processor.empty()
+            problems.append(_problem(processor, exc))
+    return sections, tuple(problems)
+
+
+def _problem(processor: Processor, exc: Exception) -> Problem:
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return Problem(
+        processor=processor.section,
+        exception=type(exc).__name__,
+        message=str(exc),
+        where=where,
+    )
+
+
+def freeze_report(
+    run: OrganisedRun,
+    sections: dict[str, Any],
+    problems: tuple[Problem, ...],
+    model_label: str,
+    error: ErrorRecord | None,
+) -> RunReport:
+    """The frozen report: the organised run with every processor's section."""
+    raw, request = run.raw, run.request
+    memory: MemorySection = sections.get("memory") or MemorySection()
+    dynamo: DynamoSection = sections.get("dynamo") or DynamoSection()
+    return RunReport(
+        model=model_label,
+        device=(raw.log.start or {}).get("device", "unknown"),
+        steps=len(raw.log.steps),
+        steps_requested=request.planned_steps(len(raw.log.steps)),
+        train=request.train,
+        run_dir=str(run.paths.root),
+        compilations=len(raw.compiles),
+        executions=len(raw.executions),
+        total_compile_time_s=sum(raw.compile_times_s),
+        total_execute_time_s=sum(raw.execute_times_s),
+        graphs=tuple(_graph_with_sections(g, memory, sections.get("spmd", {})) for g in run.graphs),
+        step_records=run.step_records,
+        counters=raw.counters,
+        versions=dict((raw.log.start or {}).get("versions", {})),
+        error=error,
+        warmup=run.warmup,
+        events=tuple(sections.get("events", ())),
+        fallback_ops=tuple(sections.get("fallback_ops", ())),
+        memory=memory.run,
+        mode=request.mode,
+        dynamo=dynamo.record,
+        problems=problems,
+    )
+
+
+def _graph_with_sections(
+    graph: GraphRecord, memory: MemorySection, spmd: dict[str, Any]
+) -> GraphRecord:
+    facts = memory.graphs.get(graph.hash)
+    return dataclasses.replace(
+        graph,
+        memory=facts.memory if facts else None,
+        precision=facts.precision if facts else None,
+        checkpoint=facts.checkpoint if facts else None,
+        spmd=spmd.get(graph.hash),
+    )

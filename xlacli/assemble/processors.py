@@ -1,0 +1,163 @@
+"""Stage 3 of the assembler: the analyses, each a processor writing its own section.
+
+Every processor has one signature, ``(run, done) -> section``: it reads the
+organised run and the sections of the processors declared before it (read only),
+and returns its own section. None edits another's output, so a processor that
+raises costs its own section and nothing else (see ``pipeline.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from xlacli.analysis.collectives import Locate
+from xlacli.analysis.dynamo import EXTRACT_COUNTER, XlaEvents, apply_dynamo_causes
+from xlacli.analysis.dynamo import build_dynamo_record as _build_dynamo_record
+from xlacli.analysis.fallbacks import locate_fallbacks
+from xlacli.analysis.locate import Locator
+from xlacli.analysis.memory_facts import with_memory_facts
+from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
+from xlacli.analysis.spmd_graph import attach_spmd
+from xlacli.assemble.organise import HOST_SYNC_CAUSE, OrganisedRun, execution_records
+from xlacli.paths import source_line
+from xlacli.report.memory import CheckpointFacts, GraphMemory, GraphPrecision, RunMemory
+from xlacli.report.run import CompileEvent, DynamoRecord, FallbackOp
+from xlacli.report.sharding import GraphSpmd
+
+# What a processor reads: the sections written before it, by name.
+Sections = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Processor:
+    """One analysis: the section it writes, how, and that section when it failed."""
+
+    section: str
+    run: Callable[[OrganisedRun, Sections], Any]
+    empty: Callable[[], Any]
+
+
+@dataclass(frozen=True)
+class GraphFacts:
+    """A graph's memory, precision mix and checkpointing, parsed from its files."""
+
+    memory: GraphMemory | None
+    precision: GraphPrecision | None
+    checkpoint: CheckpointFacts | None
+
+
+@dataclass(frozen=True)
+class MemorySection:
+    """Each graph's facts by hash, and the run's memory (step peaks, device memory)."""
+
+    graphs: Mapping[str, GraphFacts] = field(default_factory=dict)
+    run: RunMemory | None = None
+
+
+@dataclass(frozen=True)
+class DynamoSection:
+    """Dynamo's record (None when it never compiled a frame), and the frame each
+    XLA compile lowered."""
+
+    record: DynamoRecord | None = None
+    owners: Sequence[int | None] = ()
+
+
+def memory_facts(run: OrganisedRun, done: Sections) -> MemorySection:
+    """Memory, precision and checkpointing: ``analysis/memory_facts.py``."""
+    graphs, memory = with_memory_facts(
+        run.graphs,
+        run.paths.root,
+        run.hlo,
+        run.raw.log.steps,
+        ((record.step, record.graph_hash) for record in execution_records(run.raw)),
+    )
+    facts = {g.hash: GraphFacts(g.memory, g.precision, g.checkpoint) for g in graphs}
+    return MemorySection(facts, memory)
+
+
+def dynamo_record(run: OrganisedRun, done: Sections) -> DynamoSection:
+    """torch.compile's frames, graph breaks and guard failures: ``analysis/dynamo.py``."""
+    raw = run.raw
+    record, owners = _build_dynamo_record(
+        raw.log,
+        XlaEvents(raw.compiles, run.compile_steps, raw.executions, run.execute_steps),
+        mode=run.request.mode,
+        extractions=raw.counters.get(EXTRACT_COUNTER, 0),
+    )
+    return DynamoSection(record, owners)
+
+
+def recompile_events(run: OrganisedRun, done: Sections) -> tuple[CompileEvent, ...]:
+    """Every compile explained (``analysis/recompile.py``), with Dynamo's causes
+    where Dynamo compiled the frame."""
+    events = explain_compiles(
+        list(run.compiled), ExplainContext(run.warmup, run.locator, shardings=run.shardings)
+    )
+    dynamo: DynamoSection = done.get("dynamo") or DynamoSection()
+    if dynamo.record is not None:
+        events = apply_dynamo_causes(events, dynamo.record, dynamo.owners, run.roots)
+    return tuple(events)
+
+
+def spmd_graphs(run: OrganisedRun, done: Sections) -> Mapping[str, GraphSpmd | None]:
+    """Each graph's shardings and collectives, SPMD runs only: ``analysis/spmd_graph.py``."""
+    graphs = attach_spmd(
+        run.graphs,
+        start=run.raw.log.start,
+        context=run.shardings,
+        load_module=run.hlo.module,
+        locate_for=_metadata_locator(run.locator, run.compiled),
+    )
+    return {graph.hash: graph.spmd for graph in graphs if graph.spmd is not None}
+
+
+def fallback_ops(run: OrganisedRun, done: Sections) -> tuple[FallbackOp, ...]:
+    """Ops that fell back to the CPU, at the user's line: ``analysis/fallbacks.py``."""
+    raw = run.raw
+    counts_by_step = {
+        event.get("step"): {
+            name: count
+            for name, count in event.get("counters", {}).items()
+            if name.startswith("aten::")
+        }
+        for event in raw.log.metric_events
+    }
+    value_reads = [
+        (run.execute_steps[index], user)
+        for index, event in enumerate(raw.executions)
+        if HOST_SYNC_CAUSE in event.cause
+        and (user := run.locator.trigger(event.frames)[0]) is not None
+    ]
+    return locate_fallbacks(counts_by_step, value_reads, source_line)
+
+
+def _metadata_locator(
+    locator: Locator, compiled: Sequence[CompiledGraph]
+) -> Callable[[str], Locate]:
+    """Per graph hash: the user's line behind an HLO instruction's metadata."""
+    first: dict[str, CompiledGraph] = {}
+    for graph in compiled:
+        first.setdefault(graph.graph_hash, graph)
+
+    def locate_for(graph_hash: str) -> Locate:
+        graph = first.get(graph_hash)
+        if graph is None:
+            return lambda metadata: (None, None)
+        return lambda metadata: (
+            locator.metadata(metadata, graph) if metadata.source_file else (None, None)
+        )
+
+    return locate_for
+
+
+# The declared order: a processor reads only the sections above it.
+PROCESSORS: tuple[Processor, ...] = (
+    Processor("memory", memory_facts, MemorySection),
+    Processor("dynamo", dynamo_record, DynamoSection),
+    Processor("events", recompile_events, tuple),
+    Processor("spmd", spmd_graphs, dict),
+    Processor("fallback_ops", fallback_ops, tuple),
+)

@@ -1,0 +1,67 @@
+"""Stage 1 of the assembler: a run folder's raw artifacts, parsed (each by its
+parser in ``parse/``); ``organise.py`` joins them by order (see there why)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xlacli.parse.debug_log import AnalysisEvent, parse_debug_log
+from xlacli.parse.ir_dump import IrGraph, parse_ir_dump
+from xlacli.parse.metrics_report import parse_metrics_report
+from xlacli.parse.xla_dump import DumpedModule, list_dumped_modules, prune_backend_noise
+from xlacli.run.events import ChildLog
+from xlacli.run.request import RunPaths
+
+
+@dataclass(frozen=True)
+class RawRun:
+    """Everything parsed from a run folder, before it becomes a report."""
+
+    log: ChildLog
+    compiles: list[AnalysisEvent]
+    executions: list[AnalysisEvent]
+    ir_graphs: list[IrGraph]
+    modules: list[DumpedModule]
+    counters: dict[str, int]
+    compile_times_s: list[float] = field(default_factory=list)
+    execute_times_s: list[float] = field(default_factory=list)
+
+
+def read_raw_run(paths: RunPaths, log: ChildLog) -> RawRun:
+    """Parse the raw artifacts of a run folder."""
+    events = parse_debug_log(_read(paths.debug_log))
+    ir_dump = paths.ir_dump_files()
+    prune_backend_noise(paths.xla_dump)
+    metrics = parse_metrics_report(_read(paths.metrics))
+    counters = dict(metrics.counters) or _summed_counters(log)
+    return RawRun(
+        log=log,
+        compiles=[e for e in events if e.kind == "compile"],
+        executions=[e for e in events if e.kind == "execute"],
+        ir_graphs=parse_ir_dump(_read(ir_dump[0])) if ir_dump else [],
+        modules=list_dumped_modules(paths.xla_dump),
+        counters=counters,
+        compile_times_s=_samples_s(log, "compile_time_ns"),
+        execute_times_s=_samples_s(log, "execute_time_ns"),
+    )
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, IsADirectoryError):
+        return ""
+
+
+def _samples_s(log: ChildLog, key: str) -> list[float]:
+    return [ns / 1e9 for event in log.metric_events for ns in event.get(key, [])]
+
+
+def _summed_counters(log: ChildLog) -> dict[str, int]:
+    """Counters from the per-step deltas, when the final report was never written."""
+    totals: dict[str, int] = {}
+    for event in log.metric_events:
+        for name, delta in event.get("counters", {}).items():
+            totals[name] = totals.get(name, 0) + delta
+    return totals

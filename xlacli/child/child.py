@@ -1,0 +1,190 @@
+"""The child process: ``python -m xlacli.child.child RUN/request.json``.
+
+It imports torch and torch_xla (with the debug environment the parent set),
+runs the target (a model file's steps, or a script as ``__main__``) and
+appends events to ``events.jsonl`` as it goes. Its exit code is the one the parent should exit with.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from xlacli.child.device import DeviceStartError
+from xlacli.child.stop import request_stop
+from xlacli.errors import EXIT_INTERRUPTED, EXIT_OK, CaptureError, XlacliError
+from xlacli.run.events import EventWriter
+from xlacli.run.lifeline import die_with_parent
+from xlacli.run.request import CaptureRequest, RunPaths
+
+REQUIRED_VERSIONS = {"torch": "2.9", "torch_xla": "2.9"}
+
+
+def main(argv: list[str]) -> int:
+    request_path = Path(argv[1])
+    die_with_parent()  # reliability: no orphan if xlacli itself is killed
+    request = CaptureRequest.load(request_path)
+    paths = RunPaths(request_path.parent)
+    # A crash in native code prints the Python stack into child.log.
+    faulthandler.enable()
+    # SIGTERM (a timeout, a CI cancel) ends like Ctrl-C: stop, flush, report.
+    signal.signal(signal.SIGINT, _interrupt_once)
+    signal.signal(signal.SIGTERM, _interrupt_once)
+    events = EventWriter(paths.events)
+    device_failed = False  # reliability: the runtime aborts if touched again
+    try:
+        return _run(request, paths, events)
+    except XlacliError as error:
+        device_failed = isinstance(error, DeviceStartError)
+        events.write(
+            "error",
+            kind=type(error).__name__,
+            message=error.message,
+            details=error.details,
+            hint=error.hint,
+            exit_code=error.exit_code,
+        )
+        return error.exit_code
+    except KeyboardInterrupt:
+        events.write("error", kind="interrupted", message="interrupted", exit_code=EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
+    finally:
+        if not device_failed:
+            _write_metrics_report(paths)
+        events.close()
+
+
+def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
+    versions = _import_torch_xla()
+    from xlacli.child.observers import StepObservers
+    from xlacli.child.recorder import StepRecorder
+
+    # No device yet: a script creates its own, after choosing its mode (SPMD),
+    # and a model file may call xr.use_spmd() at import.
+    events.write("start", versions=versions, device=_device_kind())
+    # SPMD, Dynamo, op tracing, autocast and device memory: each adds to the step events.
+    observers = StepObservers(events, request)
+    recorder = StepRecorder(
+        events,
+        _profile_window(request, events),
+        request.warmup,
+        observers=observers,
+        max_trace_steps=request.max_trace_steps,
+    )
+    graph_ir = _graph_ir_writer(request, paths)  # each new graph's IR, once
+    try:
+        with observers.usage_errors():
+            _run_target(request, paths, recorder)
+    except BaseException:
+        recorder.finish(running=True)
+        raise
+    finally:
+        if graph_ir is not None:
+            graph_ir.uninstall()
+    recorder.finish(running=False)
+    events.write("end")
+    return EXIT_OK
+
+
+def _run_target(request: CaptureRequest, paths: RunPaths, recorder: Any) -> None:
+    """One strategy per kind of target, each writing the same step events."""
+    if request.is_script:
+        from xlacli.child.script_target import run_script
+
+        run_script(request, recorder, paths)
+    else:
+        from xlacli.child.model_target import run_model_file
+
+        run_model_file(request, recorder)
+
+
+def _graph_ir_writer(request: CaptureRequest, paths: RunPaths) -> Any:
+    """Hooks that write each new graph's IR (``graph_ir.py``), when the request wants it."""
+    if not (request.debug_artifacts and request.ir_dump):
+        return None
+    from xlacli.child.graph_ir import GraphIrWriter
+
+    writer = GraphIrWriter(paths.ir_dump_file)
+    writer.install()
+    return writer
+
+
+def _profile_window(request: CaptureRequest, events: EventWriter) -> Any:
+    """The trace around the recorded steps, when the request profiles."""
+    if request.profile_logdir is None:
+        return None
+    from xlacli.child.profiler import ProfileWindow
+
+    return ProfileWindow(Path(request.profile_logdir), request.profile_session or "xlacli", events)
+
+
+def _interrupt_once(signum: int, frame: Any) -> None:
+    """Ctrl-C or SIGTERM: stop the run once; ignore repeats while it flushes.
+
+    A terminal's Ctrl-C reaches both xlacli and the child, and xlacli forwards
+    it too: a second KeyboardInterrupt must not cut the trace's flush short.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    request_stop()  # remembered: library code may swallow the exception
+    raise KeyboardInterrupt
+
+
+def _import_torch_xla() -> dict[str, str]:
+    """Import torch and torch_xla, checking the versions xlacli supports."""
+    try:
+        import torch
+        import torch_xla
+    except ImportError as error:
+        raise CaptureError(
+            f"cannot import {error.name or 'torch_xla'}: {error}",
+            hint="pip install 'torch==2.9.0' 'torch-xla==2.9.0'",
+        ) from None
+    versions = {"torch": torch.__version__, "torch_xla": torch_xla.__version__}
+    for name, wanted in REQUIRED_VERSIONS.items():
+        if not versions[name].startswith(wanted):
+            raise CaptureError(
+                f"{name} {versions[name]} is installed; xlacli needs {name} {wanted}.x",
+                hint="pip install 'torch==2.9.0' 'torch-xla==2.9.0'",
+            )
+    return versions
+
+
+def _device_kind() -> str:
+    import torch_xla.runtime as xr
+
+    return str(xr.device_type())
+
+
+def _write_metrics_report(paths: RunPaths) -> None:
+    """Save torch_xla's metrics report, if torch_xla got imported at all."""
+    metrics: Any = sys.modules.get("torch_xla.debug.metrics")
+    if metrics is None:
+        return
+    try:
+        paths.metrics.write_text(metrics.metrics_report(), encoding="utf-8")
+    except Exception as error:  # a report is a bonus; never mask the real outcome
+        print(f"xlacli: could not write the metrics report: {error}", file=sys.stderr)
+
+
+def _exit_despite_threads(code: int) -> None:
+    """Exit now if threads the script started would keep the process alive
+    (a script stopped at ``--steps`` never joins its own workers); everything
+    xlacli writes is on disk by then."""
+    import os
+    import threading
+
+    main_thread = threading.main_thread()
+    if any(t is not main_thread and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+if __name__ == "__main__":
+    exit_code = main(sys.argv)
+    _exit_despite_threads(exit_code)
+    sys.exit(exit_code)

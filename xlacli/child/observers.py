@@ -1,0 +1,79 @@
+"""What watches every step, whatever drives the steps (child process only).
+
+A model file's loop and a script's own syncs both go through the
+``StepRecorder``; these observers add their facts to its events: SPMD's
+meshes and shardings (``spmd.py``), Dynamo's frames and graph breaks
+(``dynamo.py``), the ops traced onto XLA tensors (``host_time.py``), and the
+autocast state and device memory (``memory_probe.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from xlacli.child.dynamo import DynamoObserver
+from xlacli.child.host_time import OpTracingMeter
+from xlacli.child.memory_probe import StepProbe
+from xlacli.child.spmd import SpmdObserver
+from xlacli.run.events import EventWriter
+from xlacli.run.request import CaptureRequest
+
+
+class StepObservers:
+    """The observers of one run, created before the target is imported or run.
+
+    SPMD's must exist first: it wraps ``Mesh`` and ``mark_sharding`` before
+    the user's code calls them.
+    """
+
+    def __init__(self, events: EventWriter, request: CaptureRequest) -> None:
+        self.events = events
+        self.spmd = SpmdObserver(request.devices)
+        self.dynamo = DynamoObserver()
+        self.op_tracing = OpTracingMeter()
+        self.probe = StepProbe()  # its device: the target's, once it exists
+        self._runtime_written = False
+        self._closed = False
+
+    @contextlib.contextmanager
+    def usage_errors(self) -> Iterator[None]:
+        """An impossible mesh fails as a usage error (exit 2), not as the model's."""
+        with self.spmd.usage_errors():
+            yield
+
+    def runtime(self) -> None:
+        """Once the target has touched the device: the ``runtime`` event (device
+        count, SPMD on or off, the global mesh). Written once.
+
+        Raises:
+            UsageError: more devices were requested than the backend has.
+        """
+        if self._runtime_written:
+            return
+        import torch_xla
+
+        self._runtime_written = True
+        self.events.write(
+            "runtime", device_count=torch_xla.device_count(), **self.spmd.start_fields()
+        )
+
+    def step_fields(self) -> dict[str, Any]:
+        """What the observers add to a step event (each resets for the next step)."""
+        return {**self.dynamo.delta(), **self.op_tracing.delta(), **self.probe.step_facts()}
+
+    def after_step(self, step: int | None) -> None:
+        """After a step's event (None: after the setup): the shardings it first asked for."""
+        self.spmd.write_new_shardings(self.events, step)
+
+    def close(self) -> None:
+        """Remove the hooks; Dynamo's own counters, once, if Dynamo ran."""
+        if self._closed:
+            return
+        self._closed = True
+        self.probe.close()
+        summary = self.dynamo.summary()
+        self.dynamo.close()
+        if summary is not None:
+            self.events.write("dynamo", **summary)

@@ -1,0 +1,92 @@
+"""One step's events, whoever drives the steps (child process only).
+
+Every target strategy (a model file's loop, a script's own syncs) calls
+``begin`` when a step starts and ``end`` when its sync is done; the recorder
+opens the profiled window at the first recorded step, annotates traced steps,
+and writes the ``step`` event with the metric deltas since the last one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from xlacli.child.steps import MetricTracker
+from xlacli.child.stop import raise_if_stop_requested
+from xlacli.run.events import EventWriter
+
+if TYPE_CHECKING:
+    from xlacli.child.observers import StepObservers
+
+
+class StepRecorder:
+    """Writes ``setup``, ``step`` and ``tail`` events with their metric deltas."""
+
+    def __init__(
+        self,
+        events: EventWriter,
+        window: Any,
+        warmup: int,
+        *,
+        observers: StepObservers,
+        max_trace_steps: int | None = None,
+    ):
+        self.events = events
+        self.tracker = MetricTracker()
+        self.window = window  # a ProfileWindow, or None
+        self.warmup = warmup
+        self.observers = observers
+        self.max_trace_steps = max_trace_steps  # reliability: bound the trace's memory
+        self.steps_done = 0
+
+    def warn(self, message: str) -> None:
+        self.events.write("warning", message=message)
+
+    def setup(self, **fields: Any) -> None:
+        """What happened before the first step (loading the model)."""
+        self.events.write("setup", **fields, **self.tracker.delta())
+        self.observers.after_step(None)
+
+    def begin(self, step: int) -> None:
+        """Step ``step`` starts: open the trace at the first recorded step."""
+        raise_if_stop_requested()
+        if self.window is None:
+            return
+        if step == self.warmup:
+            self.window.start()
+        if self.max_trace_steps is not None and step - self.warmup == self.max_trace_steps:
+            self.window.stop()  # the profiler holds the trace in memory until it stops
+        self.window.enter_step(step)
+
+    def end(self, step: int, **record: Any) -> dict[str, Any]:
+        """Step ``step``'s sync is done: write its event; returns its metric delta."""
+        raise_if_stop_requested()
+        traced = self.window is not None and self.window.active
+        if self.window is not None:
+            self.window.exit_step()
+        delta = self.tracker.delta()
+        if self.window is not None and "UncachedCompile" not in delta["counters"]:
+            self.window.compiles_settled()
+        self.observers.runtime()  # the device exists by now, whoever made it
+        observed = self.observers.step_fields()
+        self.events.write("step", step=step, traced=traced, **record, **delta, **observed)
+        self.observers.after_step(step)
+        self.steps_done = step + 1
+        return delta
+
+    def finish(self, *, running: bool) -> None:
+        """After the last step: close the trace, record what ran after the steps.
+
+        Args:
+            running: a step was cut short (an error, Ctrl-C): what ran since
+                the last step event belongs to it; else to no step (a
+                script's work after its last sync).
+        """
+        try:
+            if self.window is not None:
+                self.window.exit_step()
+                self.window.stop()
+            self.observers.close()
+        finally:
+            delta = self.tracker.delta()
+            if delta["counters"]:
+                self.events.write("tail", step=self.steps_done if running else None, **delta)

@@ -1,0 +1,82 @@
+"""The flow of ``xlacli compile``: capture (one mode, or both), report, budgets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from xlacli.analysis.budgets import check_budgets
+from xlacli.capture.discover import ModelTarget
+from xlacli.config import load_config
+from xlacli.flows.compare import compare_compile, raise_first_error
+from xlacli.flows.modes import check_mode
+from xlacli.flows.session import capture
+from xlacli.render.compile_report import render_compile_report
+
+
+@dataclass(frozen=True)
+class CompileRequest:
+    """What ``xlacli compile`` was asked for, past option parsing."""
+
+    steps: int | None = None
+    train: bool = False
+    optimizer: str = "sgd"
+    out: Path | None = None
+    force: bool = False
+    output_format: str = "text"
+    warmup: int = 2
+    max_compiles: int | None = None
+    fail_on_recompile: bool = False
+    devices: int | None = None
+    mode: str = "lazy"
+    html: bool = False
+
+
+def run_compile(target: ModelTarget, request: CompileRequest) -> int:
+    """Capture ``target``, print its report, then raise the run's error or a budget's.
+
+    Raises:
+        XlacliError: the run's own error (each mode's, lazy first), else a budget's.
+    """
+    devices = request.devices if request.devices is not None else load_config().devices
+    options: dict[str, Any] = dict(
+        steps=request.steps,
+        train=request.train,
+        optimizer=request.optimizer,
+        explain_warmup=request.warmup,
+        devices=devices,
+    )
+    if request.mode == "both":
+        check_mode(target, "dynamo")  # before the lazy run, not after it
+        results = compare_compile(
+            target,
+            out=request.out,
+            force=request.force,
+            output_format=request.output_format,
+            **options,
+        )
+    else:
+        result = capture(
+            target,
+            out=request.out,
+            force=request.force,
+            label=f"Compiling {target.module or target.path.name}",
+            mode=request.mode,
+            **options,
+        )
+        render_compile_report(result.report, request.output_format)
+        results = [result]
+    if request.html:
+        from xlacli.render.html.run_page import announce_run_html
+
+        for result in results:
+            announce_run_html(result.paths.root, result.report)
+    raise_first_error(results)  # each mode's own error first, then the budgets of each
+    for result in results:
+        check_budgets(
+            result.report,
+            max_compiles=request.max_compiles,
+            fail_on_recompile=request.fail_on_recompile,
+        )
+    return 0

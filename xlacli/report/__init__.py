@@ -1,0 +1,6 @@
+"""The run report: what every command produces and every view reads.
+
+``run.py`` is the report itself (graphs, steps, recompile events) with its one JSON
+reader and writer; ``memory.py``, ``sharding.py`` and ``profile.py`` are its sections.
+Torch-free: loading a saved report needs no device.
+"""

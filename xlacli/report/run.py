@@ -1,0 +1,371 @@
+"""The run report: frozen dataclasses, saved as versioned JSON with sorted keys.
+
+A run folder holds ``report.json``; every renderer and analysis works from a
+``RunReport``, so a saved run re-renders without re-running the model.
+Loading reads keys with defaults, so reports saved by older versions of the
+same schema keep loading.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from xlacli.errors import UsageError
+from xlacli.report.memory import (
+    CheckpointFacts,
+    GraphMemory,
+    GraphPrecision,
+    RunMemory,
+    checkpoint_from_dict,
+    graph_memory_from_dict,
+    graph_precision_from_dict,
+    run_memory_from_dict,
+)
+from xlacli.report.sharding import GraphSpmd, graph_spmd_from_dict
+
+SCHEMA_VERSION = 1
+REPORT_FILE = "report.json"
+
+
+@dataclass(frozen=True)
+class GraphRecord:
+    """One distinct graph, keyed by torch_xla's graph hash."""
+
+    hash: str
+    site: str | None  # the user's ``/abs/file.py:line`` behind the graph (see README)
+    trigger: str  # "step_end" (xlacli's sync), "user_sync", "host_sync" (a value read),
+    # "dynamo" (torch.compile's FX graph), "torch_xla_compile"
+    frames: tuple[str, ...]  # the Python frames torch_xla recorded, innermost first
+    ir_nodes: int | None  # None: no IR dump (a profile)
+    hlo_instructions: int | None
+    optimized_hlo_instructions: int | None
+    fusions: int | None
+    input_bytes: int | None
+    output_bytes: int | None
+    temp_bytes: int | None
+    compilations: int
+    compile_time_s: float
+    executions: int
+    execute_time_s: float | None  # median over executions after the first
+    total_execute_time_s: float
+    first_step: int | None
+    files: Mapping[str, str] = field(default_factory=dict)  # relative to the run folder
+    # Memory, precision mix and checkpointing (see xlacli.report.memory).
+    memory: GraphMemory | None = None
+    precision: GraphPrecision | None = None
+    checkpoint: CheckpointFacts | None = None
+    spmd: GraphSpmd | None = None  # SPMD: mesh, shardings, collectives (sharding_report.py)
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What one step did, from torch_xla's counters around it."""
+
+    step: int
+    wall_time_s: float
+    compilations: int
+    executions: int
+    input_signature: tuple[str, ...]  # e.g. ("input 0 f32[4,16]",)
+    graph_hashes: tuple[str, ...] = ()  # the graphs it executed, in order
+    value_reads: int = 0  # executions forced by reading a value on the host
+    fallbacks: int = 0  # ops run on the CPU (aten:: counters)
+
+
+@dataclass(frozen=True)
+class CompileCause:
+    """Why a graph was compiled (see ``xlacli.analysis.recompile``)."""
+
+    category: str  # first_compile, input_shape, ..., host_sync, unknown
+    location: str | None  # the user's file:line
+    library_location: str | None  # the library frame the change came through, if any
+    detail: str  # before -> after
+    hint: str | None = None
+    # Other defensible explanations of the same compile, most specific first.
+    also: tuple[CompileCause, ...] = ()
+
+
+@dataclass(frozen=True)
+class CompileEvent:
+    """One compile of the run."""
+
+    step: int | None
+    graph_hash: str
+    compile_time_s: float
+    steady_state: bool  # after the warm-up steps: a recompile the user must see
+    cause: CompileCause
+    compared_with: str | None = None  # the earlier graph it was compared with
+
+
+@dataclass(frozen=True)
+class FallbackOp:
+    """An op torch_xla ran on the CPU (an ``aten::*`` counter)."""
+
+    op: str
+    count: int
+    location: str | None  # the user's line whose value read it needed, if known
+
+
+@dataclass(frozen=True)
+class ErrorRecord:
+    """Why the run stopped early."""
+
+    kind: str  # "model", "usage", "capture", "signal", "interrupted"
+    message: str
+    exit_code: int
+    details: str | None = None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """An analysis that raised while the report was built: its section is empty,
+    the rest of the report stands. A bug in xlacli, to be reported."""
+
+    processor: str  # the section it writes: "events", "memory", "spmd"...
+    exception: str  # the exception's type, e.g. "ValueError"
+    message: str
+    where: str = ""  # xlacli's file:line that raised
+
+
+@dataclass(frozen=True)
+class GraphBreakRecord:
+    """Where Dynamo broke the FX graph, and why (``torch.compile``)."""
+
+    location: str  # the user's file:line
+    reason: str  # Dynamo's reason, first line: "Unsupported Tensor.item() call ..."
+    count: int  # frame compiles that broke there
+
+
+@dataclass(frozen=True)
+class DynamoFrameRecord:
+    """One Dynamo frame compile: a Python frame traced into an FX graph."""
+
+    compile_id: str  # Dynamo's "frame/compile", e.g. "0/1" (the frame's 2nd compile)
+    function: str
+    location: str  # the frame's file:first line
+    step: int | None
+    fx_ops: int  # ops in its FX graph (0: no graph)
+    guard_failure: str | None  # the guard that failed, when this is a recompile
+    compile_time_s: float  # Dynamo's own time (tracing, AOT, backend)
+    graph_hashes: tuple[str, ...] = ()  # the XLA graphs its FX graph lowered to
+
+
+@dataclass(frozen=True)
+class DynamoRecord:
+    """What Dynamo did in the run (``torch.compile(backend="openxla")``)."""
+
+    source: str  # "xlacli" (--mode dynamo) or "user" (the model calls torch.compile)
+    frames: tuple[DynamoFrameRecord, ...]
+    graph_breaks: tuple[GraphBreakRecord, ...]
+    fx_graphs: int
+    recompiles: int  # frame compiles after a guard failure
+    extractions: int  # torch_xla's FX-graph extractions (DynamoExtractCompiledGraph)
+    counters: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # Dynamo's own
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """Everything ``xlacli compile`` learned from one run."""
+
+    model: str
+    device: str
+    steps: int  # steps completed
+    steps_requested: int
+    train: bool
+    run_dir: str
+    compilations: int
+    executions: int
+    total_compile_time_s: float
+    total_execute_time_s: float
+    graphs: tuple[GraphRecord, ...]
+    step_records: tuple[StepRecord, ...] = ()
+    counters: Mapping[str, int] = field(default_factory=dict)
+    versions: Mapping[str, str] = field(default_factory=dict)
+    error: ErrorRecord | None = None
+    warmup: int = 2
+    events: tuple[CompileEvent, ...] = ()
+    fallback_ops: tuple[FallbackOp, ...] = ()
+    schema_version: int = SCHEMA_VERSION
+    memory: RunMemory | None = None  # step peaks, device memory, autocast per step
+    # The options that reproduce the run's mode (``--train --optimizer adamw``),
+    # so "Next:" commands run the same thing.
+    options: tuple[str, ...] = ()
+    mode: str = "lazy"  # "lazy", or "dynamo" (xlacli ran the step under torch.compile)
+    dynamo: DynamoRecord | None = None  # set when Dynamo ran, whoever called it
+    # Analyses that raised: their sections are missing from this report.
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def steady_state_compiles(self) -> int:
+        """Compiles after the warm-up steps."""
+        return sum(1 for event in self.events if event.steady_state)
+
+    @property
+    def executions_per_step(self) -> tuple[int, ...]:
+        """Graph executions in each step (more than 1: the step was cut by a value read)."""
+        return tuple(record.executions for record in self.step_records)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def report_to_dict(report: RunReport) -> dict[str, Any]:
+    """The JSON form of a report (plain dicts and lists), derived counts included."""
+    data = dataclasses.asdict(report)
+    data["steady_state_compiles"] = report.steady_state_compiles
+    data["executions_per_step"] = list(report.executions_per_step)
+    return data
+
+
+def dump_report(report: RunReport) -> str:
+    """Serialize a report as JSON with sorted keys."""
+    return json.dumps(report_to_dict(report), indent=2, sort_keys=True) + "\n"
+
+
+def save_report(report: RunReport, run_dir: Path) -> Path:
+    """Write ``report.json`` into the run folder and return its path."""
+    path = run_dir / REPORT_FILE
+    path.write_text(dump_report(report), encoding="utf-8")
+    return path
+
+
+def load_report(run_dir: Path) -> RunReport:
+    """Load ``report.json`` from a run folder (or the file itself).
+
+    Raises:
+        UsageError: the folder holds no report, or a report of another schema.
+    """
+    path = run_dir / REPORT_FILE if run_dir.is_dir() else run_dir
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(
+            f"{run_dir} is not an xlacli run folder (no {REPORT_FILE})",
+            hint="run `xlacli compile MODEL.py` first; it prints its run folder",
+        ) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UsageError(f"cannot read {path}: {error}") from None
+    report = report_from_dict(data, source=str(path))
+    # A run folder may have been moved or copied since: it is where it is now.
+    return dataclasses.replace(report, run_dir=str(path.parent.resolve()))
+
+
+def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
+    """Rebuild a report from its JSON form, tolerating missing optional keys."""
+    if not isinstance(data, dict) or "graphs" not in data:
+        raise UsageError(f"{source} is not an xlacli run report")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise UsageError(
+            f"{source} has report schema version {version}; this xlacli reads {SCHEMA_VERSION}"
+        )
+    error = data.get("error")
+    return RunReport(
+        model=data.get("model", ""),
+        device=data.get("device", ""),
+        steps=data.get("steps", 0),
+        steps_requested=data.get("steps_requested") or data.get("steps", 0),
+        train=data.get("train", False),
+        run_dir=data.get("run_dir", ""),
+        compilations=data.get("compilations", 0),
+        executions=data.get("executions", 0),
+        total_compile_time_s=data.get("total_compile_time_s", 0.0),
+        total_execute_time_s=data.get("total_execute_time_s", 0.0),
+        graphs=tuple(_graph_from_dict(g) for g in data.get("graphs", [])),
+        step_records=tuple(_step_from_dict(s) for s in data.get("step_records", [])),
+        counters=dict(data.get("counters", {})),
+        versions=dict(data.get("versions", {})),
+        error=ErrorRecord(**error) if error else None,
+        warmup=data.get("warmup", 2),
+        events=tuple(_event_from_dict(e) for e in data.get("events", [])),
+        fallback_ops=tuple(FallbackOp(**f) for f in data.get("fallback_ops", [])),
+        memory=run_memory_from_dict(data.get("memory")),
+        options=tuple(data.get("options", ())),
+        mode=data.get("mode", "lazy"),
+        dynamo=_dynamo_from_dict(data.get("dynamo")),
+        problems=tuple(Problem(**p) for p in data.get("problems", ())),
+    )
+
+
+def _dynamo_from_dict(data: dict[str, Any] | None) -> DynamoRecord | None:
+    if not data:
+        return None
+    return DynamoRecord(
+        source=data.get("source", "user"),
+        frames=tuple(
+            DynamoFrameRecord(**{**f, "graph_hashes": tuple(f.get("graph_hashes", ()))})
+            for f in data.get("frames", [])
+        ),
+        graph_breaks=tuple(GraphBreakRecord(**b) for b in data.get("graph_breaks", [])),
+        fx_graphs=data.get("fx_graphs", 0),
+        recompiles=data.get("recompiles", 0),
+        extractions=data.get("extractions", 0),
+        counters={k: dict(v) for k, v in data.get("counters", {}).items()},
+    )
+
+
+def _event_from_dict(data: dict[str, Any]) -> CompileEvent:
+    return CompileEvent(
+        step=data.get("step"),
+        graph_hash=data["graph_hash"],
+        compile_time_s=data.get("compile_time_s", 0.0),
+        steady_state=data.get("steady_state", False),
+        cause=_cause_from_dict(data["cause"]),
+        compared_with=data.get("compared_with"),
+    )
+
+
+def _cause_from_dict(data: dict[str, Any]) -> CompileCause:
+    return CompileCause(
+        category=data.get("category", "unknown"),
+        location=data.get("location"),
+        library_location=data.get("library_location"),
+        detail=data.get("detail", ""),
+        hint=data.get("hint"),
+        also=tuple(_cause_from_dict(other) for other in data.get("also", ())),
+    )
+
+
+def _graph_from_dict(data: dict[str, Any]) -> GraphRecord:
+    return GraphRecord(
+        hash=data["hash"],
+        site=data.get("site"),
+        trigger=data.get("trigger", "step_end"),
+        frames=tuple(data.get("frames", ())),
+        ir_nodes=data.get("ir_nodes"),
+        hlo_instructions=data.get("hlo_instructions"),
+        optimized_hlo_instructions=data.get("optimized_hlo_instructions"),
+        fusions=data.get("fusions"),
+        input_bytes=data.get("input_bytes"),
+        output_bytes=data.get("output_bytes"),
+        temp_bytes=data.get("temp_bytes"),
+        compilations=data.get("compilations", 0),
+        compile_time_s=data.get("compile_time_s", 0.0),
+        executions=data.get("executions", 0),
+        execute_time_s=data.get("execute_time_s"),
+        total_execute_time_s=data.get("total_execute_time_s", 0.0),
+        first_step=data.get("first_step"),
+        files=dict(data.get("files", {})),
+        memory=graph_memory_from_dict(data.get("memory")),
+        precision=graph_precision_from_dict(data.get("precision")),
+        checkpoint=checkpoint_from_dict(data.get("checkpoint")),
+        spmd=graph_spmd_from_dict(data.get("spmd")),
+    )
+
+
+def _step_from_dict(data: dict[str, Any]) -> StepRecord:
+    return StepRecord(
+        step=data["step"],
+        wall_time_s=data.get("wall_time_s", 0.0),
+        compilations=data.get("compilations", 0),
+        executions=data.get("executions", 0),
+        input_signature=tuple(data.get("input_signature", ())),
+        graph_hashes=tuple(data.get("graph_hashes", ())),
+        value_reads=data.get("value_reads", 0),
+        fallbacks=data.get("fallbacks", 0),
+    )

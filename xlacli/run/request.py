@@ -1,0 +1,108 @@
+"""What the parent asks the child to do, and where the run's files live."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class CaptureRequest:
+    """One capture: which model, how many steps, which artifacts.
+
+    Written by the parent as ``request.json`` in the run folder and read back
+    by the child, so the child needs nothing but that path.
+    """
+
+    model_path: str
+    model_entry: str | None
+    steps: int
+    train: bool = False
+    optimizer: str = "sgd"
+    warmup: int = 0  # steps run before the recorded ones (profile)
+    debug_artifacts: bool = True  # HLO dumps, source locations, the PT_XLA_DEBUG log
+    ir_dump: bool = True  # each new graph's IR (child/graph_ir.py): compile, not profile
+    profile_logdir: str | None = None  # set: trace the recorded steps (profile)
+    profile_session: str | None = None
+    wait_each_step: bool = True  # wait for the device after each step (exact counters)
+    devices: int | None = None  # SPMD: virtual CPU devices to create (None: the backend's own)
+    max_trace_steps: int | None = None  # profile: trace this many steps, run the rest untraced
+    mode: str = "lazy"  # "dynamo": run the step under torch.compile(backend="openxla")
+    target_kind: str = "model"  # "model" (the contract), "script" (a file), "module" (-m)
+    module: str | None = None  # the -m module name (target_kind "module")
+    script_args: list[str] = field(default_factory=list)  # the program's argv after ``--``
+    run_to_end: bool = False  # a script without --steps: no step limit
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> CaptureRequest:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        # Tolerant: a request written by another xlacli version keeps loading.
+        known = {f.name for f in fields(cls)}
+        return cls(**{key: value for key, value in data.items() if key in known})
+
+    def planned_steps(self, ran: int) -> int:
+        """The steps asked for: warm-up and steps, or (a script run to its end)
+        the steps it ran."""
+        return ran if self.run_to_end else self.warmup + self.steps
+
+    @property
+    def is_script(self) -> bool:
+        """The target runs as ``__main__`` (a script file or a -m module)."""
+        return self.target_kind != "model"
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """The files of one run folder."""
+
+    root: Path
+
+    @property
+    def request(self) -> Path:
+        return self.root / "request.json"
+
+    @property
+    def events(self) -> Path:
+        return self.root / "events.jsonl"
+
+    @property
+    def child_log(self) -> Path:
+        return self.root / "child.log"
+
+    @property
+    def metrics(self) -> Path:
+        return self.root / "metrics.txt"
+
+    @property
+    def raw(self) -> Path:
+        return self.root / "raw"
+
+    @property
+    def ir_dump(self) -> Path:
+        # torch_xla appends ".<ordinal>" to this path.
+        return self.raw / "ir-dump.txt"
+
+    @property
+    def ir_dump_file(self) -> Path:
+        """Where the child writes each new graph's IR (named as torch_xla's ordinal 0)."""
+        return self.raw / (self.ir_dump.name + ".0")
+
+    @property
+    def debug_log(self) -> Path:
+        return self.raw / "pt-xla-debug.txt"
+
+    @property
+    def xla_dump(self) -> Path:
+        return self.raw / "xla-dump"
+
+    @property
+    def graphs(self) -> Path:
+        return self.root / "graphs"
+
+    def ir_dump_files(self) -> list[Path]:
+        """The IR dump files torch_xla wrote, one per device ordinal."""
+        return sorted(self.raw.glob(self.ir_dump.name + ".*"))
