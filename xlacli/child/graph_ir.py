@@ -39,6 +39,7 @@ from __future__ import annotations
 import gc
 import sys
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -105,6 +106,7 @@ class GraphIrWriter:
         self._file: TextIO | None = None
         self._before: tuple[int, str | None] | None = None
         self._originals: tuple[Any, Any, Any] | None = None
+        self._failed = False
 
     def install(self) -> None:
         """Hook the sync points; before the target runs, so every tensor is seen young."""
@@ -126,7 +128,7 @@ class GraphIrWriter:
     def _getenv_as(self, name: str, *args: Any, **kwargs: Any) -> Any:
         assert self._originals is not None
         if name == SYNC_WAIT_SETTING:  # sync() is about to run the step marker
-            self._before = (_compiles(), self._probe(self.tracker.pending()))
+            self._before = (_compiles(), self._probe(self.tracker.pending))
         return self._originals[0](name, *args, **kwargs)
 
     def _run_step_closures(self) -> Any:
@@ -138,20 +140,28 @@ class GraphIrWriter:
 
     def _warm_up_cache(self, tensors: Any, devices: Any) -> Any:
         assert self._originals is not None
-        before = (_compiles(), self._probe(pending_of(list(tensors))))
+        before = (_compiles(), self._probe(lambda: pending_of(list(tensors))))
         result = self._originals[2](tensors, devices)
         self._write_if_compiled(*before)
         return result
 
-    def _probe(self, pending: list[torch.Tensor]) -> str | None:
+    def _probe(self, find_pending: Callable[[], list[torch.Tensor]]) -> str | None:
         """The pending graph's text; taken only the first time its hash is seen."""
-        if not pending:
+        if self._failed:
             return None
-        key = bytes(_XLAC._get_graph_hash(pending))
-        text = self._texts.get(key)
-        if text is None:
-            text = self._texts[key] = _XLAC._get_xla_tensors_text(pending)
-        return text
+        try:
+            pending = find_pending()
+            if not pending:
+                return None
+            key = bytes(_XLAC._get_graph_hash(pending))
+            text = self._texts.get(key)
+            if text is None:
+                text = self._texts[key] = _XLAC._get_xla_tensors_text(pending)
+            return text
+        except Exception as error:  # the IR is a bonus: never fail the user's sync for it
+            self._failed = True
+            print(f"xlacli: the graphs' IR is not recorded: {error}", file=sys.stderr)
+            return None
 
     def _write_if_compiled(self, compiles_before: int, text: str | None) -> None:
         if text is None or _compiles() == compiles_before:
