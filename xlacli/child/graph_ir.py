@@ -19,9 +19,11 @@ graph is new:
   hash torch_xla's logs print).
 
 Dynamo's graphs are compiled through ``_xla_warm_up_cache`` on explicit
-tensors; that call is wrapped the same way. A value read (``loss.item()``)
-compiles inside native code with no Python hook point: its graph has no IR
-block (the report says so through ``ir_nodes: null``).
+tensors, right after Dynamo hashes them (``_get_graph_hash``, wrapped: the
+text is taken there, and written at the next hook if a compile followed).
+A value read (``loss.item()``) compiles inside native code with no Python
+hook point: its graph has no IR block (the report says so through
+``ir_nodes: null``).
 
 Finding the pending tensors: torch_xla keeps its live tensors in native code
 and has no binding that returns them. Every Python tensor object passes
@@ -104,22 +106,24 @@ class GraphIrWriter:
         self.tracker = XlaTensorTracker()
         self._texts: dict[bytes, str] = {}  # probe hash -> IR text (distinct graphs only)
         self._file: TextIO | None = None
-        self._before: tuple[int, str | None] | None = None
+        self._before: tuple[int, str | None] | None = None  # the sync under way
+        self._dynamo: tuple[int, str | None, str] | None = None  # Dynamo's graph, not settled
         self._originals: tuple[Any, Any, Any] | None = None
         self._failed = False
 
     def install(self) -> None:
         """Hook the sync points; before the target runs, so every tensor is seen young."""
-        self._originals = (xu.getenv_as, xm._run_step_closures, _XLAC._xla_warm_up_cache)
+        self._originals = (xu.getenv_as, xm._run_step_closures, _XLAC._get_graph_hash)
         xu.getenv_as = self._getenv_as
         xm._run_step_closures = self._run_step_closures
-        _XLAC._xla_warm_up_cache = self._warm_up_cache
+        _XLAC._get_graph_hash = self._graph_hash
         self.tracker.start()
 
     def uninstall(self) -> None:
         self.tracker.stop()
+        self._settle_dynamo()
         if self._originals is not None:
-            xu.getenv_as, xm._run_step_closures, _XLAC._xla_warm_up_cache = self._originals
+            xu.getenv_as, xm._run_step_closures, _XLAC._get_graph_hash = self._originals
             self._originals = None
         if self._file is not None:
             self._file.close()
@@ -128,32 +132,46 @@ class GraphIrWriter:
     def _getenv_as(self, name: str, *args: Any, **kwargs: Any) -> Any:
         assert self._originals is not None
         if name == SYNC_WAIT_SETTING:  # sync() is about to run the step marker
+            self._settle_dynamo()
             self._before = (_compiles(), self._probe(self.tracker.pending))
         return self._originals[0](name, *args, **kwargs)
 
     def _run_step_closures(self) -> Any:
         assert self._originals is not None
         before, self._before = self._before, None
-        if before is not None:
-            self._write_if_compiled(*before)
+        if before is not None and before[1] is not None and _compiles() != before[0]:
+            self._write(before[0], before[1], _frames_text())
         return self._originals[1]()
 
-    def _warm_up_cache(self, tensors: Any, devices: Any) -> Any:
+    def _graph_hash(self, tensors: Any) -> Any:
+        """Dynamo hashes a graph's tensors right before compiling them
+        (``_xla_warm_up_cache``). Wrapping the compile itself would put a frame
+        of ours where torch_xla reads the graph's cause; the compile is settled
+        at the next hook instead."""
         assert self._originals is not None
-        before = (_compiles(), self._probe(lambda: pending_of(list(tensors))))
-        result = self._originals[2](tensors, devices)
-        self._write_if_compiled(*before)
-        return result
+        self._settle_dynamo()
+        text = self._probe(lambda: pending_of(list(tensors)))
+        self._dynamo = (_compiles(), text, _frames_text())
+        return self._originals[2](tensors)
+
+    def _settle_dynamo(self) -> None:
+        """Dynamo's last hashed graph: written if a compile followed it."""
+        dynamo, self._dynamo = self._dynamo, None
+        if dynamo is None:
+            return
+        compiles_before, text, frames = dynamo
+        if text is not None and _compiles() != compiles_before:
+            self._write(compiles_before, text, frames)
 
     def _probe(self, find_pending: Callable[[], list[torch.Tensor]]) -> str | None:
         """The pending graph's text; taken only the first time its hash is seen."""
-        if self._failed:
+        if self._failed or self._originals is None:
             return None
         try:
             pending = find_pending()
             if not pending:
                 return None
-            key = bytes(_XLAC._get_graph_hash(pending))
+            key = bytes(self._originals[2](pending))
             text = self._texts.get(key)
             if text is None:
                 text = self._texts[key] = _XLAC._get_xla_tensors_text(pending)
@@ -163,12 +181,10 @@ class GraphIrWriter:
             print(f"xlacli: the graphs' IR is not recorded: {error}", file=sys.stderr)
             return None
 
-    def _write_if_compiled(self, compiles_before: int, text: str | None) -> None:
-        if text is None or _compiles() == compiles_before:
-            return
+    def _write(self, compile_index: int, text: str, frames: str) -> None:
         if self._file is None:
             self._file = self.path.open("a", encoding="utf-8")
-        self._file.write(_block(compiles_before, text))
+        self._file.write(_block(compile_index, text, frames))
         self._file.flush()  # a run killed later keeps the graphs compiled so far
 
 
@@ -176,13 +192,16 @@ def _compiles() -> int:
     return met.counter_value("UncachedCompile") or 0
 
 
-def _block(compile_index: int, ir_text: str) -> str:
+def _block(compile_index: int, ir_text: str, frames: str) -> str:
     """One graph in the native dump's text format, plus the compile it belongs to."""
-    frames = "".join(f"  {name} ({file}:{line})\n" for name, file, line in _python_frames())
     return (
         f"[ScheduleSyncTensorsGraph]\nTensorsGraphInfo:\n{frames}\n"
         f"Compile Index: {compile_index}\n\n## BEGIN_GRAPH\n{ir_text}\n## END_GRAPH\n\n"
     )
+
+
+def _frames_text() -> str:
+    return "".join(f"  {name} ({file}:{line})\n" for name, file, line in _python_frames())
 
 
 def _python_frames() -> list[tuple[str, str, int]]:
