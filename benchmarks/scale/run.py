@@ -46,7 +46,9 @@ ROWS = {
         Row("train-100", f"{HERE}/train_step.py", 100, "steps"),
         Row("train-1000", f"{HERE}/train_step.py", 1000, "steps"),
         Row("mlp-10000", "examples/mlp.py", 10000, "steps"),
+        Row("train-300", f"{HERE}/train_step.py", 300, "steps"),
         Row("storm-25", f"{HERE}/new_length.py", 25, "graphs"),
+        Row("storm-50", f"{HERE}/new_length.py", 50, "graphs"),
         Row("storm-100", f"{HERE}/new_length.py", 100, "graphs"),
         Row("storm-300", f"{HERE}/new_length.py", 300, "graphs"),
     )
@@ -69,13 +71,12 @@ class Result:
     xlacli_counts: str
     bare_runs: list[float]
     xlacli_runs: list[float]
+    before_s: float | None = None  # --before: an older xlacli, run in the same alternation
+    before_folder_bytes: int | None = None
 
 
-XLACLI_TREE = [REPO]  # the checkout whose xlacli runs (--xlacli-tree: an older one, to compare)
-
-
-def _env() -> dict[str, str]:
-    return {**os.environ, "PJRT_DEVICE": "CPU", "PYTHONPATH": str(XLACLI_TREE[0])}
+def _env(tree: Path = REPO) -> dict[str, str]:
+    return {**os.environ, "PJRT_DEVICE": "CPU", "PYTHONPATH": str(tree)}
 
 
 def _bare(row: Row) -> tuple[float, str]:
@@ -91,7 +92,7 @@ def _bare(row: Row) -> tuple[float, str]:
     return time.perf_counter() - started, done.stdout.strip().splitlines()[-1]
 
 
-def _xlacli(row: Row, out: Path) -> tuple[float, float, str]:
+def _xlacli(row: Row, out: Path, tree: Path = REPO) -> tuple[float, float, str]:
     command = [
         sys.executable,
         str(REPO / HERE / "peak.py"),
@@ -105,7 +106,9 @@ def _xlacli(row: Row, out: Path) -> tuple[float, float, str]:
         "json",
     ]
     started = time.perf_counter()
-    done = subprocess.run(command, cwd=REPO, check=True, capture_output=True, text=True, env=_env())
+    done = subprocess.run(
+        command, cwd=REPO, check=True, capture_output=True, text=True, env=_env(tree)
+    )
     elapsed = time.perf_counter() - started
     peak = re.search(r"xlacli-parent-peak-kib=(\d+)", done.stderr)
     report = json.loads((out / "report.json").read_text())
@@ -117,21 +120,26 @@ def _size(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
-def measure(row: Row, repeats: int) -> Result:
+def measure(row: Row, repeats: int, before: Path | None = None) -> Result:
     work = Path(tempfile.mkdtemp(prefix="xlacli-scale-"))
     bare_s: list[float] = []
     tool_s: list[float] = []
+    before_s: list[float] = []
     peaks: list[float] = []
     try:
         for index in range(repeats):
             bare_time, bare_counts = _bare(row)
             out = work / f"run{index}"
             tool_time, peak, counts = _xlacli(row, out)
+            if before is not None:
+                before_s.append(_xlacli(row, work / f"before{index}", before)[0])
             bare_s.append(bare_time)
             tool_s.append(tool_time)
             peaks.append(peak)
         bare, tool = statistics.median(bare_s), statistics.median(tool_s)
         return Result(
+            before_s=statistics.median(before_s) if before_s else None,
+            before_folder_bytes=_size(work / f"before{repeats - 1}") if before_s else None,
             row=row.name,
             steps=row.steps,
             bare_s=bare,
@@ -156,22 +164,24 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--rows", nargs="+", default=list(ROWS), choices=list(ROWS))
     parser.add_argument("--json", type=Path, help="append each row's result here (JSON lines)")
-    parser.add_argument("--xlacli-tree", type=Path, help="run the xlacli of this checkout")
+    parser.add_argument(
+        "--before", type=Path, help="also run the xlacli of this (older) checkout, alternating"
+    )
     args = parser.parse_args()
-    if args.xlacli_tree is not None:
-        XLACLI_TREE[0] = args.xlacli_tree.resolve()
+    before = args.before.resolve() if args.before is not None else None
     print(
         "| row | steps | bare (s) | xlacli (s) | ratio | folder | raw/ | parent peak "
         "| counts equal |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for name in args.rows:
-        result = measure(ROWS[name], args.repeats)
+        result = measure(ROWS[name], args.repeats, before)
         print(
             f"| {name} | {result.steps} | {result.bare_s:.2f} | {result.xlacli_s:.2f} | "
             f"{result.ratio:.2f} | {result.folder_bytes / 1e6:.2f} MB | "
             f"{result.raw_bytes / 1e6:.2f} MB | {result.parent_peak_mib:.0f} MiB | "
-            f"{result.counts_equal} |",
+            f"{result.counts_equal} |"
+            + (f" before: {result.before_s:.2f} s" if result.before_s is not None else ""),
             flush=True,
         )
         if args.json is not None:
