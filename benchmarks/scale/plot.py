@@ -1,7 +1,9 @@
 """Draws ``docs/scale.svg`` from ``run.py --json`` results: wall time against
 steps (one cached graph) and against graphs (a new graph every step).
 
-    python benchmarks/scale/plot.py NEW.jsonl [--before OLD.jsonl] [--out docs/scale.svg]
+    python benchmarks/scale/plot.py RESULTS.jsonl [--out docs/scale.svg]
+
+(``before_s``, when ``run.py --before`` filled it, is drawn as "xlacli before".)
 
 Plain SVG written by hand: no plotting library needed.
 """
@@ -21,7 +23,11 @@ FAMILIES = (("mlp", "steps"), ("train", "steps"), ("storm", "graphs"))
 
 
 def _series(rows: list[dict[str, Any]], family: str, key: str) -> list[tuple[float, float]]:
-    points = [(row["steps"], row[key]) for row in rows if row["row"].startswith(family + "-")]
+    points = [
+        (row["steps"], row[key])
+        for row in rows
+        if row["row"].startswith(family + "-") and row.get(key) is not None
+    ]
     return sorted(points)
 
 
@@ -68,13 +74,13 @@ def _panel(x0: float, title: str, unit: str, lines: dict[str, list[tuple[float, 
     return "\n".join(parts)
 
 
-def draw(rows: list[dict[str, Any]], before: list[dict[str, Any]]) -> str:
+def draw(rows: list[dict[str, Any]]) -> str:
     panels = []
     for index, (family, unit) in enumerate(f for f in FAMILIES if f[0] != "mlp"):
         lines = {
             "bare": _series(rows, family, "bare_s"),
             "xlacli": _series(rows, family, "xlacli_s"),
-            "xlacli before": _series(before, family, "xlacli_s"),
+            "xlacli before": _series(rows, family, "before_s"),
         }
         title = {"train": "training step (one cached graph)", "storm": "new graph every step"}[
             family
@@ -94,19 +100,16 @@ def draw(rows: list[dict[str, Any]], before: list[dict[str, Any]]) -> str:
     )
 
 
-def _load(path: Path | None) -> list[dict[str, Any]]:
-    if path is None or not path.exists():
-        return []
+def _load(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("results", type=Path)
-    parser.add_argument("--before", type=Path, help="the same rows run with the older xlacli")
     parser.add_argument("--out", type=Path, default=Path("docs/scale.svg"))
     args = parser.parse_args()
-    args.out.write_text(draw(_load(args.results), _load(args.before)), encoding="utf-8")
+    args.out.write_text(draw(_load(args.results)), encoding="utf-8")
 
 
 if __name__ == "__main__":
