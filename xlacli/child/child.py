@@ -66,7 +66,7 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
     # and a model file may call xr.use_spmd() at import.
     events.write("start", versions=versions, device=_device_kind())
     # SPMD, Dynamo, op tracing, autocast and device memory: each adds to the step events.
-    observers = StepObservers(events, request)
+    observers = StepObservers(events, request, paths.ir_dump_file)
     recorder = StepRecorder(
         events,
         _profile_window(request, events),
@@ -74,16 +74,12 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
         observers=observers,
         max_trace_steps=request.max_trace_steps,
     )
-    graph_ir = _graph_ir_writer(request, paths)  # each new graph's IR, once
     try:
         with observers.usage_errors():
             _run_target(request, paths, recorder)
     except BaseException:
         recorder.finish(running=True)
         raise
-    finally:
-        if graph_ir is not None:
-            graph_ir.uninstall()
     recorder.finish(running=False)
     events.write("end")
     return EXIT_OK
@@ -99,17 +95,6 @@ def _run_target(request: CaptureRequest, paths: RunPaths, recorder: Any) -> None
         from xlacli.child.model_target import run_model_file
 
         run_model_file(request, recorder)
-
-
-def _graph_ir_writer(request: CaptureRequest, paths: RunPaths) -> Any:
-    """Hooks that write each new graph's IR (``graph_ir.py``), when the request wants it."""
-    if not (request.debug_artifacts and request.ir_dump):
-        return None
-    from xlacli.child.graph_ir import GraphIrWriter
-
-    writer = GraphIrWriter(paths.ir_dump_file)
-    writer.install()
-    return writer
 
 
 def _profile_window(request: CaptureRequest, events: EventWriter) -> Any:

@@ -4,16 +4,20 @@ A model file's loop and a script's own syncs both go through the
 ``StepRecorder``; these observers add their facts to its events: SPMD's
 meshes and shardings (``spmd.py``), Dynamo's frames and graph breaks
 (``dynamo.py``), the ops traced onto XLA tensors (``host_time.py``), and the
-autocast state and device memory (``memory_probe.py``).
+autocast state and device memory (``memory_probe.py``). Beside them, the
+writer of each new graph's IR (``graph_ir.py``), which adds no field to the
+events but watches the same syncs.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from xlacli.child.dynamo import DynamoObserver
+from xlacli.child.graph_ir import GraphIrWriter
 from xlacli.child.host_time import OpTracingMeter
 from xlacli.child.memory_probe import StepProbe
 from xlacli.child.spmd import SpmdObserver
@@ -28,12 +32,19 @@ class StepObservers:
     the user's code calls them.
     """
 
-    def __init__(self, events: EventWriter, request: CaptureRequest) -> None:
+    def __init__(
+        self, events: EventWriter, request: CaptureRequest, ir_dump: Path | None = None
+    ) -> None:
         self.events = events
         self.spmd = SpmdObserver(request.devices)
         self.dynamo = DynamoObserver()
         self.op_tracing = OpTracingMeter()
         self.probe = StepProbe()  # its device: the target's, once it exists
+        # Each new graph's IR, once (issue 23); before the target, so every tensor is seen.
+        self.graph_ir: GraphIrWriter | None = None
+        if ir_dump is not None and request.debug_artifacts and request.ir_dump:
+            self.graph_ir = GraphIrWriter(ir_dump)
+            self.graph_ir.install()
         self._runtime_written = False
         self._closed = False
 
@@ -72,6 +83,8 @@ class StepObservers:
         if self._closed:
             return
         self._closed = True
+        if self.graph_ir is not None:
+            self.graph_ir.uninstall()
         self.probe.close()
         summary = self.dynamo.summary()
         self.dynamo.close()
