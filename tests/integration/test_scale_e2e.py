@@ -16,7 +16,7 @@ from xlacli.parse.ir_dump import parse_ir_dump
 
 pytestmark = pytest.mark.e2e
 
-STEPS = 24
+STEPS = 60  # past NATIVE_IR_DUMP_MAX_STEPS: the child writes the IR
 TRAIN_STEP = REPO / "benchmarks" / "scale" / "train_step.py"
 
 

@@ -61,9 +61,11 @@ def capture_environment(
         # The protobuf dump keeps each op's whole Python stack (the text drops
         # it): how a change inside a library is traced to the user's call.
         env["XLA_FLAGS"] += " --xla_dump_hlo_as_proto"
-    # No XLA_SAVE_TENSORS_FILE: it prints every sync's whole IR (~15-20 ms a
-    # step on a small training step); the child writes each new graph's IR
-    # once instead (graph_ir.py).
+    if request.debug_artifacts and request.ir_per_sync:
+        # Every sync's whole IR (~15-20 ms a step on a small training step):
+        # short runs only; longer ones have the child write each new graph's
+        # IR once (child/graph_ir.py).
+        env.update(native_ir_dump_environment(paths))
     return env
 
 

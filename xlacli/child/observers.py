@@ -42,7 +42,8 @@ class StepObservers:
         self.probe = StepProbe()  # its device: the target's, once it exists
         # Each new graph's IR, once (issue 23); before the target, so every tensor is seen.
         self.graph_ir: GraphIrWriter | None = None
-        if ir_dump is not None and request.debug_artifacts and request.ir_dump:
+        wanted = request.debug_artifacts and request.ir_dump and not request.ir_per_sync
+        if ir_dump is not None and wanted:
             self.graph_ir = GraphIrWriter(ir_dump)
             self.graph_ir.install()
         self._runtime_written = False

@@ -6,6 +6,10 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+# Up to this many steps, the per-sync IR dump costs less than a second (~15-20 ms a
+# step on a small training step); past it, its cost and size grow with the run.
+NATIVE_IR_DUMP_MAX_STEPS = 50
+
 
 @dataclass(frozen=True)
 class CaptureRequest:
@@ -43,6 +47,17 @@ class CaptureRequest:
         # Tolerant: a request written by another xlacli version keeps loading.
         known = {f.name for f in fields(cls)}
         return cls(**{key: value for key, value in data.items() if key in known})
+
+    @property
+    def ir_per_sync(self) -> bool:
+        """torch_xla's own IR dump of every sync (``XLA_SAVE_TENSORS_FILE``), for
+        a short run or a script run to its end (its length unknown): it also has
+        the graphs a value read compiles, which no Python hook sees. A run of
+        more steps has the child write each new graph's IR once
+        (``child/graph_ir.py``) instead."""
+        return self.ir_dump and (
+            self.run_to_end or self.warmup + self.steps <= NATIVE_IR_DUMP_MAX_STEPS
+        )
 
     def planned_steps(self, ran: int) -> int:
         """The steps asked for: warm-up and steps, or (a script run to its end)
