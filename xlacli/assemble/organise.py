@@ -10,6 +10,7 @@ counter deltas per step, which places every compile and execution in its step.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -97,7 +98,7 @@ def organise_run(
     setup = raw.log.setup or {}
     compile_steps = _event_steps(raw.log, "UncachedCompile", len(raw.compiles))
     execute_steps = _event_steps(raw.log, EXECUTION_COUNTERS, len(raw.executions))
-    ir_by_hash = _first_ir_by_hash(raw.ir_graphs)
+    ir_by_hash = _first_ir_by_hash(raw.ir_graphs, raw.compiles)
     graphs = _graph_records(raw, paths, compile_steps, ir_by_hash, roots, hlo)
     files_by_hash = {graph.hash: graph.files for graph in graphs}
     locator = Locator(
@@ -201,13 +202,29 @@ def _steady_median(times: list[float]) -> float | None:
     return statistics.median(times[1:] if len(times) > 1 else times)
 
 
-def _first_ir_by_hash(ir_graphs: Sequence[IrGraph]) -> dict[str, IrGraph]:
-    """The IR of each graph's first sync (the IR dump has one block per sync)."""
+def _first_ir_by_hash(
+    ir_graphs: Sequence[IrGraph], compiles: Sequence[AnalysisEvent]
+) -> dict[str, IrGraph]:
+    """The IR of each graph's first sync.
+
+    torch_xla's dump has one block per sync, named by graph hash; xlacli's has
+    one per compile, named by the compile's index (``child/graph_ir.py``).
+    """
     first: dict[str, IrGraph] = {}
     for graph in ir_graphs:
+        if graph.graph_hash is None and graph.compile_index is not None:
+            graph = _hashed(graph, compiles)
         if graph.graph_hash is not None:
             first.setdefault(graph.graph_hash, graph)
     return first
+
+
+def _hashed(graph: IrGraph, compiles: Sequence[AnalysisEvent]) -> IrGraph:
+    """xlacli's block for compile N, named by that compile's graph hash."""
+    index = graph.compile_index
+    if index is None or index >= len(compiles) or compiles[index].graph_hash is None:
+        return graph
+    return dataclasses.replace(graph, graph_hash=compiles[index].graph_hash)
 
 
 def _compiled_graphs(

@@ -64,11 +64,22 @@ def capture_environment(
         # a profile's ops to the user's lines. XLA_IR_DEBUG alone fills it for
         # the graphs compiled while frames are recorded; written once per compile.
         env["XLA_FLAGS"] += " --xla_dump_hlo_as_proto"
-    if request.debug_artifacts and request.ir_dump:
-        # Writes each sync's IR as text: cheap for a few steps, not for a profile.
-        env["XLA_SAVE_TENSORS_FILE"] = str(paths.ir_dump)
-        env["XLA_SAVE_TENSORS_FMT"] = "text"
+    if request.debug_artifacts and request.ir_per_sync:
+        # Every sync's whole IR (~15-20 ms a step on a small training step):
+        # short runs only; longer ones have the child write each new graph's
+        # IR once (child/graph_ir.py).
+        env.update(native_ir_dump_environment(paths))
     return env
+
+
+def native_ir_dump_environment(paths: RunPaths) -> dict[str, str]:
+    """torch_xla's own IR dump, one block per sync (``XLA_SAVE_TENSORS_FILE``).
+
+    For a process xlacli does not start (the pytest plugin's test process),
+    where the child's once-per-graph writer (``child/graph_ir.py``) is not
+    installed; the per-sync cost is paid there, on a test's few steps.
+    """
+    return {"XLA_SAVE_TENSORS_FILE": str(paths.ir_dump), "XLA_SAVE_TENSORS_FMT": "text"}
 
 
 def _with_dump_flags(xla_flags: str, dump_dir: Path) -> str:

@@ -6,17 +6,21 @@ meshes and shardings (``spmd.py``), Dynamo's frames and graph breaks
 (``dynamo.py``), the ops traced onto XLA tensors (``host_time.py``), the
 autocast state and device memory (``memory_probe.py``), the CPU fallbacks
 of each value read's call site (``value_reads.py``), and the lines that ran a
-backward pass (``backward_calls.py``).
+backward pass (``backward_calls.py``). Beside them, the writer of each new
+graph's IR (``graph_ir.py``), which adds no field to the events but watches the
+same syncs.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from xlacli.child.backward_calls import BackwardCalls
 from xlacli.child.dynamo import DynamoObserver
+from xlacli.child.graph_ir import GraphIrWriter
 from xlacli.child.host_time import OpTracingMeter
 from xlacli.child.memory_probe import StepProbe
 from xlacli.child.spmd import SpmdObserver
@@ -32,7 +36,9 @@ class StepObservers:
     the user's code calls them.
     """
 
-    def __init__(self, events: EventWriter, request: CaptureRequest) -> None:
+    def __init__(
+        self, events: EventWriter, request: CaptureRequest, ir_dump: Path | None = None
+    ) -> None:
         self.events = events
         self.spmd = SpmdObserver(request.devices)
         self.dynamo = DynamoObserver()
@@ -41,6 +47,12 @@ class StepObservers:
         self.value_reads = ValueReadSites()
         self.value_reads.install()
         self.backward = BackwardCalls()
+        # Each new graph's IR, once (issue 23); before the target, so every tensor is seen.
+        self.graph_ir: GraphIrWriter | None = None
+        wanted = request.debug_artifacts and request.ir_dump and not request.ir_per_sync
+        if ir_dump is not None and wanted:
+            self.graph_ir = GraphIrWriter(ir_dump)
+            self.graph_ir.install()
         self._runtime_written = False
         self._closed = False
 
@@ -85,6 +97,8 @@ class StepObservers:
         if self._closed:
             return
         self._closed = True
+        if self.graph_ir is not None:
+            self.graph_ir.uninstall()
         self.probe.close()
         self.value_reads.close()
         self.backward.close()

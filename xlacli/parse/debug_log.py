@@ -51,23 +51,40 @@ class _Builder:
     sizes: dict[str, int] = field(default_factory=dict)
     section: str = ""
 
-    def build(self) -> AnalysisEvent:
+    def build(self, shared: _Shared) -> AnalysisEvent:
+        frames = tuple(self.frames)
         return AnalysisEvent(
             self.kind,
             " ".join(self.cause).strip(),
             self.graph_hash,
             self.inputs,
             self.outputs,
-            tuple(self.frames),
+            shared.frames.setdefault(frames, frames),
             self.computation_hash,
             dict(self.sizes),
         )
+
+
+@dataclass
+class _Shared:
+    """One object per distinct frame line and frame list: a run of 10,000 steps
+    repeats the same 64 frames at every execution, and the parent's memory
+    should grow with distinct graphs, not with steps."""
+
+    lines: dict[str, Frame | None] = field(default_factory=dict)
+    frames: dict[tuple[Frame, ...], tuple[Frame, ...]] = field(default_factory=dict)
+
+    def frame(self, body: str) -> Frame | None:
+        if body not in self.lines:
+            self.lines[body] = parse_frame(body)
+        return self.lines[body]
 
 
 def parse_debug_log(text: str) -> list[AnalysisEvent]:
     """Parse the compile and execute events of a PT_XLA_DEBUG log, in order."""
     events: list[AnalysisEvent] = []
     current: _Builder | None = None
+    shared = _Shared()
     for line in text.splitlines():
         kind, body = _split_prefix(line)
         if kind is None:
@@ -81,13 +98,13 @@ def parse_debug_log(text: str) -> list[AnalysisEvent]:
             continue
         if body.strip() in ("Compilation Cause", "Execution Cause"):
             if current is not None:
-                events.append(current.build())
+                events.append(current.build(shared))
             current = _Builder(kind, section="cause")
             continue
         if current is not None:
-            _read_line(current, body)
+            _read_line(current, body, shared)
     if current is not None:
-        events.append(current.build())
+        events.append(current.build(shared))
     return events
 
 
@@ -98,7 +115,7 @@ def _split_prefix(line: str) -> tuple[str | None, str]:
     return None, line
 
 
-def _read_line(event: _Builder, body: str) -> None:
+def _read_line(event: _Builder, body: str, shared: _Shared) -> None:
     stripped = body.strip()
     if stripped.startswith("Graph Info:"):
         event.section = "graph"
@@ -113,7 +130,7 @@ def _read_line(event: _Builder, body: str) -> None:
             event.graph_hash = match.group(1)
         elif (match := _COUNT.match(body)) is not None:
             setattr(event, match.group(1).lower(), int(match.group(2)))
-    elif event.section == "frames" and (frame := parse_frame(body)) is not None:
+    elif event.section == "frames" and (frame := shared.frame(body)) is not None:
         event.frames.append(frame)
 
 

@@ -18,6 +18,10 @@ One block per graph sync, cached or not::
     Graph Hash: cca4eee73418f834388a01c55649bc03
 
     ## END_GRAPH
+
+xlacli's child writes the same blocks itself, once per new graph
+(``child/graph_ir.py``), with ``Compile Index: N`` (the N-th compile of the
+run, counted from 0) in place of torch_xla's hashes.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from xlacli.parse.frames import Frame, parse_frame
 _HEADER = re.compile(r"^\[(\w+)\]\s*$")
 _ROOT_HASHES = re.compile(r"^Root Hashes: \((.*)\)\s*$")
 _GRAPH_HASH = re.compile(r"^Graph Hash: ([0-9a-f]+)\s*$")
+_COMPILE_INDEX = re.compile(r"^Compile Index: (\d+)\s*$")
 # %7 = f32[4,32]{1,0} aten::addmm(%6, %5, %3), location=forward@linear.py:134, ...
 _NODE = re.compile(
     r"^\s*%(?P<id>\d+) = (?P<shape>\(.*?\)|\S+) (?P<op>[\w:.]+)\((?P<operands>[^)]*)\)(?P<rest>.*)$"
@@ -67,6 +72,12 @@ class IrGraph:
     graph_hash: str | None
     ir_text: str  # the "IR { ... }" block, verbatim
     nodes: tuple[IrNode, ...]
+    compile_index: int | None = None  # xlacli's blocks: the compile this graph is
+
+    @property
+    def roots(self) -> int:
+        """How many outputs the graph has (nodes marked ``ROOT=``)."""
+        return sum(1 for node in self.nodes if node.root_index is not None)
 
 
 def operand_id(operand: str) -> int:
@@ -102,6 +113,7 @@ def _parse_block(kind: str, lines: list[str]) -> IrGraph:
     frames: list[Frame] = []
     root_hashes: tuple[str, ...] = ()
     graph_hash = None
+    compile_index = None
     ir_lines: list[str] = []
     section = "info"
     for line in lines:
@@ -117,10 +129,13 @@ def _parse_block(kind: str, lines: list[str]) -> IrGraph:
             root_hashes = tuple(h.strip() for h in match.group(1).split(",") if h.strip())
         elif (match := _GRAPH_HASH.match(line)) is not None:
             graph_hash = match.group(1)
+        elif (match := _COMPILE_INDEX.match(line)) is not None:
+            compile_index = int(match.group(1))
         elif section == "info" and (frame := parse_frame(line)) is not None:
             frames.append(frame)
     nodes = tuple(node for line in ir_lines if (node := parse_ir_node(line)) is not None)
-    return IrGraph(kind, tuple(frames), root_hashes, graph_hash, "\n".join(ir_lines), nodes)
+    ir_text = "\n".join(ir_lines)
+    return IrGraph(kind, tuple(frames), root_hashes, graph_hash, ir_text, nodes, compile_index)
 
 
 def parse_ir_node(line: str) -> IrNode | None:

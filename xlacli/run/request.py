@@ -6,6 +6,10 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+# Up to this many steps, the per-sync IR dump costs less than a second (~15-20 ms a
+# step on a small training step); past it, its cost and size grow with the run.
+NATIVE_IR_DUMP_MAX_STEPS = 50
+
 
 @dataclass(frozen=True)
 class CaptureRequest:
@@ -22,7 +26,7 @@ class CaptureRequest:
     optimizer: str = "sgd"
     warmup: int = 0  # steps run before the recorded ones (profile)
     debug_artifacts: bool = True  # HLO dumps, source locations, the PT_XLA_DEBUG log
-    ir_dump: bool = True  # the IR of every sync (XLA_SAVE_TENSORS_FILE): compile, not profile
+    ir_dump: bool = True  # each new graph's IR (child/graph_ir.py): compile, not profile
     profile_logdir: str | None = None  # set: trace the recorded steps (profile)
     profile_session: str | None = None
     wait_each_step: bool = True  # wait for the device after each step (exact counters)
@@ -43,6 +47,17 @@ class CaptureRequest:
         # Tolerant: a request written by another xlacli version keeps loading.
         known = {f.name for f in fields(cls)}
         return cls(**{key: value for key, value in data.items() if key in known})
+
+    @property
+    def ir_per_sync(self) -> bool:
+        """torch_xla's own IR dump of every sync (``XLA_SAVE_TENSORS_FILE``), for
+        a short run or a script run to its end (its length unknown): it also has
+        the graphs a value read compiles, which no Python hook sees. A run of
+        more steps has the child write each new graph's IR once
+        (``child/graph_ir.py``) instead."""
+        return self.ir_dump and (
+            self.run_to_end or self.warmup + self.steps <= NATIVE_IR_DUMP_MAX_STEPS
+        )
 
     def planned_steps(self, ran: int) -> int:
         """The steps asked for: warm-up and steps, or (a script run to its end)
@@ -85,6 +100,11 @@ class RunPaths:
     def ir_dump(self) -> Path:
         # torch_xla appends ".<ordinal>" to this path.
         return self.raw / "ir-dump.txt"
+
+    @property
+    def ir_dump_file(self) -> Path:
+        """Where the child writes each new graph's IR (named as torch_xla's ordinal 0)."""
+        return self.raw / (self.ir_dump.name + ".0")
 
     @property
     def debug_log(self) -> Path:

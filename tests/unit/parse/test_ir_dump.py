@@ -52,3 +52,30 @@ def test_truncated_file_keeps_complete_nodes():
 
 def test_empty_text():
     assert parse_ir_dump("") == []
+
+
+XLACLI_BLOCK = """[ScheduleSyncTensorsGraph]
+TensorsGraphInfo:
+  sync (/site-packages/torch_xla/torch_xla.py:95)
+  run (/work/model.py:12)
+
+Compile Index: 3
+
+## BEGIN_GRAPH
+IR {
+  %0 = f32[4]{0} xla::device_data(), location=convert@module.py:1357, xla_shape=f32[4]{0}
+  %1 = f32[4]{0} aten::relu(%0), location=forward@model.py:9, xla_shape=f32[4]{0}, ROOT=0
+}
+
+## END_GRAPH
+
+"""
+
+
+def test_xlacli_block_names_its_compile_not_a_hash():
+    (graph,) = parse_ir_dump(XLACLI_BLOCK)
+    assert graph.compile_index == 3
+    assert graph.graph_hash is None
+    assert [node.op for node in graph.nodes] == ["xla::device_data", "aten::relu"]
+    assert graph.roots == 1
+    assert graph.frames[1].function == "run"

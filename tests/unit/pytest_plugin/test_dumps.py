@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from xlacli.capture.env import capture_environment
+from xlacli.capture.env import capture_environment, native_ir_dump_environment
 from xlacli.pytest_plugin.dumps import DEBUG_SWITCHES, ImportWatch, SessionDumps, debug_switches
 from xlacli.run.request import CaptureRequest, RunPaths
 
@@ -18,7 +18,11 @@ def test_switches_are_the_childs(tmp_path: Path) -> None:
     request = CaptureRequest(model_path="m.py", model_entry=None, steps=2)
     child = capture_environment({"XLA_FLAGS": "--xla_cpu_use_thunk_runtime=false"}, request, paths)
     switches = debug_switches({"XLA_FLAGS": "--xla_cpu_use_thunk_runtime=false"}, paths)
-    assert switches == {name: child[name] for name in DEBUG_SWITCHES}
+    # The child writes each new graph's IR itself; the test process has torch_xla's dump.
+    native = native_ir_dump_environment(paths)
+    assert switches == {name: {**child, **native}[name] for name in DEBUG_SWITCHES}
+    long_run = CaptureRequest(model_path="m.py", model_entry=None, steps=1000)
+    assert "XLA_SAVE_TENSORS_FILE" not in capture_environment({}, long_run, paths)
     assert switches["XLA_FLAGS"].startswith("--xla_cpu_use_thunk_runtime=false ")
     assert "PJRT_DEVICE" not in switches  # the user's own choice in their process
 

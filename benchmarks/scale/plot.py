@@ -1,0 +1,116 @@
+"""Draws ``docs/scale.svg`` from ``run.py --json`` results: wall time against
+steps (one cached graph) and against graphs (a new graph every step).
+
+    python benchmarks/scale/plot.py RESULTS.jsonl [--out docs/scale.svg]
+
+(``before_s``, when ``run.py --before`` filled it, is drawn as "xlacli before".)
+
+Plain SVG written by hand: no plotting library needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+WIDTH, HEIGHT = 880, 360
+PANEL_W, PANEL_H = 360, 250
+MARGIN_X, MARGIN_Y = 70, 50
+COLORS = {"bare": "#555555", "xlacli": "#1f77b4", "xlacli before": "#d62728"}
+FAMILIES = (("mlp", "steps"), ("train", "steps"), ("storm", "graphs"))
+
+
+def _series(rows: list[dict[str, Any]], family: str, key: str) -> list[tuple[float, float]]:
+    points = [
+        (row["steps"], row[key])
+        for row in rows
+        if row["row"].startswith(family + "-") and row.get(key) is not None
+    ]
+    return sorted(points)
+
+
+def _panel(x0: float, title: str, unit: str, lines: dict[str, list[tuple[float, float]]]) -> str:
+    xs = [x for points in lines.values() for x, _ in points] or [1.0]
+    ys = [y for points in lines.values() for _, y in points] or [1.0]
+    x_max, y_max = max(xs) * 1.05, max(ys) * 1.1
+
+    def at(x: float, y: float) -> tuple[float, float]:
+        return x0 + x / x_max * PANEL_W, MARGIN_Y + PANEL_H - y / y_max * PANEL_H
+
+    parts = [
+        f'<text x="{x0 + PANEL_W / 2}" y="{MARGIN_Y - 18}" text-anchor="middle" '
+        f'font-weight="bold">{title}</text>',
+        f'<line x1="{x0}" y1="{MARGIN_Y + PANEL_H}" x2="{x0 + PANEL_W}" '
+        f'y2="{MARGIN_Y + PANEL_H}" stroke="black"/>',
+        f'<line x1="{x0}" y1="{MARGIN_Y}" x2="{x0}" y2="{MARGIN_Y + PANEL_H}" stroke="black"/>',
+        f'<text x="{x0 + PANEL_W / 2}" y="{MARGIN_Y + PANEL_H + 36}" '
+        f'text-anchor="middle">{unit}</text>',
+        f'<text x="{x0 - 48}" y="{MARGIN_Y + PANEL_H / 2}" text-anchor="middle" '
+        f'transform="rotate(-90 {x0 - 48} {MARGIN_Y + PANEL_H / 2})">wall time (s)</text>',
+    ]
+    for fraction in (0.0, 0.5, 1.0):
+        x, y = at(x_max / 1.05 * fraction, y_max / 1.1 * fraction)
+        parts.append(
+            f'<text x="{x}" y="{MARGIN_Y + PANEL_H + 16}" text-anchor="middle" '
+            f'font-size="11">{x_max / 1.05 * fraction:.0f}</text>'
+        )
+        parts.append(
+            f'<text x="{x0 - 6}" y="{y + 4}" text-anchor="end" font-size="11">'
+            f"{y_max / 1.1 * fraction:.1f}</text>"
+        )
+    for name, points in lines.items():
+        if not points:
+            continue
+        coords = [at(x, y) for x, y in points]
+        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in coords)
+        parts.append(
+            f'<polyline points="{path}" fill="none" stroke="{COLORS[name]}" stroke-width="2"/>'
+        )
+        parts += [
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{COLORS[name]}"/>' for x, y in coords
+        ]
+    return "\n".join(parts)
+
+
+def draw(rows: list[dict[str, Any]]) -> str:
+    panels = []
+    for index, (family, unit) in enumerate(f for f in FAMILIES if f[0] != "mlp"):
+        lines = {
+            "bare": _series(rows, family, "bare_s"),
+            "xlacli": _series(rows, family, "xlacli_s"),
+            "xlacli before": _series(rows, family, "before_s"),
+        }
+        title = {"train": "training step (one cached graph)", "storm": "new graph every step"}[
+            family
+        ]
+        panels.append(_panel(MARGIN_X + index * (PANEL_W + 2 * MARGIN_X), title, unit, lines))
+    legend = "".join(
+        f'<rect x="{MARGIN_X + i * 150}" y="{HEIGHT - 24}" width="12" height="12" '
+        f'fill="{color}"/><text x="{MARGIN_X + i * 150 + 18}" y="{HEIGHT - 14}">{name}</text>'
+        for i, (name, color) in enumerate(COLORS.items())
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
+        f'width="{WIDTH}" height="{HEIGHT}" font-family="sans-serif" font-size="13">\n'
+        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>\n'
+        + "\n".join(panels)
+        + f"\n{legend}\n</svg>\n"
+    )
+
+
+def _load(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("results", type=Path)
+    parser.add_argument("--out", type=Path, default=Path("docs/scale.svg"))
+    args = parser.parse_args()
+    args.out.write_text(draw(_load(args.results)), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""Cost against steps and against graphs: bare torch_xla against ``xlacli compile``.
+
+    python benchmarks/scale/run.py [--repeats 3] [--rows mlp-200 train-1000 ...] [--json out.json]
+
+Each row runs the bare loop (``bare.py``) and ``xlacli compile`` on the same
+model file for the same steps, alternating (bare, xlacli, bare, xlacli...),
+each in a fresh process, so both see the same load on a shared machine.
+Reports the medians, their ratio, the marginal cost per step or per graph
+against the row before, the run folder's size (and ``raw/``'s), the xlacli
+parent's peak memory, and checks that xlacli's compile and execution counts
+equal the bare loop's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = "benchmarks/scale"
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    model: str
+    steps: int
+    kind: str  # "steps": one cached graph, cost per step; "graphs": one new graph per step
+
+
+ROWS = {
+    row.name: row
+    for row in (
+        Row("mlp-200", "examples/mlp.py", 200, "steps"),
+        Row("mlp-1000", "examples/mlp.py", 1000, "steps"),
+        Row("train-100", f"{HERE}/train_step.py", 100, "steps"),
+        Row("train-1000", f"{HERE}/train_step.py", 1000, "steps"),
+        Row("mlp-10000", "examples/mlp.py", 10000, "steps"),
+        Row("train-300", f"{HERE}/train_step.py", 300, "steps"),
+        Row("storm-25", f"{HERE}/new_length.py", 25, "graphs"),
+        Row("storm-50", f"{HERE}/new_length.py", 50, "graphs"),
+        Row("storm-100", f"{HERE}/new_length.py", 100, "graphs"),
+        Row("storm-300", f"{HERE}/new_length.py", 300, "graphs"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Result:
+    row: str
+    steps: int
+    bare_s: float
+    xlacli_s: float
+    ratio: float
+    folder_bytes: int
+    raw_bytes: int
+    events_bytes: int
+    parent_peak_mib: float
+    counts_equal: bool
+    bare_counts: str
+    xlacli_counts: str
+    bare_runs: list[float]
+    xlacli_runs: list[float]
+    before_s: float | None = None  # --before: an older xlacli, run in the same alternation
+    before_folder_bytes: int | None = None
+
+
+def _env(tree: Path = REPO) -> dict[str, str]:
+    return {**os.environ, "PJRT_DEVICE": "CPU", "PYTHONPATH": str(tree)}
+
+
+def _bare(row: Row) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, f"{HERE}/bare.py", row.model, str(row.steps)],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        text=True,
+        env=_env(),
+    )
+    return time.perf_counter() - started, done.stdout.strip().splitlines()[-1]
+
+
+def _xlacli(row: Row, out: Path, tree: Path = REPO) -> tuple[float, float, str]:
+    command = [
+        sys.executable,
+        str(REPO / HERE / "peak.py"),
+        "compile",
+        row.model,
+        "--steps",
+        str(row.steps),
+        "--out",
+        str(out),
+        "--format",
+        "json",
+    ]
+    started = time.perf_counter()
+    done = subprocess.run(
+        command, cwd=REPO, check=True, capture_output=True, text=True, env=_env(tree)
+    )
+    elapsed = time.perf_counter() - started
+    peak = re.search(r"xlacli-parent-peak-kib=(\d+)", done.stderr)
+    report = json.loads((out / "report.json").read_text())
+    counts = f"compiles={report['compilations']} executions={report['executions']}"
+    return elapsed, int(peak.group(1)) / 1024 if peak else float("nan"), counts
+
+
+def _size(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def measure(row: Row, repeats: int, before: Path | None = None) -> Result:
+    work = Path(tempfile.mkdtemp(prefix="xlacli-scale-"))
+    bare_s: list[float] = []
+    tool_s: list[float] = []
+    before_s: list[float] = []
+    peaks: list[float] = []
+    try:
+        for index in range(repeats):
+            bare_time, bare_counts = _bare(row)
+            out = work / f"run{index}"
+            tool_time, peak, counts = _xlacli(row, out)
+            if before is not None:
+                before_s.append(_xlacli(row, work / f"before{index}", before)[0])
+            bare_s.append(bare_time)
+            tool_s.append(tool_time)
+            peaks.append(peak)
+        bare, tool = statistics.median(bare_s), statistics.median(tool_s)
+        return Result(
+            before_s=statistics.median(before_s) if before_s else None,
+            before_folder_bytes=_size(work / f"before{repeats - 1}") if before_s else None,
+            row=row.name,
+            steps=row.steps,
+            bare_s=bare,
+            xlacli_s=tool,
+            ratio=tool / bare,
+            folder_bytes=_size(out),
+            raw_bytes=_size(out / "raw"),
+            events_bytes=(out / "events.jsonl").stat().st_size,
+            parent_peak_mib=max(peaks),
+            counts_equal=counts == bare_counts,
+            bare_counts=bare_counts,
+            xlacli_counts=counts,
+            bare_runs=bare_s,
+            xlacli_runs=tool_s,
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rows", nargs="+", default=list(ROWS), choices=list(ROWS))
+    parser.add_argument("--json", type=Path, help="append each row's result here (JSON lines)")
+    parser.add_argument(
+        "--before", type=Path, help="also run the xlacli of this (older) checkout, alternating"
+    )
+    args = parser.parse_args()
+    before = args.before.resolve() if args.before is not None else None
+    print(
+        "| row | steps | bare (s) | xlacli (s) | ratio | folder | raw/ | parent peak "
+        "| counts equal |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name in args.rows:
+        result = measure(ROWS[name], args.repeats, before)
+        print(
+            f"| {name} | {result.steps} | {result.bare_s:.2f} | {result.xlacli_s:.2f} | "
+            f"{result.ratio:.2f} | {result.folder_bytes / 1e6:.2f} MB | "
+            f"{result.raw_bytes / 1e6:.2f} MB | {result.parent_peak_mib:.0f} MiB | "
+            f"{result.counts_equal} |"
+            + (f" before: {result.before_s:.2f} s" if result.before_s is not None else ""),
+            flush=True,
+        )
+        if args.json is not None:
+            with args.json.open("a", encoding="utf-8") as file:
+                file.write(json.dumps(asdict(result)) + "\n")
+
+
+if __name__ == "__main__":
+    main()
