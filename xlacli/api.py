@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from xlacli import defaults
+import xlacli.defaults as defaults
 
 if TYPE_CHECKING:
     from xlacli.hlo.changes import DiffReport

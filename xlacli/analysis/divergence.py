@@ -20,7 +20,7 @@ from pathlib import Path
 
 from xlacli.parse.frames import parse_frame
 from xlacli.parse.ir_dump import IrNode
-from xlacli.ranks.model import Divergence, RankAtStep, RankGraph
+from xlacli.report.ranks import Divergence, RankAtStep, RankGraph
 from xlacli.report.run import CompileEvent, RunReport
 
 # The collective ops in a rank's graph (rank, graph hash) -> ("all-reduce", ...).

@@ -12,8 +12,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping
 
-from xlacli.ranks.model import RankStepTime, Stragglers
 from xlacli.report.profile import ProfileSummary
+from xlacli.report.ranks import RankStepTime, Stragglers
 
 # The rows, from the profile's breakdown (seconds in the profiled window).
 ROWS = {

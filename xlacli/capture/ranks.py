@@ -3,7 +3,7 @@
 xlacli does not launch ranks: torchrun, ``xmp.spawn`` and a pod's ssh do. Under
 one of them every process runs the same xlacli command, and each writes its own
 folder, ``OUT/rank-R/``, so no two processes share a file; rank 0 merges them
-(``xlacli.ranks.merge``).
+(``xlacli.assemble.ranks``).
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 import torch_xla.utils.utils as xu
 
-from xlacli.child.sync_hook import SYNC_WAIT_SETTING
+from xlacli.child.sync_points import SYNC_WAIT_SETTING
 
 MAX_FRAMES = 64
 _XLAC: Any = torch_xla._XLAC

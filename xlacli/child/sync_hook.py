@@ -44,11 +44,12 @@ import torch_xla.utils.utils as xu
 
 from xlacli.child.loop_finder import LoopFinder
 from xlacli.child.recorder import StepRecorder
+from xlacli.child.sync_points import SYNC_WAIT_SETTING
 from xlacli.parse.frames import current_code_roots
 
 _GRAPH_LOOKUPS = ("CachedCompile", "UncachedCompile")
 _CACHED_GRAPH_RUNS = "RunCachedGraphInputData"  # one sample per torch.compile graph run
-SYNC_WAIT_SETTING = "XLA_SYNC_WAIT"
+
 _DYNAMO_BRIDGE = os.path.join(os.sep, "torch_xla", "_dynamo", "")
 # Syncs before a loop is recognised, past which --steps counts them anyway:
 # a script whose loop xlacli cannot see must still stop.

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from xlacli import defaults
+import xlacli.defaults as defaults
 from xlacli.cli import options
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar, cast
 
-from xlacli import defaults
+import xlacli.defaults as defaults
 from xlacli.analysis.baseline import (
     Baseline,
     baseline_from_report,
@@ -17,13 +17,13 @@ from xlacli.analysis.baseline import (
 )
 from xlacli.analysis.check import CheckOutcome, check_time_budget, compare
 from xlacli.analysis.memory_check import DEFAULT_MEMORY_TOLERANCE, compare_peaks
+from xlacli.capture.rank_wait import report_saved
 from xlacli.capture.ranks import RankPlace
 from xlacli.config import ProjectConfig, load_config, project_runs_dir
 from xlacli.errors import EXIT_CHECK_FAILED, CheckFailed, UsageError, XlacliError
 from xlacli.flows.ranks import check_finished, check_ranks, finish_rank, launched_rank
 from xlacli.flows.session import CaptureResult, capture, configured_target
 from xlacli.paths import display_path
-from xlacli.ranks.wait import report_saved
 from xlacli.render.check import (
     check_json,
     print_check,

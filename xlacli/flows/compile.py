@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xlacli import defaults
+import xlacli.defaults as defaults
 from xlacli.analysis.budgets import check_budgets
 from xlacli.capture.discover import ModelTarget
 from xlacli.config import load_config, project_runs_dir

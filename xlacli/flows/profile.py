@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from xlacli import defaults
+import xlacli.defaults as defaults
 from xlacli.assemble.profile import summarize_profile
 from xlacli.capture.discover import ModelTarget
 from xlacli.config import load_config, project_runs_dir

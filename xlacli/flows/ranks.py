@@ -1,5 +1,5 @@
 """The end of a launched rank's run: rank 0 waits for the others and merges;
-the others hand over to it (see ``xlacli.ranks``)."""
+the others hand over to it (see ``assemble/ranks.py``)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from xlacli.assemble.ranks import merge_ranks, world_size_of
+from xlacli.capture.rank_wait import report_saved, wait_for_merged, wait_for_reports
 from xlacli.capture.ranks import RankPlace, rank_folders, rank_place
 from xlacli.errors import CheckFailed, UsageError
 from xlacli.paths import display_path
-from xlacli.ranks.merge import merge_ranks, world_size_of
-from xlacli.ranks.model import RanksReport, load_ranks, save_ranks
-from xlacli.ranks.wait import report_saved, wait_for_merged, wait_for_reports
 from xlacli.render.check import CHECK_FILE
 from xlacli.render.console import print_message
 from xlacli.render.ranks import render_ranks
 from xlacli.report.profile import PROFILE_FILE
+from xlacli.report.ranks import RanksReport, load_ranks, save_ranks
 
 DEFAULT_RANKS_TIMEOUT_S = 300.0
 

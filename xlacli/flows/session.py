@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from xlacli import defaults
+import xlacli.defaults as defaults
 from xlacli.assemble.graph_files import HloCache
 from xlacli.assemble.pipeline import build_report
 from xlacli.assemble.read import RawRun, read_raw_run
@@ -24,11 +24,11 @@ from xlacli.capture.runner import check_torch_xla_installed, prepare_run_dir, ru
 from xlacli.capture.signals import StopSignals
 from xlacli.config import ProjectConfig, model_argument
 from xlacli.errors import CaptureError, IncompleteReport, UsageError, XlacliError
+from xlacli.flows.hang import print_hang
 from xlacli.flows.modes import check_mode
 from xlacli.paths import display_path
-from xlacli.ranks.hang import print_hang
-from xlacli.ranks.model import remove_merged
 from xlacli.render.console import print_message, stderr_console
+from xlacli.report.ranks import remove_merged
 from xlacli.report.run import RunReport, save_report
 from xlacli.run.events import ChildLog
 from xlacli.run.request import CaptureRequest, RunPaths

@@ -87,11 +87,10 @@ def current_code_roots() -> CodeRoots:
     """The library roots of the running interpreter (the child uses the same one)."""
     import sysconfig
 
-    import xlacli
-
     keys = ("stdlib", "platstdlib", "purelib", "platlib")
     library = tuple(sorted({sysconfig.get_paths()[key] + "/" for key in keys}))
-    return CodeRoots(library, str(Path(xlacli.__file__).resolve().parent) + "/")
+    xlacli_dir = Path(__file__).resolve().parents[1]  # xlacli/, from xlacli/parse/
+    return CodeRoots(library, str(xlacli_dir) + "/")
 
 
 # Packages whose frames are the machinery of every run, never a framework's site.

@@ -11,7 +11,8 @@ from rich.markup import escape
 from rich.text import Text
 
 from xlacli.paths import display_location, display_path, source_line
-from xlacli.ranks.model import (
+from xlacli.render.console import plain_table, stdout_console
+from xlacli.report.ranks import (
     Divergence,
     RankGraph,
     RankHang,
@@ -19,7 +20,6 @@ from xlacli.ranks.model import (
     Stragglers,
     dump_ranks,
 )
-from xlacli.render.console import plain_table, stdout_console
 from xlacli.units import format_seconds, short_hash
 
 _TRIGGER_WORDS = {"host_sync": "value read", "step_end": "step", "user_sync": "sync"}

@@ -6,10 +6,10 @@ from pathlib import Path
 from rich.console import Console
 
 from tests.unit.ranks.reports import FIRST, STEP, compile_event, graph, rank_report
-from xlacli.ranks.merge import merge_ranks
-from xlacli.ranks.model import load_ranks, save_ranks
-from xlacli.ranks.wait import wait_for_merged, wait_for_reports
+from xlacli.assemble.ranks import merge_ranks
+from xlacli.capture.rank_wait import wait_for_merged, wait_for_reports
 from xlacli.render.ranks import ranks_text
+from xlacli.report.ranks import load_ranks, save_ranks
 from xlacli.report.run import save_report
 
 

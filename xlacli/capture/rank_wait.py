@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from xlacli.capture.ranks import rank_folder
-from xlacli.ranks.model import MERGED_FILE
+from xlacli.report.ranks import MERGED_FILE
 from xlacli.report.run import REPORT_FILE
 
 _POLL_S = 0.25

@@ -16,8 +16,8 @@ from xlacli.capture.ranks import rank_folders
 from xlacli.errors import UsageError
 from xlacli.parse.frames import current_code_roots
 from xlacli.parse.ir_dump import IrNode, parse_ir_node
-from xlacli.ranks.model import RankHang, RanksReport, RankSummary
 from xlacli.report.profile import ProfileSummary, load_summary
+from xlacli.report.ranks import RankHang, RanksReport, RankSummary
 from xlacli.report.run import REPORT_FILE, RunReport, load_report
 from xlacli.run.hang import HANG_FILE, STACKS_FILE
 

@@ -1,1 +1,0 @@
-"""Many processes, one story: the merged report of a launched run's ranks."""
