@@ -78,4 +78,5 @@ def test_check_with_an_odd_baseline_path(project):
     assert first.code == 0, first.stderr
     second = run_cli(*args, "--out", "chéck 2", cwd=project)
     assert second.code == 0, second.stderr
-    assert json.loads((project / baseline).read_text())["model"] == "../" + MODEL_NAME
+    # Relative to the project root (where the check runs), not to the baseline's folder.
+    assert json.loads((project / baseline).read_text())["model"] == MODEL_NAME

@@ -345,5 +345,8 @@ def test_report_of_a_profile_run_names_profile(profiled):
     run, _, _ = profiled
     result = run_cli("report", run, cwd=REPO)
     assert result.code == 0, result.stderr
-    assert result.stdout.startswith("xlacli profile "), result.stdout[:80]
+    lines = result.stdout.splitlines()
+    # The verdict comes first (issue 27), then the header naming the command.
+    assert lines[1].startswith("xlacli profile "), result.stdout[:160]
+    assert not [line for line in lines if line.startswith("xlacli compile ")]
     assert not [line for line in result.stdout.splitlines() if line != line.rstrip()]

@@ -40,9 +40,19 @@ def compiles_since(start: int) -> int:
     return now - start if now >= start else now
 
 
+class _NoValueReads:
+    """No per-call-site fallback counts in a test's process (the read wrappers would
+    outlive the test)."""
+
+    def delta(self) -> dict[str, Any]:
+        return {}
+
+
 class _NoObservers:
     """The test's own process has no SPMD, Dynamo or memory observers: they
     wrap torch_xla and torch for a whole run, and a test is one piece of one."""
+
+    value_reads = _NoValueReads()
 
     def runtime(self) -> None:
         pass

@@ -15,6 +15,7 @@ method while Dynamo traces (``torch.compiler.is_compiling()``).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from xlacli.parse.frames import CodeRoots, Frame, current_code_roots
 
 READ_FALLBACK = "aten::_local_scalar_dense"
 READ_METHODS = ("item", "__bool__", "__float__", "__int__", "tolist")
+_DYNAMO_WRAPPER = os.path.join("torch", "_dynamo", "eval_frame.py")
 Site = tuple[str, str | None, str | None]  # op, user file:line, library file:line
 
 
@@ -88,7 +90,10 @@ class ValueReadSites:
             here = Frame(code.co_name, code.co_filename, frame.f_lineno)
             if self._roots.is_user(here):
                 return here.location, library
-            if library is None and not self._roots.is_xlacli(here):
+            # Dynamo's disable() wrapper (which hides ours from Dynamo) is not the library
+            # the read is inside.
+            ours = self._roots.is_xlacli(here) or _DYNAMO_WRAPPER in here.file
+            if library is None and not ours:
                 library = here.location
             frame = frame.f_back
         return None, library
