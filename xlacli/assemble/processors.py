@@ -29,7 +29,7 @@ from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_com
 from xlacli.analysis.spmd_graph import attach_spmd
 from xlacli.analysis.user_lines import memory_at_user_lines, user_lines
 from xlacli.assemble.advice import ADVISORS
-from xlacli.assemble.organise import OrganisedRun, execution_records, is_value_read
+from xlacli.assemble.organise import OrganisedRun, is_value_read
 from xlacli.parse.debug_log import AnalysisEvent
 from xlacli.parse.eager_ops import is_eager
 from xlacli.paths import source_line
@@ -84,7 +84,7 @@ def memory_facts(run: OrganisedRun, done: Sections) -> MemorySection:
         run.paths.root,
         run.hlo,
         run.raw.log.steps,
-        ((record.step, record.graph_hash) for record in execution_records(run.raw)),
+        zip(run.execute_steps, (event.graph_hash for event in run.raw.executions), strict=True),
     )
     facts = {
         g.hash: GraphFacts(_at_user_lines(run, g.files, g.memory), g.precision, g.checkpoint)
