@@ -128,9 +128,7 @@ def run_check(request: CheckRequest) -> CheckRun:
         runs_dir=project_runs_dir(config),
         hang_timeout=request.hang_timeout,
     )
-    checked = CheckRun(
-        result.report, result.error, baseline_path, updating=request.update_baseline
-    )
+    checked = CheckRun(result.report, result.error, baseline_path, updating=request.update_baseline)
     if result.error is not None:
         return checked
     current = baseline_from_report(
