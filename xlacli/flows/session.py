@@ -329,10 +329,11 @@ class _StepProgress:
         where = f"{steps} steps done, {detail}" if phase == "steps" else detail
         self._final_line = f"xlacli: {self._description}: {where}"
         now = time.monotonic()
-        if phase == self._last_phase and (
-            phase != "steps" or now - self._last_line < STATUS_EVERY_S
+        if self._final_line == self._printed_line or (
+            phase == self._last_phase
+            and (phase != "steps" or now - self._last_line < STATUS_EVERY_S)
         ):
-            return
+            return  # nothing new, or a step line too soon after the last
         self._last_phase, self._last_line = phase, now
         self._printed_line = self._final_line
         self._progress.console.print(self._final_line, highlight=False)
