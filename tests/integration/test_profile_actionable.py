@@ -149,7 +149,10 @@ def test_device_time_lands_on_the_users_lines(decoder):
     lines = {row["line"].rpartition("/")[2]: row for row in summary["lines"]}
     ff = lines[f"decoder_lm.py:{line_of('        x = x + self.ff(self.norm2(x))')}"]
     assert ff["forward_s"] > 0 and ff["backward_s"] > 0  # backward ops at their forward line
-    assert all(op["user_line"] for op in summary["top_ops"])
+    # Every op at a user line, except the copies XLA adds of a graph input (a weight
+    # kept while the step updates it in place), which read no op of the user's and
+    # reach the top ops only when the machine's load shifts the timings.
+    assert all(op["user_line"] or op["kind"] == "copy" for op in summary["top_ops"])
     assert any(op["backward"] for op in summary["top_ops"])
 
 
