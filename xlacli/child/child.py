@@ -31,8 +31,8 @@ def main(argv: list[str]) -> int:
     # A crash in native code (or --hang-timeout's SIGUSR1) prints the stacks into child.log.
     enable_stack_dumps()
     # SIGTERM (a timeout, a CI cancel) ends like Ctrl-C: stop, flush, report.
-    signal.signal(signal.SIGINT, _interrupt_once)
-    signal.signal(signal.SIGTERM, _interrupt_once)
+    signal.signal(signal.SIGINT, interrupt_once)
+    signal.signal(signal.SIGTERM, interrupt_once)
     events = EventWriter(paths.events)
     device_failed = False  # reliability: the runtime aborts if touched again
     try:
@@ -53,23 +53,23 @@ def main(argv: list[str]) -> int:
         return EXIT_INTERRUPTED
     finally:
         if not device_failed:
-            _write_metrics_report(paths)
+            write_metrics_report(paths)
         events.close()
 
 
 def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
-    versions = _import_torch_xla()
+    versions = import_torch_xla()
     from xlacli.child.observers import StepObservers
     from xlacli.child.recorder import StepRecorder
 
     # No device yet: a script creates its own, after choosing its mode (SPMD),
     # and a model file may call xr.use_spmd() at import.
-    events.write("start", versions=versions, device=_device_kind())
+    events.write("start", versions=versions, device=device_kind())
     # SPMD, Dynamo, op tracing, autocast and device memory: each adds to the step events.
     observers = StepObservers(events, request, paths.ir_dump_file)
     recorder = StepRecorder(
         events,
-        _profile_window(request, events),
+        profile_window(request, events),
         request.warmup,
         observers=observers,
         max_trace_steps=request.max_trace_steps,
@@ -97,7 +97,7 @@ def _run_target(request: CaptureRequest, paths: RunPaths, recorder: Any) -> None
         run_model_file(request, recorder)
 
 
-def _profile_window(request: CaptureRequest, events: EventWriter) -> Any:
+def profile_window(request: CaptureRequest, events: EventWriter) -> Any:
     """The trace around the recorded steps, when the request profiles."""
     if request.profile_logdir is None:
         return None
@@ -111,7 +111,7 @@ def _profile_window(request: CaptureRequest, events: EventWriter) -> Any:
     )
 
 
-def _interrupt_once(signum: int, frame: Any) -> None:
+def interrupt_once(signum: int, frame: Any) -> None:
     """Ctrl-C or SIGTERM: stop the run once; ignore repeats while it flushes.
 
     A terminal's Ctrl-C reaches both xlacli and the child, and xlacli forwards
@@ -123,7 +123,7 @@ def _interrupt_once(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _import_torch_xla() -> dict[str, str]:
+def import_torch_xla() -> dict[str, str]:
     """Import torch and torch_xla, checking the versions xlacli supports."""
     try:
         import torch
@@ -143,13 +143,13 @@ def _import_torch_xla() -> dict[str, str]:
     return versions
 
 
-def _device_kind() -> str:
+def device_kind() -> str:
     import torch_xla.runtime as xr
 
     return str(xr.device_type())
 
 
-def _write_metrics_report(paths: RunPaths) -> None:
+def write_metrics_report(paths: RunPaths) -> None:
     """Save torch_xla's metrics report, if torch_xla got imported at all."""
     metrics: Any = sys.modules.get("torch_xla.debug.metrics")
     if metrics is None:

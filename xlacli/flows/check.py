@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar, cast
@@ -18,7 +19,7 @@ from xlacli.analysis.baseline import (
 from xlacli.analysis.check import CheckOutcome, check_time_budget, compare
 from xlacli.analysis.memory_check import DEFAULT_MEMORY_TOLERANCE, compare_peaks
 from xlacli.capture.rank_wait import report_saved
-from xlacli.capture.ranks import RankPlace
+from xlacli.capture.ranks import RankPlace, rank_folder
 from xlacli.config import ProjectConfig, load_config, project_runs_dir
 from xlacli.errors import EXIT_CHECK_FAILED, CheckFailed, UsageError, XlacliError
 from xlacli.flows.ranks import check_finished, check_ranks, finish_rank, launched_rank
@@ -34,6 +35,8 @@ from xlacli.render.check import (
     write_junit_error,
 )
 from xlacli.render.console import print_message
+from xlacli.render.ranks import render_ranks
+from xlacli.run.request import RunPaths
 from xlacli.words import counted
 
 T = TypeVar("T")
@@ -127,6 +130,8 @@ def _run_check(request: CheckRequest) -> int:
         baseline, baseline_path, settings.optimizer, config.memory_tolerance, tuple(target.args)
     )
     place = launched_rank()
+    if result.ranks is not None:  # the script started its own ranks
+        return _judge_spawned(request, result, judge)
     if place is None:
         return _judge(request, result, judge)
     try:  # a rank of a launched run: rank 0 also judges the ranks together
@@ -169,6 +174,33 @@ def _finish_rank(
     )
     if merged is not None and not failed:
         check_ranks(merged, out)
+
+
+def _judge_spawned(request: CheckRequest, result: CaptureResult, judge: _Judge) -> int:
+    """Judge each rank the script started, as a launched rank is judged (rank 0
+    prints and writes the shared files), then the ranks together."""
+    assert result.ranks is not None
+    if result.error is not None:  # the main process's own failure comes first
+        raise result.error
+    merged, root = result.ranks.merged, result.paths.root
+    failure: XlacliError | None = None
+    for rank, report in result.ranks.reports.items():
+        rank_result = dataclasses.replace(
+            result,
+            report=report,
+            paths=RunPaths(rank_folder(root, rank)),
+            error=result.ranks.errors[rank],
+            ranks=None,
+        )
+        try:
+            _judge(request, rank_result, judge, RankPlace(rank, merged.world_size, merged.launcher))
+        except XlacliError as error:
+            failure = failure or error
+    render_ranks(merged, root, request.output_format)
+    if failure is not None:
+        raise failure
+    check_ranks(merged, root)
+    return 0
 
 
 def _judge(

@@ -15,7 +15,9 @@ from xlacli.flows.launch import refuse_under_launcher
 from xlacli.flows.modes import check_mode
 from xlacli.flows.ranks import finish_rank, launched_rank
 from xlacli.flows.session import capture
+from xlacli.flows.spawned import checked_reports, reported_folders
 from xlacli.render.compile_report import render_compile_report
+from xlacli.render.ranks import render_ranks
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,9 @@ def run_compile(target: ModelTarget, request: CompileRequest) -> int:
             **options,
         )
         place = launched_rank()
-        if place is None:
+        if result.ranks is not None:  # the script started its own ranks: merged
+            render_ranks(result.ranks.merged, result.paths.root, request.output_format)
+        elif place is None:
             render_compile_report(result.report, request.output_format)
         else:  # one run folder per rank; rank 0 prints them merged
             finish_rank(
@@ -91,12 +95,14 @@ def run_compile(target: ModelTarget, request: CompileRequest) -> int:
         from xlacli.render.html.run_page import announce_run_html
 
         for result in results:
-            announce_run_html(result.paths.root, result.report)
+            for folder, report in reported_folders(result):
+                announce_run_html(folder, report)
     raise_first_error(results)  # each mode's own error first, then the budgets of each
     for result in results:
-        check_budgets(
-            result.report,
-            max_compiles=request.max_compiles,
-            fail_on_recompile=request.fail_on_recompile,
-        )
+        for report in checked_reports(result):  # each rank's, when the script started ranks
+            check_budgets(
+                report,
+                max_compiles=request.max_compiles,
+                fail_on_recompile=request.fail_on_recompile,
+            )
     return 0

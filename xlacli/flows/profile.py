@@ -11,10 +11,12 @@ from rich.markup import escape
 import xlacli.defaults as defaults
 from xlacli.assemble.profile import summarize_profile
 from xlacli.capture.discover import ModelTarget
+from xlacli.capture.ranks import rank_folder
 from xlacli.config import load_config, project_runs_dir
 from xlacli.errors import CaptureError, UsageError
 from xlacli.flows.ranks import finish_rank, launched_rank, profile_finished
 from xlacli.flows.session import CaptureResult, capture, configured_target
+from xlacli.flows.spawned import checked_reports, reported_folders
 from xlacli.flows.tensorboard import (
     DEFAULT_PORT,
     check_port_free,
@@ -25,7 +27,8 @@ from xlacli.flows.tensorboard import (
 from xlacli.paths import display_path
 from xlacli.render.console import print_message
 from xlacli.render.profile import render_profile
-from xlacli.report.profile import ProfileSummary, save_summary
+from xlacli.render.ranks import render_ranks
+from xlacli.report.profile import ProfileSummary, load_summary, save_summary
 
 DEFAULT_STEPS = defaults.PROFILE.steps
 DEFAULT_WARMUP = defaults.PROFILE.warmup
@@ -79,9 +82,15 @@ def run_profile(request: ProfileRequest) -> int:
     result, summary = capture_profile(target, request)
     place = launched_rank()
     # Under a launcher, rank 0 prints (as JSON: only the merged report); the other
-    # ranks' summaries are in their folders.
-    if place is None or (place.is_merger and request.output_format != "json"):
+    # ranks' summaries are in their folders. So for the ranks a script starts itself.
+    merged_only = request.output_format == "json" and (
+        place is not None or result.ranks is not None
+    )
+    if (place is None or place.is_merger) and not merged_only:
         render_profile(summary, request.output_format)
+    if result.ranks is not None:  # the script's own ranks side by side: the stragglers
+        ranks_format = "json" if request.output_format == "json" else "text"
+        render_ranks(result.ranks.merged, result.paths.root, ranks_format)
     if place is not None:  # rank 0 adds the ranks side by side: the stragglers
         finish_rank(
             place,
@@ -96,9 +105,11 @@ def run_profile(request: ProfileRequest) -> int:
     if request.html:
         from xlacli.render.html.run_page import announce_run_html
 
-        announce_run_html(result.paths.root, result.report)
+        for folder, report in reported_folders(result):
+            announce_run_html(folder, report)
     if result.error is not None:
         raise result.error
+    checked_reports(result)  # a rank the script started failed: its error
     if summary.trace_files and (place is None or place.is_merger):
         _view(summary, request)
     return 0
@@ -134,6 +145,10 @@ def capture_profile(
         max_trace_steps=_trace_limit(request),
         hang_timeout=request.hang_timeout,
     )
+    if result.ranks is not None and result.ranks.reports:  # the script's own ranks: rank 0's
+        rank_summary = load_summary(rank_folder(result.paths.root, min(result.ranks.reports)))
+        if rank_summary is not None:
+            return result, rank_summary
     summary = summarize_profile(result.raw, result.report, result.hlo)
     save_summary(summary, result.paths.root)
     return result, summary
