@@ -1,7 +1,7 @@
 """torch_xla's own launcher: ``xmp.spawn(fn)`` starts one process per local
 device (a TPU host's chips; one process on XLA:CPU) and calls ``fn(index)`` in
-each. Each step averages the loss across the replicas with ``xm.all_reduce``,
-so each step's graph holds an ``all-reduce``.
+each; ``xm.optimizer_step`` all-reduces the gradients across them (on a world
+of one, it has nothing to reduce).
 
     xlacli compile examples/ranks/xmp_spawn.py --out runs/xmp
 """
@@ -25,11 +25,10 @@ def train(index: int) -> None:
         x = torch.randn(16, 8).to(device)
         loss = model(x).square().mean()
         loss.backward()
-        xm.optimizer_step(opt)  # with more than one replica: the gradients all-reduced
+        xm.optimizer_step(opt)  # the gradients all-reduced across the processes
         opt.zero_grad()
-        mean_loss = xm.all_reduce(xm.REDUCE_SUM, loss.detach(), scale=1.0 / xr.world_size())
         torch_xla.sync()
-    xm.master_print(f"process {index} of {xr.world_size()} done, loss {mean_loss.item():.4f}")
+    xm.master_print(f"process {index} of {xr.world_size()} done, loss {loss.item():.4f}")
 
 
 if __name__ == "__main__":

@@ -104,9 +104,7 @@ def test_xmp_spawn_default_follows_torch_xlas_own_process(xmp):
     report = xmp.rank_report(0)
     assert report["steps"] == 3 and report["error"] is None
     assert "process 0 of 1 done" in (xmp.out / "rank-0" / "child.log").read_text()
-    # xm.optimizer_step's gradient all-reduce is in the step's graph
-    hlo = "".join(p.read_text() for p in (xmp.out / "rank-0" / "graphs").glob("*/hlo.before.txt"))
-    assert "all-reduce" in hlo
+    assert "One rank: nothing to compare (3 steps)" in xmp.stdout
 
 
 def test_report_merges_a_spawned_run_again(torch_spawn):

@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 
 from xlacli.capture.env import capture_environment, flag_safe_dump_dir, is_flag_safe, rank_template
-from xlacli.capture.hang_watch import HangWatch, dump_child_stacks
+from xlacli.capture.hang_watch import HangWatch, child_cpu, dump_child_stacks
 from xlacli.capture.ranks import RANK_FOLDER_PREFIX, rank_folder
 from xlacli.capture.signals import StopSignals
 from xlacli.errors import CaptureError, UsageError
@@ -223,6 +223,18 @@ def _follow(
         _signal_group(process, signal.SIGKILL)
         if paths is not None:
             (paths.root / HEARTBEAT_FILE).unlink(missing_ok=True)
+            _wait_until_gone([p.pid for p in spawned_processes(paths.root).values()])
+
+
+def _wait_until_gone(pids: list[int], timeout_s: float = 5.0) -> None:
+    """Wait until the ranks the script started have ended (a zombie has: it
+    waits only to be reaped), so that none outlives the run."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        states = [child_cpu(pid) for pid in pids]
+        if all(state is None or state[0] == "Z" for state in states):
+            return
+        time.sleep(_POLL_S)
 
 
 def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:

@@ -77,7 +77,7 @@ class SpawnFollower:
             follower._start(proc, original_start)
 
         self._originals = (original_start, spawn.get_command_line)
-        process.BaseProcess.start = start  # type: ignore[method-assign]
+        process.BaseProcess.start = start  # type: ignore[method-assign,assignment]
         spawn.get_command_line = self._command_line
 
     def uninstall(self) -> None:
@@ -158,7 +158,7 @@ def _choice(
     proc: Any, xmp_ranks: Iterator[int] | None, own_ranks: Iterator[int]
 ) -> RankChoice | None:
     target = getattr(proc, "_target", None)
-    args = getattr(proc, "_args", ())
+    args: tuple[Any, ...] = tuple(getattr(proc, "_args", ()))
     if _is_torch_wrap(target) and len(args) >= 2 and isinstance(args[1], int):
         return RankChoice(args[1], TORCH_SPAWN)
     if xmp_ranks is not None:

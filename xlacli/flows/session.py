@@ -19,7 +19,7 @@ from xlacli.assemble.read import RawRun, read_raw_run
 from xlacli.assemble.source_snippets import save_snippets
 from xlacli.capture.discover import ModelTarget, check_model_file, find_module_file, parse_target
 from xlacli.capture.hang_watch import HangWatch
-from xlacli.capture.outcome import Interrupted, error_record, outcome_error
+from xlacli.capture.outcome import HangStopped, Interrupted, error_record, outcome_error
 from xlacli.capture.ranks import RankPlace, rank_folder, rank_folders, rank_place
 from xlacli.capture.runner import check_torch_xla_installed, prepare_run_dir, run_child
 from xlacli.capture.signals import StopSignals
@@ -27,7 +27,12 @@ from xlacli.config import ProjectConfig, model_argument
 from xlacli.errors import CaptureError, IncompleteReport, UsageError, XlacliError
 from xlacli.flows.hang import print_hang
 from xlacli.flows.modes import check_mode
-from xlacli.flows.spawned import ReportBuilder, SpawnedRun, report_spawned_ranks
+from xlacli.flows.spawned import (
+    ReportBuilder,
+    SpawnedRun,
+    report_spawned_ranks,
+    with_rank_zero_progress,
+)
 from xlacli.paths import display_path
 from xlacli.render.console import print_message, stderr_console
 from xlacli.report.profile import save_summary
@@ -162,7 +167,7 @@ def capture(
             outcome = run_child(
                 request,
                 paths,
-                on_progress=progress.update,
+                on_progress=with_rank_zero_progress(paths, progress.update, follow),
                 stop=stop,
                 on_stopping=lambda name: progress.stopping(name, tracing=profile),
                 watch=watch,
@@ -179,6 +184,8 @@ def capture(
             ranks = report_spawned_ranks(
                 paths, spawned, outcome, build, hang_timeout, compare_steps=not profile
             )
+            if isinstance(error, HangStopped) and ranks.first_error is not None:
+                error = ranks.first_error  # the ranks' steps and stacks, not the launcher's
     if error is None and stop.received is not None:  # came while the report was built
         error = Interrupted(f"interrupted after the run ({stop.name}); the report was kept")
     if outcome.hung_after_s is not None and place is None and ranks is None:  # ranks: merged

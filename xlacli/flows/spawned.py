@@ -16,7 +16,7 @@ from xlacli.capture.runner import ChildOutcome, log_tail
 from xlacli.errors import CaptureError, XlacliError
 from xlacli.report.ranks import RanksReport, save_ranks
 from xlacli.report.run import RunReport
-from xlacli.run.events import ChildLog, read_events
+from xlacli.run.events import ChildLog, EventFollower, read_events
 from xlacli.run.request import RunPaths
 from xlacli.run.spawned import SpawnedProcess
 
@@ -99,3 +99,19 @@ def reported_folders(result: Any) -> list[tuple[Path, RunReport]]:
     if ranks is None:
         return [(result.paths.root, result.report)]
     return [(rank_folder(result.paths.root, rank), ranks.reports[rank]) for rank in ranks.reports]
+
+
+def with_rank_zero_progress(
+    paths: RunPaths, update: Callable[[ChildLog], None], follow: bool
+) -> Callable[[ChildLog], None]:
+    """The progress of a script that may start its own ranks (``follow``): once
+    rank 0 has started, its steps (the main process only waits for the ranks)."""
+    if not follow:
+        return update
+    rank_zero = EventFollower(RunPaths(rank_folder(paths.root, 0)).events)
+
+    def on_progress(log: ChildLog) -> None:
+        followed = rank_zero.poll()
+        update(followed if followed.start is not None else log)
+
+    return on_progress
