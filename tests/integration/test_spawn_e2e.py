@@ -69,7 +69,8 @@ def test_each_spawned_process_gets_its_own_rank_folder(torch_spawn):
     for rank in (0, 1):
         folder = torch_spawn.out / f"rank-{rank}"
         assert (folder / "report.json").exists() and (folder / "metrics.txt").exists()
-        assert any((folder / "raw" / "xla-dump").iterdir())  # its own XLA dump
+        assert (folder / "raw" / "pt-xla-debug.txt").exists()  # its own debug log
+        assert any(folder.glob("graphs/*/hlo.before.txt"))  # from its own XLA dump
     assert not (torch_spawn.out / "report.json").exists()  # the main process ran no step
     assert "2 ranks (torch.multiprocessing.spawn)" in torch_spawn.stdout
     # rank 0's print went to its own output, as a torchrun rank's does
