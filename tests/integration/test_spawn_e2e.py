@@ -48,6 +48,11 @@ def torch_spawn(tmp_path_factory) -> SpawnRun:
 
 
 @pytest.fixture(scope="module")
+def processes(tmp_path_factory) -> SpawnRun:
+    return compile_run(tmp_path_factory.mktemp("process") / "run", "process_rank_branch.py")
+
+
+@pytest.fixture(scope="module")
 def xmp(tmp_path_factory) -> SpawnRun:
     return compile_run(tmp_path_factory.mktemp("xmp") / "run", "xmp_spawn.py")
 
@@ -87,8 +92,19 @@ def test_first_divergence_names_the_step_rank_line_and_category(torch_spawn):
     assert "loss.item()" in torch_spawn.stdout  # the user's line, as written
 
 
-def test_counts_per_spawned_rank_equal_torch_xlas_own_metrics(torch_spawn, xmp):
-    for run in (torch_spawn, xmp):
+def test_a_scripts_own_processes_are_followed_in_start_order(processes):
+    assert processes.code == 0, processes.stderr[-3000:]
+    merged = processes.merged
+    assert (merged["world_size"], merged["launcher"]) == (2, "multiprocessing")
+    divergence = merged["divergence"]
+    assert (divergence["step"], divergence["category"]) == (2, "graph_structure")
+    assert divergence["location"].endswith("process_rank_branch.py:32")  # the branch's line
+    group = next(g for g in divergence["groups"] if not g["reference"])
+    assert group["ranks"] == [1]
+
+
+def test_counts_per_spawned_rank_equal_torch_xlas_own_metrics(torch_spawn, processes, xmp):
+    for run in (torch_spawn, processes, xmp):
         for row in run.merged["ranks"]:
             report = run.rank_report(row["rank"])
             folder = run.out / f"rank-{row['rank']}"
