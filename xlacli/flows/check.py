@@ -218,6 +218,8 @@ def _judge(
         if merger:  # one baseline: rank 0's
             write_baseline(current, baseline_path)
         _write_html(request, result.paths.root)
+        if not merger:  # rank 0 wrote it
+            return 0
         print_message(
             f"Baseline written to {display_path(baseline_path)}: "
             f"{counted(current.compilations, 'compilation')}, "
