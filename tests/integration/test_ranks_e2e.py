@@ -8,35 +8,19 @@ real deadlock.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import EXAMPLES, run_cli
+from tests.ranks_run import RanksRun
 from xlacli.parse.metrics_report import parse_metrics_report
 
 pytestmark = pytest.mark.e2e
 RANKS = EXAMPLES / "ranks"
-
-
-@dataclass(frozen=True)
-class RanksRun:
-    code: int
-    stdout: str
-    stderr: str
-    out: Path
-
-    @property
-    def merged(self) -> dict:
-        return json.loads((self.out / "ranks.json").read_text())
-
-    def rank_report(self, rank: int) -> dict:
-        return json.loads((self.out / f"rank-{rank}" / "report.json").read_text())
 
 
 def torchrun(out: Path, example: str, *args: str, command_name: str = "compile") -> RanksRun:

@@ -10,55 +10,40 @@ from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import EXAMPLES, run_cli
+from tests.ranks_run import RanksRun
 from xlacli.parse.metrics_report import parse_metrics_report
 
 pytestmark = pytest.mark.e2e
 RANKS = EXAMPLES / "ranks"
 
 
-@dataclass(frozen=True)
-class SpawnRun:
-    code: int
-    stdout: str
-    stderr: str
-    out: Path
-
-    @property
-    def merged(self) -> dict:
-        return json.loads((self.out / "ranks.json").read_text())
-
-    def rank_report(self, rank: int) -> dict:
-        return json.loads((self.out / f"rank-{rank}" / "report.json").read_text())
-
-
-def compile_run(out: Path, example: str, *args: str) -> SpawnRun:
+def compile_run(out: Path, example: str, *args: str) -> RanksRun:
     result = run_cli("compile", RANKS / example, "--out", out, *args, timeout=600)
-    return SpawnRun(result.code, result.stdout, result.stderr, out)
+    return RanksRun(result.code, result.stdout, result.stderr, out)
 
 
 @pytest.fixture(scope="module")
-def torch_spawn(tmp_path_factory) -> SpawnRun:
+def torch_spawn(tmp_path_factory) -> RanksRun:
     return compile_run(tmp_path_factory.mktemp("spawn") / "run", "spawn_master_print.py")
 
 
 @pytest.fixture(scope="module")
-def processes(tmp_path_factory) -> SpawnRun:
+def processes(tmp_path_factory) -> RanksRun:
     return compile_run(tmp_path_factory.mktemp("process") / "run", "process_rank_branch.py")
 
 
 @pytest.fixture(scope="module")
-def xmp(tmp_path_factory) -> SpawnRun:
+def xmp(tmp_path_factory) -> RanksRun:
     return compile_run(tmp_path_factory.mktemp("xmp") / "run", "xmp_spawn.py")
 
 
 @pytest.fixture(scope="module")
-def hang(tmp_path_factory) -> SpawnRun:
+def hang(tmp_path_factory) -> RanksRun:
     out = tmp_path_factory.mktemp("spawn-hang") / "run"
     return compile_run(out, "spawn_skipped_all_reduce.py", "--hang-timeout", "15")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xlacli.child.device import DeviceStartError
 from xlacli.child.stack_dumps import enable_stack_dumps
@@ -19,6 +19,9 @@ from xlacli.errors import EXIT_INTERRUPTED, EXIT_OK, CaptureError, XlacliError
 from xlacli.run.events import EventWriter
 from xlacli.run.lifeline import die_with_parent
 from xlacli.run.request import CaptureRequest, RunPaths
+
+if TYPE_CHECKING:
+    from xlacli.child.recorder import StepRecorder
 
 REQUIRED_VERSIONS = {"torch": "2.9", "torch_xla": "2.9"}
 
@@ -59,23 +62,12 @@ def main(argv: list[str]) -> int:
 
 def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
     versions = import_torch_xla()
-    from xlacli.child.observers import StepObservers
-    from xlacli.child.recorder import StepRecorder
-
     # No device yet: a script creates its own, after choosing its mode (SPMD),
     # and a model file may call xr.use_spmd() at import.
     events.write("start", versions=versions, device=device_kind())
-    # SPMD, Dynamo, op tracing, autocast and device memory: each adds to the step events.
-    observers = StepObservers(events, request, paths.ir_dump_file)
-    recorder = StepRecorder(
-        events,
-        profile_window(request, events),
-        request.warmup,
-        observers=observers,
-        max_trace_steps=request.max_trace_steps,
-    )
+    recorder = new_recorder(request, paths, events)
     try:
-        with observers.usage_errors():
+        with recorder.observers.usage_errors():
             _run_target(request, paths, recorder)
     except BaseException:
         recorder.finish(running=True)
@@ -95,6 +87,23 @@ def _run_target(request: CaptureRequest, paths: RunPaths, recorder: Any) -> None
         from xlacli.child.model_target import run_model_file
 
         run_model_file(request, recorder)
+
+
+def new_recorder(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> StepRecorder:
+    """The StepRecorder every strategy's steps go through, with its observers
+    (SPMD, Dynamo, op tracing, autocast and device memory: each adds to the
+    step events) and, when the request profiles, its trace window."""
+    from xlacli.child.observers import StepObservers
+    from xlacli.child.recorder import StepRecorder
+
+    observers = StepObservers(events, request, paths.ir_dump_file)
+    return StepRecorder(
+        events,
+        profile_window(request, events),
+        request.warmup,
+        observers=observers,
+        max_trace_steps=request.max_trace_steps,
+    )
 
 
 def profile_window(request: CaptureRequest, events: EventWriter) -> Any:

@@ -23,7 +23,7 @@ from xlacli.child.child import (
     device_kind,
     import_torch_xla,
     interrupt_once,
-    profile_window,
+    new_recorder,
     write_metrics_report,
 )
 from xlacli.child.stack_dumps import enable_stack_dumps
@@ -76,22 +76,13 @@ class RankRecording:
     def start(cls, request: CaptureRequest, paths: RunPaths, rank: int) -> RankRecording:
         events = EventWriter(paths.events)
         versions = import_torch_xla()
-        from xlacli.child.observers import StepObservers
-        from xlacli.child.recorder import StepRecorder
         from xlacli.child.sync_hook import SyncHook
         from xlacli.child.transfers import TransferLog
 
         events.write("start", versions=versions, device=device_kind(), rank=rank)
-        observers = StepObservers(events, request, paths.ir_dump_file)
         if request.profile_logdir is not None:  # each rank's trace in its own folder
             request = dataclasses.replace(request, profile_logdir=str(paths.root / "tensorboard"))
-        recorder = StepRecorder(
-            events,
-            profile_window(request, events),
-            request.warmup,
-            observers=observers,
-            max_trace_steps=request.max_trace_steps,
-        )
+        recorder = new_recorder(request, paths, events)
         transfers = TransferLog()
         limit = None if request.run_to_end else request.warmup + request.steps
         hook = SyncHook(recorder, limit=limit, wait=request.wait_each_step, inputs=transfers.take)
