@@ -88,3 +88,24 @@ def test_a_followed_call_pickles_with_the_users_function():
 
     call = pickle.loads(pickle.dumps(FollowedCall(train)))
     assert call.fn is train and call(3) is None  # no recording in this process
+
+
+class _Warnings:
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+
+    def warn(self, message: str) -> None:
+        self.messages.append(message)
+
+
+def test_a_forked_process_is_not_followed_and_the_run_says_so(tmp_path):
+    request = tmp_path / "request.json"
+    CaptureRequest("train.py", None, 0, target_kind="script").save(request)
+    warnings = _Warnings()
+    template = RankTemplate(str(tmp_path / f"rank-{RANK_PLACEHOLDER}"), {})
+    follower = SpawnFollower(template, request, recorder=warnings)  # type: ignore[arg-type]
+    forked = multiprocessing.get_context("fork").Process(target=train, args=(0,))
+    assert follower._choose(forked) is None
+    assert follower._choose(multiprocessing.get_context("fork").Process(target=train)) is None
+    assert len(warnings.messages) == 1 and "'fork' start method" in warnings.messages[0]
+    assert follower._choose(_process(train)) == RankChoice(2, MULTIPROCESSING)
