@@ -68,7 +68,9 @@ def compile(
         force: Replace ``out`` if it is an earlier run folder.
 
     Returns:
-        The report, also saved as ``report.json`` in ``report.run_dir``.
+        The report, also saved as ``report.json`` in ``report.run_dir`` (a script
+        that starts its own ranks: rank 0's, in ``OUT/rank-0``; ``OUT/ranks.json``
+        merges them).
 
     Raises:
         XlacliError: a bad target or option (``UsageError``), or no working
@@ -92,6 +94,8 @@ def compile(
         devices=devices,
         mode=_mode(mode),
     )
+    if result.ranks is not None and result.ranks.reports:  # the script started its ranks
+        return result.ranks.reports[min(result.ranks.reports)]  # rank 0's; OUT/ranks.json merges
     return result.report
 
 
