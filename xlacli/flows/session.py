@@ -19,7 +19,7 @@ from xlacli.assemble.read import RawRun, read_raw_run
 from xlacli.assemble.source_snippets import save_snippets
 from xlacli.capture.discover import ModelTarget, check_model_file, find_module_file, parse_target
 from xlacli.capture.hang_watch import HangWatch
-from xlacli.capture.outcome import HangStopped, Interrupted, error_record, outcome_error
+from xlacli.capture.outcome import Interrupted, error_record, outcome_error
 from xlacli.capture.ranks import RankPlace, rank_folder, rank_folders, rank_place
 from xlacli.capture.runner import check_torch_xla_installed, prepare_run_dir, run_child
 from xlacli.capture.signals import StopSignals
@@ -184,8 +184,10 @@ def capture(
             ranks = report_spawned_ranks(
                 paths, spawned, outcome, build, hang_timeout, compare_steps=not profile
             )
-            if isinstance(error, HangStopped) and ranks.first_error is not None:
-                error = ranks.first_error  # the ranks' steps and stacks, not the launcher's
+            if error is not None and ranks.first_error is not None:
+                # a hang, or a rank's failure that made mp.spawn raise: the rank's own
+                # error (its step, its traceback), not the launcher's
+                error = ranks.first_error
     if error is None and stop.received is not None:  # came while the report was built
         error = Interrupted(f"interrupted after the run ({stop.name}); the report was kept")
     if outcome.hung_after_s is not None and place is None and ranks is None:  # ranks: merged

@@ -34,7 +34,14 @@ class SpawnedRun:
 
     @property
     def first_error(self) -> XlacliError | None:
-        return next((error for error in self.errors.values() if error is not None), None)
+        """The first failed rank's error, naming the rank (to raise; each rank's
+        report keeps its own message)."""
+        for rank, error in self.errors.items():
+            if error is not None:
+                return type(error)(
+                    f"rank {rank}: {error.message}", hint=error.hint, details=error.details
+                )
+        return None
 
 
 def report_spawned_ranks(

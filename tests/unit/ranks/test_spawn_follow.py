@@ -109,3 +109,15 @@ def test_a_forked_process_is_not_followed_and_the_run_says_so(tmp_path):
     assert follower._choose(multiprocessing.get_context("fork").Process(target=train)) is None
     assert len(warnings.messages) == 1 and "'fork' start method" in warnings.messages[0]
     assert follower._choose(_process(train)) == RankChoice(2, MULTIPROCESSING)
+
+
+def test_a_failed_rank_is_named_in_the_error_the_run_raises():
+    from xlacli.errors import ModelError
+    from xlacli.flows.spawned import SpawnedRun
+
+    failed = ModelError("train raised ValueError: bad shard during step 2", details="tb")
+    run = SpawnedRun(None, {}, {0: None, 1: failed})  # type: ignore[arg-type]
+    error = run.first_error
+    assert isinstance(error, ModelError) and error.details == "tb"
+    assert error.message == "rank 1: train raised ValueError: bad shard during step 2"
+    assert SpawnedRun(None, {}, {0: None}).first_error is None  # type: ignore[arg-type]
