@@ -16,7 +16,6 @@ import pytest
 
 from tests.conftest import EXAMPLES, run_cli
 from tests.ranks_run import RanksRun
-from xlacli.parse.metrics_report import parse_metrics_report
 
 pytestmark = pytest.mark.e2e
 RANKS = EXAMPLES / "ranks"
@@ -90,13 +89,7 @@ def test_a_scripts_own_processes_are_followed_in_start_order(processes):
 
 def test_counts_per_spawned_rank_equal_torch_xlas_own_metrics(torch_spawn, processes, xmp):
     for run in (torch_spawn, processes, xmp):
-        for row in run.merged["ranks"]:
-            report = run.rank_report(row["rank"])
-            folder = run.out / f"rank-{row['rank']}"
-            metrics = parse_metrics_report((folder / "metrics.txt").read_text())
-            assert row["compilations"] == report["compilations"]
-            assert report["compilations"] == metrics.counter("UncachedCompile")
-            assert report["executions"] == metrics.counter("ExecuteComputation")
+        run.assert_counts_equal_metrics()
 
 
 def test_xmp_spawn_default_follows_torch_xlas_own_process(xmp):
