@@ -8,35 +8,18 @@ real deadlock.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import EXAMPLES, run_cli
-from xlacli.parse.metrics_report import parse_metrics_report
+from tests.ranks_run import RanksRun
 
 pytestmark = pytest.mark.e2e
 RANKS = EXAMPLES / "ranks"
-
-
-@dataclass(frozen=True)
-class RanksRun:
-    code: int
-    stdout: str
-    stderr: str
-    out: Path
-
-    @property
-    def merged(self) -> dict:
-        return json.loads((self.out / "ranks.json").read_text())
-
-    def rank_report(self, rank: int) -> dict:
-        return json.loads((self.out / f"rank-{rank}" / "report.json").read_text())
 
 
 def torchrun(out: Path, example: str, *args: str, command_name: str = "compile") -> RanksRun:
@@ -89,13 +72,7 @@ def test_each_rank_writes_its_own_folder_and_rank_0_merges(runs):
 
 def test_counts_per_rank_equal_torch_xlas_own_metrics(runs):
     for run in runs.values():
-        for row in run.merged["ranks"]:
-            report = run.rank_report(row["rank"])
-            folder = run.out / f"rank-{row['rank']}"
-            metrics = parse_metrics_report((folder / "metrics.txt").read_text())
-            assert row["compilations"] == report["compilations"]
-            assert report["compilations"] == metrics.counter("UncachedCompile")
-            assert report["executions"] == metrics.counter("ExecuteComputation")
+        run.assert_counts_equal_metrics()
 
 
 def _divergence(run: RanksRun) -> dict:

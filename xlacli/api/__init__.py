@@ -106,13 +106,15 @@ def compile(
             for this many seconds.
 
     Returns:
-        The report, also saved as ``report.json`` in ``report.run_dir``.
+        The report, also saved as ``report.json`` in ``report.run_dir`` (a script
+        that starts its own ranks: rank 0's, in ``OUT/rank-0``; ``OUT/ranks.json``
+        merges them).
 
     Raises:
         XlacliError: a bad target or option (``UsageError``), or no working
             torch_xla (``CaptureError``).
     """
-    return compile_run(
+    run = compile_run(
         target,
         module=module,
         args=args,
@@ -125,7 +127,10 @@ def compile(
         out=out,
         force=force,
         hang_timeout=hang_timeout,
-    ).report
+    )
+    if run.ranks is not None and run.ranks.reports:  # the script started its own ranks
+        return run.ranks.reports[min(run.ranks.reports)]
+    return run.report
 
 
 # Result types defined beside the flows that build them, imported when first

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from xlacli.capture.discover import ModelTarget
     from xlacli.errors import XlacliError
     from xlacli.flows.profile import ProfileRequest
+    from xlacli.flows.spawned import SpawnedRun
     from xlacli.report.profile import ProfileSummary
     from xlacli.report.run import RunReport
 
@@ -35,6 +36,9 @@ class Run:
 
     report: RunReport
     error: XlacliError | None = None
+    # A script that started its own ranks (torch.multiprocessing.spawn, xmp.spawn):
+    # each rank's report, and the ranks merged (``RUN/ranks.json``).
+    ranks: SpawnedRun | None = None
 
     @property
     def run_dir(self) -> Path:
@@ -45,6 +49,22 @@ class Run:
         if self.error is not None:
             raise self.error
 
+    def judged_reports(self) -> list[RunReport]:
+        """The reports budgets and checks judge: each rank's the script started, else its own.
+
+        Raises:
+            XlacliError: a rank the script started failed (naming the rank).
+        """
+        from xlacli.flows.spawned import checked_reports
+
+        return checked_reports(self)
+
+    def folders(self) -> list[tuple[Path, RunReport]]:
+        """Each run folder with a report: the script's ranks', else this run's."""
+        from xlacli.flows.spawned import reported_folders
+
+        return reported_folders(self)
+
 
 @dataclass(frozen=True)
 class ProfileResult:
@@ -54,10 +74,11 @@ class ProfileResult:
     report: RunReport
     summary: ProfileSummary
     error: XlacliError | None = None
+    ranks: SpawnedRun | None = None  # as ``Run.ranks``
 
     @property
     def run(self) -> Run:
-        return Run(self.report, self.error)
+        return Run(self.report, self.error, self.ranks)
 
 
 def compile_run(
@@ -98,7 +119,7 @@ def compile_run(
         devices=devices,
         runs_dir=runs_dir,
     )
-    return Run(result.report, result.error)
+    return Run(result.report, result.error, result.ranks)
 
 
 def profile(
@@ -149,7 +170,7 @@ def profile(
         hang_timeout=hang_timeout,
     )
     result, summary = capture_profile(resolved, with_logdir(request))
-    return ProfileResult(result.report, summary, result.error)
+    return ProfileResult(result.report, summary, result.error, result.ranks)
 
 
 def with_logdir(request: ProfileRequest) -> ProfileRequest:

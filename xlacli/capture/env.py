@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from xlacli.run.request import CaptureRequest, RunPaths
+from xlacli.run.spawned import RANK_PLACEHOLDER, RankTemplate
 
 # Deep enough to reach the user's frame through nn.Module and library calls.
 DEBUG_MAX_FRAMES = 64
@@ -70,6 +71,16 @@ def capture_environment(
         # IR once (child/graph_ir.py).
         env.update(native_ir_dump_environment(paths))
     return env
+
+
+def rank_template(base: Mapping[str, str], request: CaptureRequest, folder: Path) -> RankTemplate:
+    """Where a process the script starts itself records (``run/spawned.py``):
+    ``folder`` (holding RANK_PLACEHOLDER), and the debug variables that name
+    files, pointed there. The rest of the child's environment is inherited."""
+    rank_paths = RunPaths(folder)
+    env = capture_environment(base, request, rank_paths, dump_dir=rank_paths.xla_dump)
+    named = {name: value for name, value in env.items() if RANK_PLACEHOLDER in value}
+    return RankTemplate(str(folder), named)
 
 
 def native_ir_dump_environment(paths: RunPaths) -> dict[str, str]:

@@ -47,16 +47,18 @@ class HangWatch:
     _running: bool = False  # the child's main thread was seen running in the window
     fired_after_s: float | None = field(default=None, init=False)
 
-    def beat(self, pid: int, heartbeat: Path) -> None:
-        """Append to ``heartbeat`` when the child was busy over the last window:
-        its main thread seen running (or waiting for the disk), or a quarter
-        of a core used. A thread blocked in a collective sleeps."""
-        sample = child_cpu(pid)
+    def beat(self, pids: int | Iterable[int], heartbeat: Path) -> None:
+        """Append to ``heartbeat`` when the child (with the processes its script
+        started, when xlacli follows them) was busy over the last window: a main
+        thread seen running (or waiting for the disk), or a quarter of a core
+        used. A thread blocked in a collective sleeps."""
+        samples = [child_cpu(pid) for pid in ((pids,) if isinstance(pids, int) else pids)]
+        present = [sample for sample in samples if sample is not None]
         now = self.clock()
-        if sample is None:
+        if not present:
             return
-        state, cpu = sample
-        self._running = self._running or state in "RD"
+        cpu = sum(used for _, used in present)
+        self._running = self._running or any(state in "RD" for state, _ in present)
         if self._window is None:
             self._window = (now, cpu)
         elif now - self._window[0] >= _BUSY_WINDOW_S:

@@ -16,14 +16,16 @@ from datetime import datetime
 from importlib import metadata
 from pathlib import Path
 
-from xlacli.capture.env import capture_environment, flag_safe_dump_dir
-from xlacli.capture.hang_watch import HangWatch, dump_child_stacks
+from xlacli.capture.env import capture_environment, flag_safe_dump_dir, is_flag_safe, rank_template
+from xlacli.capture.hang_watch import HangWatch, child_cpu, dump_child_stacks
+from xlacli.capture.ranks import RANK_FOLDER_PREFIX, rank_folder
 from xlacli.capture.signals import StopSignals
 from xlacli.errors import CaptureError, UsageError
 from xlacli.run.events import ChildLog, EventFollower, read_events
 from xlacli.run.hang import HANG_STACKS_ENV, HEARTBEAT_FILE
 from xlacli.run.lifeline import PARENT_PID_ENV
 from xlacli.run.request import CaptureRequest, RunPaths
+from xlacli.run.spawned import RANK_ENV_VAR, RANK_PLACEHOLDER, spawned_processes
 
 DEFAULT_RUNS_DIR = Path(".xlacli") / "runs"
 SUPPORTED = {"torch": "2.9", "torch-xla": "2.9"}
@@ -128,6 +130,7 @@ def run_child(
     stop: StopSignals | None = None,
     on_stopping: Callable[[str], None] | None = None,
     watch: HangWatch | None = None,
+    follow_spawned: bool = False,
 ) -> ChildOutcome:
     """Run the capture child to completion and return how it ended.
 
@@ -136,6 +139,8 @@ def run_child(
     for the child to flush its artifacts, so nothing captured is lost.
     ``on_stopping`` is told once, when that wait begins. ``watch``: the hang
     watchdog, which dumps the child's stack and stops it when no rank progresses.
+    ``follow_spawned``: follow the processes the script starts itself into
+    ``RUN/rank-R/`` (``run/spawned.py``).
     """
     request.save(paths.request)
     with contextlib.ExitStack() as stack:
@@ -146,6 +151,8 @@ def run_child(
         env[PARENT_PID_ENV] = str(os.getpid())
         if watch is not None:
             env[HANG_STACKS_ENV] = "1"
+        if follow_spawned:
+            env.update(_spawn_environment(request, paths))
         command = [sys.executable, "-m", "xlacli.child.child", str(paths.request)]
         log = stack.enter_context(paths.child_log.open("wb"))
         # Its own process group: a terminal's Ctrl-C reaches xlacli alone, which
@@ -159,6 +166,15 @@ def run_child(
     return ChildOutcome(
         returncode, read_events(paths.events), stop.received is not None, hung_after
     )
+
+
+def _spawn_environment(request: CaptureRequest, paths: RunPaths) -> dict[str, str]:
+    """The variable that makes the child follow the script's own processes into
+    ``RUN/rank-R/``; none where XLA_FLAGS could not name a rank's dump folder."""
+    folder = paths.root / f"{RANK_FOLDER_PREFIX}{RANK_PLACEHOLDER}"
+    if not is_flag_safe(folder):
+        return {}
+    return {RANK_ENV_VAR: rank_template(os.environ, request, folder).dumps()}
 
 
 def _follow(
@@ -191,10 +207,15 @@ def _follow(
             if on_progress is not None:
                 on_progress(follower.poll())
             if watch is not None and paths is not None and deadline is None:
-                watch.beat(process.pid, paths.root / HEARTBEAT_FILE)
+                spawned = spawned_processes(paths.root)  # the script's own ranks, if any
+                pids = (process.pid, *(p.pid for p in spawned.values()))
+                watch.beat(pids, paths.root / HEARTBEAT_FILE)
                 if watch.stalled():
                     idle = watch.fired_after_s or 0.0
                     dump_child_stacks(process.pid, paths, idle, watch.timeout_s)
+                    for rank, spawned_rank in spawned.items():
+                        rank_paths = RunPaths(rank_folder(paths.root, rank))
+                        dump_child_stacks(spawned_rank.pid, rank_paths, idle, watch.timeout_s)
                     watch.wait_for_peers()
                     return _kill_group(process)
     finally:
@@ -202,6 +223,18 @@ def _follow(
         _signal_group(process, signal.SIGKILL)
         if paths is not None:
             (paths.root / HEARTBEAT_FILE).unlink(missing_ok=True)
+            _wait_until_gone([p.pid for p in spawned_processes(paths.root).values()])
+
+
+def _wait_until_gone(pids: list[int], timeout_s: float = 5.0) -> None:
+    """Wait until the ranks the script started have ended (a zombie has: it
+    waits only to be reaped), so that none outlives the run."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        states = [child_cpu(pid) for pid in pids]
+        if all(state is None or state[0] == "Z" for state in states):
+            return
+        time.sleep(_POLL_S)
 
 
 def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xlacli.child.device import DeviceStartError
 from xlacli.child.stack_dumps import enable_stack_dumps
@@ -19,6 +19,9 @@ from xlacli.errors import EXIT_INTERRUPTED, EXIT_OK, CaptureError, XlacliError
 from xlacli.run.events import EventWriter
 from xlacli.run.lifeline import die_with_parent
 from xlacli.run.request import CaptureRequest, RunPaths
+
+if TYPE_CHECKING:
+    from xlacli.child.recorder import StepRecorder
 
 REQUIRED_VERSIONS = {"torch": "2.9", "torch_xla": "2.9"}
 
@@ -31,8 +34,8 @@ def main(argv: list[str]) -> int:
     # A crash in native code (or --hang-timeout's SIGUSR1) prints the stacks into child.log.
     enable_stack_dumps()
     # SIGTERM (a timeout, a CI cancel) ends like Ctrl-C: stop, flush, report.
-    signal.signal(signal.SIGINT, _interrupt_once)
-    signal.signal(signal.SIGTERM, _interrupt_once)
+    signal.signal(signal.SIGINT, interrupt_once)
+    signal.signal(signal.SIGTERM, interrupt_once)
     events = EventWriter(paths.events)
     device_failed = False  # reliability: the runtime aborts if touched again
     try:
@@ -53,29 +56,18 @@ def main(argv: list[str]) -> int:
         return EXIT_INTERRUPTED
     finally:
         if not device_failed:
-            _write_metrics_report(paths)
+            write_metrics_report(paths)
         events.close()
 
 
 def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
-    versions = _import_torch_xla()
-    from xlacli.child.observers import StepObservers
-    from xlacli.child.recorder import StepRecorder
-
+    versions = import_torch_xla()
     # No device yet: a script creates its own, after choosing its mode (SPMD),
     # and a model file may call xr.use_spmd() at import.
-    events.write("start", versions=versions, device=_device_kind())
-    # SPMD, Dynamo, op tracing, autocast and device memory: each adds to the step events.
-    observers = StepObservers(events, request, paths.ir_dump_file)
-    recorder = StepRecorder(
-        events,
-        _profile_window(request, events),
-        request.warmup,
-        observers=observers,
-        max_trace_steps=request.max_trace_steps,
-    )
+    events.write("start", versions=versions, device=device_kind())
+    recorder = new_recorder(request, paths, events)
     try:
-        with observers.usage_errors():
+        with recorder.observers.usage_errors():
             _run_target(request, paths, recorder)
     except BaseException:
         recorder.finish(running=True)
@@ -97,7 +89,24 @@ def _run_target(request: CaptureRequest, paths: RunPaths, recorder: Any) -> None
         run_model_file(request, recorder)
 
 
-def _profile_window(request: CaptureRequest, events: EventWriter) -> Any:
+def new_recorder(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> StepRecorder:
+    """The StepRecorder every strategy's steps go through, with its observers
+    (SPMD, Dynamo, op tracing, autocast and device memory: each adds to the
+    step events) and, when the request profiles, its trace window."""
+    from xlacli.child.observers import StepObservers
+    from xlacli.child.recorder import StepRecorder
+
+    observers = StepObservers(events, request, paths.ir_dump_file)
+    return StepRecorder(
+        events,
+        profile_window(request, events),
+        request.warmup,
+        observers=observers,
+        max_trace_steps=request.max_trace_steps,
+    )
+
+
+def profile_window(request: CaptureRequest, events: EventWriter) -> Any:
     """The trace around the recorded steps, when the request profiles."""
     if request.profile_logdir is None:
         return None
@@ -111,7 +120,7 @@ def _profile_window(request: CaptureRequest, events: EventWriter) -> Any:
     )
 
 
-def _interrupt_once(signum: int, frame: Any) -> None:
+def interrupt_once(signum: int, frame: Any) -> None:
     """Ctrl-C or SIGTERM: stop the run once; ignore repeats while it flushes.
 
     A terminal's Ctrl-C reaches both xlacli and the child, and xlacli forwards
@@ -123,7 +132,7 @@ def _interrupt_once(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _import_torch_xla() -> dict[str, str]:
+def import_torch_xla() -> dict[str, str]:
     """Import torch and torch_xla, checking the versions xlacli supports."""
     try:
         import torch
@@ -143,13 +152,13 @@ def _import_torch_xla() -> dict[str, str]:
     return versions
 
 
-def _device_kind() -> str:
+def device_kind() -> str:
     import torch_xla.runtime as xr
 
     return str(xr.device_type())
 
 
-def _write_metrics_report(paths: RunPaths) -> None:
+def write_metrics_report(paths: RunPaths) -> None:
     """Save torch_xla's metrics report, if torch_xla got imported at all."""
     metrics: Any = sys.modules.get("torch_xla.debug.metrics")
     if metrics is None:

@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.child.recorder import StepRecorder
+from xlacli.child.spawn_follow import SpawnFollower
 from xlacli.child.sync_hook import StepLimitReached, SyncHook
 from xlacli.child.transfers import TransferLog
 from xlacli.errors import ModelError, NoStepError
 from xlacli.failures import describe_exception, format_user_traceback
 from xlacli.run.request import CaptureRequest, RunPaths
+from xlacli.run.spawned import RANK_ENV_VAR, RankTemplate
 
 # What torchrun sets for each process; xlacli runs one process and sets none
 # of them (a script that branches on them would change its behaviour).
@@ -39,12 +41,15 @@ def run_script(request: CaptureRequest, recorder: StepRecorder, paths: RunPaths)
     limit = None if request.run_to_end else request.warmup + request.steps
     transfers = TransferLog()
     hook = SyncHook(recorder, limit=limit, wait=request.wait_each_step, inputs=transfers.take)
-    _run_spawns_in_process(recorder)
+    follower = spawn_follower(paths, recorder)
+    _patch_xmp_spawn(recorder, follower)
     path = Path(request.model_path)
     recorder.setup(entry_site=None, inputs_site=None)
     _set_program(path, request)
     transfers.install()
     hook.install()
+    if follower is not None:
+        follower.install()
     try:
         _run_main(path, request)
         _join_script_threads()  # as Python's shutdown does: they may still sync
@@ -52,7 +57,7 @@ def run_script(request: CaptureRequest, recorder: StepRecorder, paths: RunPaths)
         pass
     except SystemExit as exit_:
         _script_exited(exit_, hook, paths)
-        if hook.step == 0:
+        if hook.step == 0 and not _followed(follower):
             raise NoStepError(
                 f"{path.name} exited (sys.exit({exit_.code!r})) before any step ran",
                 hint=NO_STEP_HINT,
@@ -66,7 +71,9 @@ def run_script(request: CaptureRequest, recorder: StepRecorder, paths: RunPaths)
     finally:
         hook.uninstall()
         transfers.uninstall()
-    if hook.step == 0:
+        if follower is not None:
+            follower.uninstall()
+    if hook.step == 0 and not _followed(follower):
         raise NoStepError(_no_step_message(path.name), hint=NO_STEP_HINT)
 
 
@@ -140,9 +147,25 @@ def _printed_tail(paths: RunPaths, lines: int = 12) -> str:
     return "\n".join(shown[-lines:])
 
 
-def _run_spawns_in_process(recorder: StepRecorder) -> None:
-    """``xmp.spawn(fn)`` runs ``fn(0, ...)`` in this process (``nprocs=1``, which
-    torch_xla supports): one process sees every step on XLA:CPU."""
+def spawn_follower(paths: RunPaths, recorder: StepRecorder) -> SpawnFollower | None:
+    """The follower of the processes the script starts itself, when the parent
+    asked for one (``run/spawned.py``; not under a launcher)."""
+    template = os.environ.get(RANK_ENV_VAR)
+    if template is None:
+        return None
+    return SpawnFollower(RankTemplate.loads(template), paths.request, recorder)
+
+
+def _followed(follower: SpawnFollower | None) -> bool:
+    """The script started processes xlacli followed: its steps are theirs."""
+    return follower is not None and bool(follower.started)
+
+
+def _patch_xmp_spawn(recorder: StepRecorder, follower: SpawnFollower | None) -> None:
+    """``xmp.spawn(fn)`` (nprocs None) starts torch_xla's processes, followed as
+    ranks; ``nprocs=1`` runs ``fn(0, ...)`` in this process, as torch_xla does.
+    Any other nprocs (which torch_xla 2.9 refuses), or no follower: ``nprocs=1``,
+    with a warning, so one process sees every step on XLA:CPU."""
     from torch_xla._internal import pjrt
 
     original = pjrt.spawn
@@ -150,6 +173,8 @@ def _run_spawns_in_process(recorder: StepRecorder) -> None:
     def spawn(
         fn: Any, nprocs: int | None = None, start_method: str = "spawn", args: Any = ()
     ) -> Any:
+        if nprocs is None and follower is not None:
+            return follower.xmp_spawn(original, fn, start_method, args)
         if nprocs != 1:
             recorder.warn(
                 f"xmp.spawn(nprocs={nprocs}): xlacli runs one process (nprocs=1) on XLA:CPU"

@@ -187,6 +187,9 @@ def _show_check(
     """
     from xlacli.flows.ranks import launched_rank
 
+    if checked.rank_checks:  # the script started its own ranks
+        _judge_spawned(checked, shown)
+        return
     place = launched_rank()
     if place is None:
         _judge(checked, shown, merger=True)
@@ -197,6 +200,31 @@ def _show_check(
         _finish_rank(checked, place, shown, ranks_timeout, hang, failed=True)
         raise
     _finish_rank(checked, place, shown, ranks_timeout, hang, failed=False)
+
+
+def _judge_spawned(checked: CheckRun, shown: _CheckShown) -> None:
+    """Each rank the script started judged as a launched rank is (the first prints
+    and writes the shared files), then the ranks together.
+
+    Raises:
+        XlacliError: the first rank's failure, else the ranks' (a divergence).
+    """
+    from xlacli.flows.ranks import check_ranks
+    from xlacli.render.ranks import render_ranks
+
+    first = min(checked.rank_checks)
+    failure: XlacliError | None = None
+    for rank, rank_check in checked.rank_checks.items():
+        try:
+            _judge(rank_check, shown, merger=rank == first)
+        except XlacliError as error:
+            failure = failure or error
+    assert checked.merged is not None
+    out = Path(checked.report.run_dir).parent
+    render_ranks(checked.merged, out, shown.output_format)
+    if failure is not None:
+        raise failure
+    check_ranks(checked.merged, out)
 
 
 def _judge(checked: CheckRun, shown: _CheckShown, *, merger: bool) -> None:

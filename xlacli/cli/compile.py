@@ -103,9 +103,10 @@ def compile_command(
     for run in runs:  # each mode's own error first (lazy first), then the budgets of each
         run.raise_error()
     for run in runs:
-        api.check_budgets(
-            run.report, max_compiles=max_compiles, fail_on_recompile=fail_on_recompile
-        )
+        for report in run.judged_reports():  # each rank's, when the script started ranks
+            api.check_budgets(
+                report, max_compiles=max_compiles, fail_on_recompile=fail_on_recompile
+            )
     return 0
 
 
@@ -115,6 +116,11 @@ def _show_run(run: Run, output_format: str, ranks_timeout: float, hang: float | 
     from xlacli.render.compile_report import render_compile_report
 
     place = launched_rank()
+    if run.ranks is not None:  # the script started its own ranks: merged
+        from xlacli.render.ranks import render_ranks
+
+        render_ranks(run.ranks.merged, run.run_dir, output_format)
+        return
     if place is None:
         render_compile_report(run.report, output_format)
         return

@@ -47,4 +47,5 @@ def write_html(runs: Iterable[Run]) -> None:
     from xlacli.render.html.run_page import announce_run_html
 
     for run in runs:
-        announce_run_html(run.run_dir, run.report)
+        for folder, report in run.folders():  # each rank's, when the script started ranks
+            announce_run_html(folder, report)

@@ -133,6 +133,7 @@ def profile_command(
     if html:
         write_html([result.run])
     result.run.raise_error()
+    result.run.judged_reports()  # a rank the script started failed: its error
     if result.summary.trace_files and shown_here:
         _view(result.summary, tensorboard, port)
     return 0
@@ -147,8 +148,15 @@ def _show_profile(
     from xlacli.render.profile import render_profile
 
     place = launched_rank()
-    if place is None or (place.is_merger and output_format != "json"):
+    # As JSON under a launcher or with the script's own ranks: only the merged report.
+    merged_only = output_format == "json" and (place is not None or result.ranks is not None)
+    if (place is None or place.is_merger) and not merged_only:
         render_profile(result.summary, output_format)
+    if result.ranks is not None:  # the script's own ranks side by side: the stragglers
+        from xlacli.render.ranks import render_ranks
+
+        ranks_format = "json" if output_format == "json" else "text"
+        render_ranks(result.ranks.merged, result.run.run_dir, ranks_format)
     if place is None:
         return True
     finish_rank(  # the other ranks' summaries are in their folders

@@ -7,9 +7,11 @@ the exit code are the command's (``cli/check.py``); the Python API
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import xlacli.defaults as defaults
 from xlacli.analysis.baseline import (
@@ -22,6 +24,7 @@ from xlacli.analysis.baseline import (
 from xlacli.analysis.check import CheckOutcome, check_time_budget, compare
 from xlacli.analysis.memory_check import DEFAULT_MEMORY_TOLERANCE, compare_peaks
 from xlacli.capture.discover import ModelTarget
+from xlacli.capture.ranks import rank_folder
 from xlacli.config import ProjectConfig, load_config, project_runs_dir
 from xlacli.errors import CheckFailed, UsageError, XlacliError
 from xlacli.flows.ranks import launched_rank
@@ -30,6 +33,10 @@ from xlacli.paths import display_path
 from xlacli.render.check import check_json, save_check
 from xlacli.report.run import RunReport
 from xlacli.words import counted
+
+if TYPE_CHECKING:
+    from xlacli.flows.session import CaptureResult
+    from xlacli.report.ranks import RanksReport
 
 T = TypeVar("T")
 DEFAULT_STEPS = defaults.CHECK.steps
@@ -73,6 +80,10 @@ class CheckRun:
     outcome: CheckOutcome | None = None
     written: Baseline | None = None  # the baseline this run wrote
     updating: bool = False  # asked to write the baseline, not to compare with it
+    # A script that started its own ranks: each rank's check (rank 0 writes the
+    # baseline and prints), and the ranks merged (RUN/ranks.json).
+    rank_checks: Mapping[int, CheckRun] = field(default_factory=dict)
+    merged: RanksReport | None = None
 
     def failure(self, allow_improvements: bool = False) -> CheckFailed | None:
         """The check's failure (exit 1): a regression, or an improvement beyond the
@@ -131,17 +142,54 @@ def run_check(request: CheckRequest) -> CheckRun:
     checked = CheckRun(result.report, result.error, baseline_path, updating=request.update_baseline)
     if result.error is not None:
         return checked
-    current = baseline_from_report(
-        result.report, baseline_path, settings.optimizer, tuple(target.args)
+    judge = _Judge(request, config, baseline, baseline_path, settings.optimizer, tuple(target.args))
+    if result.ranks is not None:  # the script started its own ranks: each is checked
+        return _check_spawned(result, judge)
+    place = launched_rank()
+    return judge(result.report, result.paths.root, place is None or place.is_merger)
+
+
+@dataclass(frozen=True)
+class _Judge:
+    """Compares one run (a rank's) with the baseline, or writes the baseline."""
+
+    request: CheckRequest
+    config: ProjectConfig
+    baseline: Baseline | None
+    baseline_path: Path
+    optimizer: str
+    script_args: tuple[str, ...]
+
+    def __call__(self, report: RunReport, folder: Path, merger: bool) -> CheckRun:
+        current = baseline_from_report(report, self.baseline_path, self.optimizer, self.script_args)
+        if self.baseline is None:
+            if merger:  # one baseline: rank 0's
+                write_baseline(current, self.baseline_path)
+            written = current if merger else None
+            return CheckRun(report, None, self.baseline_path, written=written, updating=True)
+        outcome = _outcome(self.request, self.baseline, current, report, self.config)
+        save_check(check_json(outcome, report, self.baseline_path), folder)
+        return CheckRun(report, None, self.baseline_path, outcome)
+
+
+def _check_spawned(result: CaptureResult, judge: _Judge) -> CheckRun:
+    """Each rank the script started, checked as a launched rank is (rank 0
+    writes the baseline); the check of the lowest rank stands for the run."""
+    assert result.ranks is not None
+    checks: dict[int, CheckRun] = {}
+    first = min(result.ranks.reports, default=None)
+    for rank, report in result.ranks.reports.items():
+        error = result.ranks.errors.get(rank)
+        if error is not None:
+            checks[rank] = CheckRun(
+                report, error, judge.baseline_path, updating=judge.baseline is None
+            )
+            continue
+        checks[rank] = judge(report, rank_folder(result.paths.root, rank), rank == first)
+    lead = (
+        checks[first] if first is not None else CheckRun(result.report, None, judge.baseline_path)
     )
-    if baseline is None:
-        place = launched_rank()
-        if place is None or place.is_merger:  # one baseline: rank 0's
-            write_baseline(current, baseline_path)
-        return CheckRun(result.report, None, baseline_path, written=current, updating=True)
-    outcome = _outcome(request, baseline, current, result.report, config)
-    save_check(check_json(outcome, result.report, baseline_path), result.paths.root)
-    return CheckRun(result.report, None, baseline_path, outcome)
+    return dataclasses.replace(lead, rank_checks=checks, merged=result.ranks.merged)
 
 
 def _checked_baseline(

@@ -13,11 +13,12 @@ from pathlib import Path
 import xlacli.defaults as defaults
 from xlacli.assemble.profile import summarize_profile
 from xlacli.capture.discover import ModelTarget
+from xlacli.capture.ranks import rank_folder
 from xlacli.config import load_config, project_runs_dir
 from xlacli.errors import CaptureError, UsageError
 from xlacli.flows.session import CaptureResult, capture
 from xlacli.render.console import print_message
-from xlacli.report.profile import ProfileSummary, save_summary
+from xlacli.report.profile import ProfileSummary, load_summary, save_summary
 
 DEFAULT_STEPS = defaults.PROFILE.steps
 DEFAULT_WARMUP = defaults.PROFILE.warmup
@@ -73,6 +74,10 @@ def capture_profile(
         max_trace_steps=_trace_limit(request),
         hang_timeout=request.hang_timeout,
     )
+    if result.ranks is not None and result.ranks.reports:  # the script's own ranks: rank 0's
+        rank_summary = load_summary(rank_folder(result.paths.root, min(result.ranks.reports)))
+        if rank_summary is not None:
+            return result, rank_summary
     summary = summarize_profile(result.raw, result.report, result.hlo)
     save_summary(summary, result.paths.root)
     return result, summary

@@ -58,6 +58,7 @@ def list_runs(folder: Path) -> list[RunEntry]:
 def describe_run(path: Path) -> RunEntry:
     """A run's command, model and verdict (a run without a report: "unfinished")."""
     from xlacli.render.verdict import run_verdict
+    from xlacli.report.ranks import MERGED_FILE
     from xlacli.report.run import REPORT_FILE, load_report
 
     age = time.time() - path.stat().st_mtime
@@ -68,6 +69,8 @@ def describe_run(path: Path) -> RunEntry:
         if (path / "profile.json").exists()
         else "compile"
     )
+    if not (path / REPORT_FILE).exists() and (path / MERGED_FILE).exists():
+        return _merged_entry(path, command, age)
     if not (path / REPORT_FILE).exists():
         return RunEntry(
             path, command, "?", "unfinished: no report (xlacli report rebuilds it)", age, True
@@ -77,6 +80,28 @@ def describe_run(path: Path) -> RunEntry:
     except UsageError as error:
         return RunEntry(path, command, "?", f"unreadable: {error.message}", age, True)
     return RunEntry(path, command, report.model, run_verdict(report), age, report.error is not None)
+
+
+def _merged_entry(path: Path, command: str, age: float) -> RunEntry:
+    """A run of several ranks (a launcher's, or the script's own): the merged verdict."""
+    from xlacli.report.ranks import load_ranks
+    from xlacli.run.request import CaptureRequest
+    from xlacli.words import counted
+
+    try:
+        merged = load_ranks(path)
+        model = Path(CaptureRequest.load(path / "request.json").model_path).name
+    except (UsageError, OSError, ValueError, TypeError) as error:
+        return RunEntry(path, command, "?", f"unreadable: {error}", age, True)
+    ranks = f"{counted(merged.world_size, 'rank')} ({merged.launcher})"
+    if merged.divergence is not None:
+        verdict = f"{ranks}: diverge at step {merged.divergence.step}"
+    elif merged.missing or merged.hangs:
+        verdict = f"{ranks}: " + ("hung" if merged.hangs else "a rank is missing")
+    else:
+        verdict = f"{ranks} agree"
+    failed = not merged.agree or bool(merged.hangs) or any(r.error for r in merged.ranks)
+    return RunEntry(path, command, model, verdict, age, failed)
 
 
 def resolve_run(name: Path | None) -> Path:

@@ -14,6 +14,7 @@ from pathlib import Path
 import xlacli.defaults as defaults
 from xlacli.assemble.graph_files import HloCache
 from xlacli.assemble.pipeline import build_report
+from xlacli.assemble.profile import summarize_profile
 from xlacli.assemble.read import RawRun, read_raw_run
 from xlacli.assemble.source_snippets import save_snippets
 from xlacli.capture.discover import ModelTarget, check_model_file, find_module_file, parse_target
@@ -26,12 +27,20 @@ from xlacli.config import ProjectConfig, model_argument
 from xlacli.errors import CaptureError, IncompleteReport, UsageError, XlacliError
 from xlacli.flows.hang import print_hang
 from xlacli.flows.modes import check_mode
+from xlacli.flows.spawned import (
+    ReportBuilder,
+    SpawnedRun,
+    report_spawned_ranks,
+    with_rank_zero_progress,
+)
 from xlacli.paths import display_path
 from xlacli.render.console import print_message, stderr_console
+from xlacli.report.profile import save_summary
 from xlacli.report.ranks import remove_merged
 from xlacli.report.run import RunReport, save_report
 from xlacli.run.events import ChildLog
 from xlacli.run.request import CaptureRequest, RunPaths
+from xlacli.run.spawned import spawned_processes
 from xlacli.words import counted
 
 DEFAULT_MODEL_STEPS = defaults.COMPILE.steps
@@ -64,6 +73,7 @@ class CaptureResult:
     error: XlacliError | None
     raw: RawRun
     hlo: HloCache | None = None  # the graphs' parsed HLO, for the profile summary
+    ranks: SpawnedRun | None = None  # the ranks the script started itself, merged
 
 
 def resolve_target(
@@ -124,6 +134,7 @@ def capture(
     check_torch_xla_installed()
     check_mode(target, mode)
     place = rank_place(os.environ)
+    follow = place is None and target.is_script  # under a launcher: a rank already
     paths = _prepare_folder(out, target, force=force, runs_dir=runs_dir, place=place)
     watch = None
     if hang_timeout is not None:
@@ -156,24 +167,51 @@ def capture(
             outcome = run_child(
                 request,
                 paths,
-                on_progress=progress.update,
+                on_progress=with_rank_zero_progress(paths, progress.update, follow),
                 stop=stop,
                 on_stopping=lambda name: progress.stopping(name, tracing=profile),
                 watch=watch,
+                follow_spawned=follow,
             )
         error = outcome_error(outcome, paths, stop.name)
+        spawned = spawned_processes(paths.root) if follow else {}
         raw, report, hlo = report_from_run(
-            paths, request, outcome.log, target, explain_warmup, error
+            paths, request, outcome.log, target, explain_warmup, error, save=not spawned
         )
+        ranks = None
+        if spawned:  # the script's own processes were the ranks: their reports, merged
+            build = _rank_builder(request, target, explain_warmup, profile=profile)
+            ranks = report_spawned_ranks(
+                paths, spawned, outcome, build, hang_timeout, compare_steps=not profile
+            )
+            if error is not None and ranks.first_error is not None:
+                # a hang, or a rank's failure that made mp.spawn raise: the rank's own
+                # error (its step, its traceback), not the launcher's
+                error = ranks.first_error
     if error is None and stop.received is not None:  # came while the report was built
         error = Interrupted(f"interrupted after the run ({stop.name}); the report was kept")
-    if outcome.hung_after_s is not None and place is None:  # ranks: rank 0 prints them all
+    if outcome.hung_after_s is not None and place is None and ranks is None:  # ranks: merged
         print_hang(paths, report)
     if error is None:
         error = incomplete_report_error(report)
     for warning in outcome.log.warnings:
         stderr_console().print(f"[yellow]warning:[/] {warning}")
-    return CaptureResult(report, paths, error, raw, hlo)
+    return CaptureResult(report, paths, error, raw, hlo, ranks)
+
+
+def _rank_builder(
+    request: CaptureRequest, target: ModelTarget, explain_warmup: int, *, profile: bool
+) -> ReportBuilder:
+    """Builds (and saves) the report of a rank the script started, with its
+    profile summary for the stragglers when the run profiles."""
+
+    def build(paths: RunPaths, log: ChildLog, failure: XlacliError | None) -> RunReport:
+        built = report_from_run(paths, request, log, target, explain_warmup, failure)
+        if profile:
+            save_summary(summarize_profile(*built), paths.root)
+        return built[1]
+
+    return build
 
 
 def _prepare_folder(
@@ -205,8 +243,8 @@ def _prepare_folder(
 
 def _watched_folders(paths: RunPaths, place: RankPlace | None) -> list[RunPaths]:
     """The folders whose growth counts as progress: every rank's, under a launcher."""
-    if place is None:
-        return [paths]
+    if place is None:  # and the ranks the script may start itself
+        return [paths, *(RunPaths(folder) for folder in rank_folders(paths.root).values())]
     return [RunPaths(folder) for folder in rank_folders(paths.root.parent).values()]
 
 
@@ -217,6 +255,8 @@ def report_from_run(
     target: ModelTarget,
     explain_warmup: int,
     error: XlacliError | None,
+    *,
+    save: bool = True,
 ) -> tuple[RawRun, RunReport, HloCache]:
     """Parse a run folder's raw files into its report, and save it.
 
@@ -231,8 +271,9 @@ def report_from_run(
         raw, paths, request, model_label, error_record(error), warmup=explain_warmup, hlo=hlo
     )
     report = dataclasses.replace(report, options=run_options(request))
-    save_report(report, paths.root)
-    save_snippets(report, paths.root)  # the HTML page's source excerpts
+    if save:  # not for the main process of a script whose ranks it started
+        save_report(report, paths.root)
+        save_snippets(report, paths.root)  # the HTML page's source excerpts
     return raw, report, hlo
 
 

@@ -21,6 +21,7 @@ from xlacli.report.ranks import (
     dump_ranks,
 )
 from xlacli.units import format_seconds, short_hash
+from xlacli.words import counted
 
 _TRIGGER_WORDS = {"host_sync": "value read", "step_end": "step", "user_sync": "sync"}
 
@@ -39,7 +40,7 @@ def render_ranks(
 def ranks_text(report: RanksReport, out: Path) -> RenderableType:
     parts: list[RenderableType] = [
         Text.from_markup(
-            f"[bold]{report.world_size} ranks[/] ({escape(report.launcher)}), "
+            f"[bold]{counted(report.world_size, 'rank')}[/] ({escape(report.launcher)}), "
             f"run folder {escape(display_path(out))}"
         ),
         _rank_table(report),
@@ -98,6 +99,8 @@ def _divergence_view(report: RanksReport) -> RenderableType:
             "xlacli compile finds the first divergence.",
             style="dim",
         )
+    if divergence is None and len(report.ranks) == 1 and report.world_size == 1:
+        return Text(f"One rank: nothing to compare ({counted(report.ranks[0].steps, 'step')}).")
     if divergence is None:
         steps = max((r.steps for r in report.ranks), default=0)
         return Text(

@@ -1,4 +1,5 @@
-"""A script that spawns one process per device with xmp.spawn."""
+"""A script that asks xmp.spawn for 8 processes, which torch_xla 2.9 refuses
+(nprocs must be 1 or None): xlacli runs ``fn(0, ...)`` in one process."""
 
 import torch
 import torch_xla
@@ -16,4 +17,4 @@ def _mp_fn(index, steps):
 
 
 if __name__ == "__main__":
-    xmp.spawn(_mp_fn, args=(3,))
+    xmp.spawn(_mp_fn, args=(3,), nprocs=8)

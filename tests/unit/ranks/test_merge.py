@@ -75,3 +75,24 @@ def test_an_unreadable_rank_report_is_a_problem_not_a_failed_merge(tmp_path: Pat
     assert merged.missing == (1,)
     assert len(merged.problems) == 1 and merged.problems[0].startswith("rank 1: ")
     assert "is not an xlacli run folder or report.json" in merged.problems[0]
+
+
+def test_runs_lists_a_run_whose_script_started_its_ranks(tmp_path: Path):
+    from xlacli.flows.runs import describe_run
+    from xlacli.run.request import CaptureRequest
+
+    CaptureRequest("/w/spawning.py", None, 0, target_kind="script").save(
+        tmp_path / "request.json"
+    )  # the main process's own files; its report is not written
+    for rank in (0, 1):
+        _save(tmp_path, rank, rank_report([("aaaa1111",)] * 2, [STEP], [FIRST]))
+    save_ranks(merge_ranks(tmp_path, 2, "torch.multiprocessing.spawn"), tmp_path)
+    entry = describe_run(tmp_path)
+    assert (entry.model, entry.verdict, entry.failed) == (
+        "spawning.py",
+        "2 ranks (torch.multiprocessing.spawn) agree",
+        False,
+    )
+    (tmp_path / "ranks.json").unlink()
+    save_ranks(merge_ranks(tmp_path, 1, "xmp.spawn"), tmp_path)
+    assert "One rank: nothing to compare (2 steps)" in _text(load_ranks(tmp_path), tmp_path)
