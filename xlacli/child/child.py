@@ -66,7 +66,7 @@ def _run(request: CaptureRequest, paths: RunPaths, events: EventWriter) -> int:
     # and a model file may call xr.use_spmd() at import.
     events.write("start", versions=versions, device=_device_kind())
     # SPMD, Dynamo, op tracing, autocast and device memory: each adds to the step events.
-    observers = StepObservers(events, request, paths.ir_dump_file)
+    observers = StepObservers(events, request, paths.ir_dump_file, paths.debug_log)
     recorder = StepRecorder(
         events,
         _profile_window(request, events),
