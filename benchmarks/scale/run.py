@@ -103,9 +103,7 @@ def _timed(
 
 
 def _bare(row: Row) -> tuple[float, float, str]:
-    wall, cpu, done = _timed(
-        [sys.executable, f"{HERE}/bare.py", row.model, str(row.steps)]
-    )
+    wall, cpu, done = _timed([sys.executable, f"{HERE}/bare.py", row.model, str(row.steps)])
     return wall, cpu, done.stdout.strip().splitlines()[-1]
 
 

@@ -27,7 +27,10 @@ from xlacli.parse.debug_log import repeat_line
 
 # The first line of each block the parser reads as an event (an "Unexpected
 # Execution Analysis" block is not one, and does not match: a space precedes it).
-_BLOCK_STARTS = (b"\nCompilation Analysis: Compilation Cause\n", b"\nExecution Analysis: Execution Cause\n")
+_BLOCK_STARTS = (
+    b"\nCompilation Analysis: Compilation Cause\n",
+    b"\nExecution Analysis: Execution Cause\n",
+)
 _FIRST_LINES = (b"\nCompilation Analysis: =", b"\nExecution Analysis: =")
 
 
