@@ -98,8 +98,10 @@ def _panel(x0: float, title: str, unit: str, lines: dict[str, list[tuple[float, 
 
 def draw(rows: list[dict[str, Any]]) -> str:
     panels = []
+    drawn: set[str] = set()  # the legend names only the series with points
     for index, (family, unit) in enumerate(FAMILIES):
         lines = {name: _series(rows, family, key) for name, key in SERIES.items()}
+        drawn.update(name for name, points in lines.items() if points)
         panels.append(
             _panel(MARGIN_X + index * (PANEL_W + MARGIN_X + 20), TITLES[family], unit, lines)
         )
@@ -108,7 +110,9 @@ def draw(rows: list[dict[str, Any]]) -> str:
         f'y2="{HEIGHT - 18}" stroke="{color}" stroke-width="2"'
         + (' stroke-dasharray="6 4"' if name in DASHED else "")
         + f'/><text x="{MARGIN_X + i * 170 + 30}" y="{HEIGHT - 14}">{name}</text>'
-        for i, (name, color) in enumerate(COLORS.items())
+        for i, (name, color) in enumerate(
+            (name, color) for name, color in COLORS.items() if name in drawn
+        )
     )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '

@@ -5,10 +5,11 @@
 Each row runs the bare loop (``bare.py``) and ``xlacli compile`` on the same
 model file for the same steps, alternating (bare, xlacli, bare, xlacli...),
 each in a fresh process, so both see the same load on a shared machine.
-Reports the medians, their ratio, the marginal cost per step or per graph
-against the row before, the run folder's size (and ``raw/``'s), the xlacli
-parent's peak memory, and checks that xlacli's compile and execution counts
-equal the bare loop's.
+Reports the medians of wall and CPU time (user + system of the process and
+its children: on a shared machine CPU time moves far less with the load), their
+ratios, the run folder's size (and ``raw/``'s, ``events.jsonl``'s and
+``report.json``'s), the xlacli parent's peak memory, the load average, and
+checks that xlacli's compile and execution counts equal the bare loop's.
 """
 
 from __future__ import annotations
