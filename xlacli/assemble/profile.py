@@ -61,8 +61,9 @@ def summarize_profile(
     op_times, op_source = _op_times(files, events, Path(report.run_dir), notes)
     executions = _window(execution_records(raw), raw.log, "executions")
     clocked = bool(stood_aside) and not steps  # no trace: the child's own step clock
+    if clocked:  # no window: the steps the child clocked after the warm-up
+        executions = [r for r in execution_records(raw) if (r.step or 0) >= report.warmup]
     if stood_aside:
-        executions = execution_records(raw) if clocked else executions
         notes.append(_stood_aside_note(stood_aside, clocked))
     graphs = {g.hash: g for g in report.graphs}
     hlo = hlo or HloCache(Path(report.run_dir))

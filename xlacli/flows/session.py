@@ -286,6 +286,8 @@ class _StepProgress:
         self._description = description
         self._last_phase = ""
         self._last_line = 0.0
+        self._final_line = ""  # what a CI log's last status line should say
+        self._printed_line = ""
 
     def __enter__(self) -> _StepProgress:
         self._progress.start()
@@ -293,6 +295,9 @@ class _StepProgress:
 
     def __exit__(self, *exc: object) -> None:
         self._progress.stop()
+        # A short run's last status line would otherwise be "0 steps done".
+        if self._log_lines and self._final_line and self._final_line != self._printed_line:
+            self._progress.console.print(self._final_line, highlight=False)
 
     def stopping(self, signal_name: str, *, tracing: bool) -> None:
         """The run was told to stop: say what it waits for, and for how long."""
@@ -319,13 +324,16 @@ class _StepProgress:
 
     def _status_line(self, log: ChildLog, detail: str) -> None:
         phase = "steps" if log.setup is not None else detail
-        now = time.monotonic()
-        if phase == self._last_phase and (
-            phase != "steps" or now - self._last_line < STATUS_EVERY_S
-        ):
-            return
-        self._last_phase, self._last_line = phase, now
         total = self._progress.tasks[0].total
         steps = f"{len(log.steps)}" + (f" of {total:.0f}" if total else "")
         where = f"{steps} steps done, {detail}" if phase == "steps" else detail
-        self._progress.console.print(f"xlacli: {self._description}: {where}", highlight=False)
+        self._final_line = f"xlacli: {self._description}: {where}"
+        now = time.monotonic()
+        if self._final_line == self._printed_line or (
+            phase == self._last_phase
+            and (phase != "steps" or now - self._last_line < STATUS_EVERY_S)
+        ):
+            return  # nothing new, or a step line too soon after the last
+        self._last_phase, self._last_line = phase, now
+        self._printed_line = self._final_line
+        self._progress.console.print(self._final_line, highlight=False)
