@@ -1,5 +1,6 @@
 """Draws ``docs/scale.svg`` from ``run.py --json`` results: wall time against
-steps (one cached graph) and against graphs (a new graph every step).
+steps (one cached graph) and against graphs (a new graph every step),
+wall time solid and CPU time (user + system, children included) dashed.
 
     python benchmarks/scale/plot.py RESULTS.jsonl [--out docs/scale.svg]
 
@@ -15,11 +16,30 @@ import json
 from pathlib import Path
 from typing import Any
 
-WIDTH, HEIGHT = 880, 360
-PANEL_W, PANEL_H = 360, 250
+WIDTH, HEIGHT = 1040, 380
+PANEL_W, PANEL_H = 250, 250
 MARGIN_X, MARGIN_Y = 70, 50
-COLORS = {"bare": "#555555", "xlacli": "#1f77b4", "xlacli before": "#d62728"}
+COLORS = {
+    "bare": "#555555",
+    "xlacli": "#1f77b4",
+    "bare CPU": "#555555",
+    "xlacli CPU": "#1f77b4",
+    "xlacli before": "#d62728",
+}
+DASHED = {"bare CPU", "xlacli CPU"}  # CPU time: what a loaded machine inflates least
 FAMILIES = (("mlp", "steps"), ("train", "steps"), ("storm", "graphs"))
+TITLES = {
+    "mlp": "mlp.py inference (one cached graph)",
+    "train": "training step (one cached graph)",
+    "storm": "new graph every step",
+}
+SERIES = {
+    "bare": "bare_s",
+    "xlacli": "xlacli_s",
+    "bare CPU": "bare_cpu_s",
+    "xlacli CPU": "xlacli_cpu_s",
+    "xlacli before": "before_s",
+}
 
 
 def _series(rows: list[dict[str, Any]], family: str, key: str) -> list[tuple[float, float]]:
@@ -48,7 +68,7 @@ def _panel(x0: float, title: str, unit: str, lines: dict[str, list[tuple[float, 
         f'<text x="{x0 + PANEL_W / 2}" y="{MARGIN_Y + PANEL_H + 36}" '
         f'text-anchor="middle">{unit}</text>',
         f'<text x="{x0 - 48}" y="{MARGIN_Y + PANEL_H / 2}" text-anchor="middle" '
-        f'transform="rotate(-90 {x0 - 48} {MARGIN_Y + PANEL_H / 2})">wall time (s)</text>',
+        f'transform="rotate(-90 {x0 - 48} {MARGIN_Y + PANEL_H / 2})">seconds</text>',
     ]
     for fraction in (0.0, 0.5, 1.0):
         x, y = at(x_max / 1.05 * fraction, y_max / 1.1 * fraction)
@@ -66,7 +86,9 @@ def _panel(x0: float, title: str, unit: str, lines: dict[str, list[tuple[float, 
         coords = [at(x, y) for x, y in points]
         path = " ".join(f"{x:.1f},{y:.1f}" for x, y in coords)
         parts.append(
-            f'<polyline points="{path}" fill="none" stroke="{COLORS[name]}" stroke-width="2"/>'
+            f'<polyline points="{path}" fill="none" stroke="{COLORS[name]}" stroke-width="2"'
+            + (' stroke-dasharray="6 4"' if name in DASHED else "")
+            + "/>"
         )
         parts += [
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{COLORS[name]}"/>' for x, y in coords
@@ -76,20 +98,21 @@ def _panel(x0: float, title: str, unit: str, lines: dict[str, list[tuple[float, 
 
 def draw(rows: list[dict[str, Any]]) -> str:
     panels = []
-    for index, (family, unit) in enumerate(f for f in FAMILIES if f[0] != "mlp"):
-        lines = {
-            "bare": _series(rows, family, "bare_s"),
-            "xlacli": _series(rows, family, "xlacli_s"),
-            "xlacli before": _series(rows, family, "before_s"),
-        }
-        title = {"train": "training step (one cached graph)", "storm": "new graph every step"}[
-            family
-        ]
-        panels.append(_panel(MARGIN_X + index * (PANEL_W + 2 * MARGIN_X), title, unit, lines))
+    drawn: set[str] = set()  # the legend names only the series with points
+    for index, (family, unit) in enumerate(FAMILIES):
+        lines = {name: _series(rows, family, key) for name, key in SERIES.items()}
+        drawn.update(name for name, points in lines.items() if points)
+        panels.append(
+            _panel(MARGIN_X + index * (PANEL_W + MARGIN_X + 20), TITLES[family], unit, lines)
+        )
     legend = "".join(
-        f'<rect x="{MARGIN_X + i * 150}" y="{HEIGHT - 24}" width="12" height="12" '
-        f'fill="{color}"/><text x="{MARGIN_X + i * 150 + 18}" y="{HEIGHT - 14}">{name}</text>'
-        for i, (name, color) in enumerate(COLORS.items())
+        f'<line x1="{MARGIN_X + i * 170}" y1="{HEIGHT - 18}" x2="{MARGIN_X + i * 170 + 24}" '
+        f'y2="{HEIGHT - 18}" stroke="{color}" stroke-width="2"'
+        + (' stroke-dasharray="6 4"' if name in DASHED else "")
+        + f'/><text x="{MARGIN_X + i * 170 + 30}" y="{HEIGHT - 14}">{name}</text>'
+        for i, (name, color) in enumerate(
+            (name, color) for name, color in COLORS.items() if name in drawn
+        )
     )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '

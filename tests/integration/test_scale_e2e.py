@@ -59,3 +59,56 @@ def test_the_momentum_graph_is_explained_from_its_ir(train):
     first, second = train["events"]
     assert first["cause"]["category"] == "first_compile"
     assert second["cause"]["category"] == "optimizer_state"  # read from the two graphs' IR
+
+
+def _debug_log(report: dict) -> str:
+    return (Path(report["run_dir"]) / "raw" / "pt-xla-debug.txt").read_text()
+
+
+def test_the_debug_log_does_not_grow_with_the_steps(train):
+    """torch_xla writes an execution block per step; the child folds the repeats."""
+    log = _debug_log(train)
+    assert log.count("Execution Analysis: Execution Cause") <= 4  # STEPS without folding
+    assert f"the last 1 blocks, {STEPS - 3} more times" in log
+
+
+def test_each_step_still_runs_its_graph(train):
+    records = train["step_records"]
+    assert [r["executions"] for r in records] == [1] * STEPS
+    step_graph = train["graphs"][-1]["hash"]
+    assert all(r["graph_hashes"] == [step_graph] for r in records[2:])
+    assert train["graphs"][-1]["executions"] == STEPS - 1
+
+
+LOGGED_STEPS = 40
+
+
+@pytest.fixture(scope="module")
+def logged(tmp_path_factory) -> dict:
+    """A value read and a sync in every step: two blocks a step, folded as a pair."""
+    run = tmp_path_factory.mktemp("scale") / "run"
+    model = REPO / "tests" / "assets" / "models" / "logged_loss.py"
+    args = ("--steps", str(LOGGED_STEPS), "--out", run, "--format", "json")
+    result = run_cli("compile", model, *args, cwd=REPO)
+    assert result.code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_value_reads_are_counted_in_every_step(logged):
+    assert_matches_torch_xla_counters(logged)
+    assert logged["executions"] == 2 * LOGGED_STEPS
+    records = logged["step_records"]
+    assert [r["value_reads"] for r in records] == [1] * LOGGED_STEPS
+    assert [r["executions"] for r in records] == [2] * LOGGED_STEPS
+
+
+def test_the_value_read_keeps_its_line(logged):
+    read = next(g for g in logged["graphs"] if g["trigger"] == "host_sync")
+    assert read["site"].endswith("logged_loss.py:31")
+    assert read["executions"] == LOGGED_STEPS
+
+
+def test_two_blocks_a_step_fold_as_a_pair(logged):
+    log = _debug_log(logged)
+    assert "Repeated Analysis: the last 2 blocks," in log
+    assert log.count("Execution Analysis: Execution Cause") < 10  # 80 without folding

@@ -52,17 +52,19 @@ def load_advice_inputs(
     loaders: tuple[
         Callable[[str | None], HloModule | None], Callable[[str | None], list[StackedOp] | None]
     ],
+    load_ir: Callable[[Path, str | None], tuple[IrNode, ...]] | None = None,
     *,
     events: Sequence[CompileEvent] = (),
     step_records: Sequence[StepRecord] = (),
 ) -> AdviceInputs:
     """Read each graph's stacks, IR and optimized HLO (``loaders``: module, stacks)."""
     load_module, load_stacks = loaders
+    read_ir = load_ir or read_ir_nodes
     artifacts = tuple(
         GraphArtifacts(
             graph=graph,
             stacks=tuple(load_stacks(graph.files.get("hlo_stacks")) or ()),
-            ir_nodes=_ir_nodes(root, graph.files.get("ir")),
+            ir_nodes=read_ir(root, graph.files.get("ir")),
             optimized=load_module(graph.files.get("hlo_after")),
         )
         for graph in graphs
@@ -70,7 +72,8 @@ def load_advice_inputs(
     return AdviceInputs(artifacts, roots, tuple(events), tuple(step_records), _source_reader())
 
 
-def _ir_nodes(root: Path, relative: str | None) -> tuple[IrNode, ...]:
+def read_ir_nodes(root: Path, relative: str | None) -> tuple[IrNode, ...]:
+    """The nodes of a graph's kept IR file (none when it has no IR)."""
     if relative is None:
         return ()
     try:

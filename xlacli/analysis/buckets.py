@@ -28,49 +28,63 @@ _SHAPE = re.compile(r"\w+\[([\d,]*)\]")
 
 
 def solve_buckets(sizes: Sequence[tuple[int, int]], buckets: int) -> tuple[tuple[int, ...], int]:
-    """The ``buckets`` edges minimising padding over ``(size, count)`` pairs, and that padding.
+    """The ``buckets`` edges minimising padding over ``(size, count)`` pairs, and that padding."""
+    table = _BucketTable(sizes, buckets)
+    return table.solution(table.buckets)
 
-    Exact: ``best[k][i]`` is the least padding of the ``i`` smallest sizes in
-    ``k`` buckets, the last bucket's edge being the ``i``-th size.
-    """
-    ordered = sorted(sizes)
-    m = len(ordered)
-    buckets = max(1, min(buckets, m))
-    # prefix sums of counts and of size * count, for O(1) bucket costs
-    count_sum, mass_sum = [0], [0]
-    for size, count in ordered:
-        count_sum.append(count_sum[-1] + count)
-        mass_sum.append(mass_sum[-1] + size * count)
 
-    def padding(first: int, last: int) -> int:  # sizes first..last (1-based) padded to last
-        edge = ordered[last - 1][0]
-        return edge * (count_sum[last] - count_sum[first - 1]) - (
-            mass_sum[last] - mass_sum[first - 1]
-        )
+class _BucketTable:
+    """Exact: ``best[k][i]`` is the least padding of the ``i`` smallest sizes in
+    ``k`` buckets, the last bucket's edge being the ``i``-th size. One table
+    answers every number of buckets up to the largest asked (a storm of 300
+    lengths: one pass, not one per option)."""
 
-    infinite = float("inf")
-    best = [[infinite] * (m + 1) for _ in range(buckets + 1)]
-    choice = [[0] * (m + 1) for _ in range(buckets + 1)]
-    best[0][0] = 0
-    for k in range(1, buckets + 1):
-        for i in range(1, m + 1):
-            for j in range(k, i + 1):  # the last bucket holds sizes j..i
-                cost = best[k - 1][j - 1] + padding(j, i)
-                if cost < best[k][i]:
-                    best[k][i], choice[k][i] = cost, j
-    edges, i = [], m
-    for k in range(buckets, 0, -1):
-        edges.append(ordered[i - 1][0])
-        i = choice[k][i] - 1
-    return tuple(sorted(edges)), int(best[buckets][m])
+    def __init__(self, sizes: Sequence[tuple[int, int]], buckets: int) -> None:
+        self.ordered = ordered = sorted(sizes)
+        m = len(ordered)
+        self.buckets = buckets = max(1, min(buckets, m))
+        # prefix sums of counts and of size * count, for O(1) bucket costs
+        count_sum, mass_sum = [0], [0]
+        for size, count in ordered:
+            count_sum.append(count_sum[-1] + count)
+            mass_sum.append(mass_sum[-1] + size * count)
+
+        def padding(first: int, last: int) -> int:  # sizes first..last (1-based) padded to last
+            edge = ordered[last - 1][0]
+            return edge * (count_sum[last] - count_sum[first - 1]) - (
+                mass_sum[last] - mass_sum[first - 1]
+            )
+
+        infinite = float("inf")
+        best = [[infinite] * (m + 1) for _ in range(buckets + 1)]
+        choice = [[0] * (m + 1) for _ in range(buckets + 1)]
+        best[0][0] = 0
+        for k in range(1, buckets + 1):
+            for i in range(1, m + 1):
+                for j in range(k, i + 1):  # the last bucket holds sizes j..i
+                    cost = best[k - 1][j - 1] + padding(j, i)
+                    if cost < best[k][i]:
+                        best[k][i], choice[k][i] = cost, j
+        self.best, self.choice = best, choice
+
+    def solution(self, buckets: int) -> tuple[tuple[int, ...], int]:
+        """The edges and padding of the best ``buckets`` buckets (at most the table's)."""
+        edges, i = [], len(self.ordered)
+        for k in range(buckets, 0, -1):
+            edges.append(self.ordered[i - 1][0])
+            i = self.choice[k][i] - 1
+        return tuple(sorted(edges)), int(self.best[buckets][len(self.ordered)])
 
 
 def bucket_options(sizes: Sequence[tuple[int, int]]) -> tuple[BucketOption, ...]:
     """One option per number of buckets, from 1 up to the distinct sizes (at most 8)."""
     processed = sum(size * count for size, count in sizes)
+    most = min(len(sizes), MAX_OPTIONS)
+    table = _BucketTable(sizes, most) if most else None
     options = []
-    for k in range(1, min(len(sizes), MAX_OPTIONS) + 1):
-        edges, padded = solve_buckets(sizes, k)
+    for k in range(1, most + 1):
+        assert table is not None
+        edges, padded = table.solution(k)
         options.append(BucketOption(edges, len(edges), padded / (processed + padded)))
     return tuple(options)
 

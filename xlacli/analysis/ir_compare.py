@@ -225,3 +225,29 @@ def shape_origin(
 
 def _same_shape(before: IrNode | None, after: IrNode | None) -> bool:
     return before is not None and after is not None and before.shape == after.shape
+
+
+@dataclass(frozen=True)
+class IrOps:
+    """A graph's normalised nodes and op counts: what ``ir_distance`` needs,
+    computed once per graph rather than once per pair of graphs."""
+
+    nodes: tuple[IrNode, ...]
+    ops: tuple[str, ...]
+    counts: Counter[str]
+
+
+def ir_ops(graph: IrGraph) -> IrOps:
+    nodes = tuple(normalise(graph.nodes))
+    ops = tuple(node.op for node in nodes)
+    return IrOps(nodes, ops, Counter(ops))
+
+
+def ir_distance(old: IrOps, new: IrOps) -> int:
+    """``compare_ir(old, new).distance`` without finding where the graphs
+    differ: the nearest earlier graph is picked by this, and only it is
+    compared in full (a storm of N graphs at one site: N comparisons, not N²/2)."""
+    if old.ops != new.ops:
+        return 1000 + (new.counts - old.counts).total() + (old.counts - new.counts).total()
+    changed = any(a.shape != b.shape for a, b in zip(old.nodes, new.nodes, strict=True))
+    return 1 if changed else 0

@@ -25,7 +25,7 @@ from xlacli.analysis.compiled import (
     signature_change,
 )
 from xlacli.analysis.hlo_compare import HloDifference, compare_hlo
-from xlacli.analysis.ir_compare import IrDifference, compare_ir
+from xlacli.analysis.ir_compare import IrDifference, IrOps, compare_ir, ir_distance, ir_ops
 from xlacli.analysis.patterns import (
     LOOP_COMPILES,
     OPTIMIZER_BRANCH_HINT,
@@ -63,11 +63,12 @@ def explain_compiles(
     """One event per compile, in order; steady state per site (analysis/phases.py)."""
     seen: dict[tuple[Frame, ...], list[CompiledGraph]] = {}
     per_read_site = Counter((graph.frames, graph.step) for graph in graphs if graph.value_read)
+    ops: dict[int, IrOps] = {}  # by id of the IR: each graph's IR normalised once
     events = []
     for graph in graphs:
         previous = seen.setdefault(graph.frames, [])
         if previous:
-            nearest, difference = _nearest(previous, graph)
+            nearest, difference = _nearest(previous, graph, ops)
             in_loop = per_read_site[graph.frames, graph.step] >= LOOP_COMPILES
             cause = pattern_cause(
                 previous, nearest, graph, difference, context, in_loop
@@ -109,19 +110,32 @@ def _site_compile(graph: CompiledGraph, event: CompileEvent) -> SiteCompile:
 
 
 def _nearest(
-    previous: Sequence[CompiledGraph], graph: CompiledGraph
+    previous: Sequence[CompiledGraph], graph: CompiledGraph, ops: dict[int, IrOps]
 ) -> tuple[CompiledGraph, IrDifference | None]:
-    """The earlier graph closest to ``graph`` (latest first among equals)."""
-    best: tuple[int, CompiledGraph, IrDifference | None] | None = None
+    """The earlier graph closest to ``graph`` (latest first among equals),
+    and how the two differ."""
+    best: tuple[int, CompiledGraph] | None = None
+    new = _ops_of(graph, ops)
     for candidate in reversed(previous):
-        difference = compare_ir(candidate.ir, graph.ir) if candidate.ir and graph.ir else None
+        old = _ops_of(candidate, ops)
         distance = (0 if candidate.input_signature == graph.input_signature else 10_000) + (
-            difference.distance if difference else 5_000
+            ir_distance(old, new) if old is not None and new is not None else 5_000
         )
         if best is None or distance < best[0]:
-            best = (distance, candidate, difference)
+            best = (distance, candidate)
     assert best is not None
-    return best[1], best[2]
+    nearest = best[1]
+    difference = compare_ir(nearest.ir, graph.ir) if nearest.ir and graph.ir else None
+    return nearest, difference
+
+
+def _ops_of(graph: CompiledGraph, ops: dict[int, IrOps]) -> IrOps | None:
+    if graph.ir is None:
+        return None
+    key = id(graph.ir)  # the IR objects live as long as this explanation
+    if key not in ops:
+        ops[key] = ir_ops(graph.ir)
+    return ops[key]
 
 
 def _first_cause(graph: CompiledGraph, context: ExplainContext) -> CompileCause:

@@ -186,15 +186,24 @@ def _enclosing_class(read_source: SourceReader, frame: Frame) -> str | None:
     return max(classes, key=lambda node: node.lineno).name if classes else None
 
 
-def _loops(read_source: SourceReader, file: str) -> list[tuple[int, int, str]]:
-    tree = _tree(read_source, file)
+def _loops(read_source: SourceReader, file: str) -> tuple[tuple[int, int, str], ...]:
+    return _loops_in(read_source(file)) if file.endswith(".py") else ()
+
+
+@lru_cache(maxsize=32)
+def _loops_in(text: str | None) -> tuple[tuple[int, int, str], ...]:
+    """The ``for`` loops of a source file: (first line, last line, iterable).
+    Cached by text: every graph of a run asks about the same library files
+    (``torch/nn/modules/module.py``...), and walking their trees once per
+    graph made a 100-graph run spend seconds here."""
+    tree = _parse(text)
     if tree is None:
-        return []
-    return [
+        return ()
+    return tuple(
         (node.lineno, node.end_lineno or node.lineno, _iterable_text(node.iter))
         for node in ast.walk(tree)
         if isinstance(node, ast.For)
-    ]
+    )
 
 
 def _iterable_text(node: ast.expr) -> str:

@@ -28,6 +28,7 @@ def advice_inputs(run: OrganisedRun, done: Mapping[str, Any]) -> AdviceInputs:
         run.graphs,
         run.roots,
         (run.hlo.module, run.hlo.stacks),
+        run.hlo.ir_nodes,
         events=tuple(done.get("events", ())),
         step_records=run.step_records,
     )

@@ -6,12 +6,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from xlacli.analysis.advice_inputs import read_ir_nodes
 from xlacli.errors import HloParseError
 from xlacli.hlo import parse_hlo_file
 from xlacli.hlo.model import HloModule
 from xlacli.parse.buffer_assignment import parse_buffer_assignment, summarize_buffers
 from xlacli.parse.hlo_stacks import StackedOp, read_hlo_stacks
-from xlacli.parse.ir_dump import IrGraph
+from xlacli.parse.ir_dump import IrGraph, IrNode
 from xlacli.parse.xla_dump import DumpedModule
 from xlacli.run.request import RunPaths
 
@@ -60,6 +61,7 @@ class HloCache:
         self._root = root
         self._modules: dict[Path, HloModule | None] = {}
         self._stacks: dict[Path, list[StackedOp] | None] = {}
+        self._ir_nodes: dict[Path, tuple[IrNode, ...]] = {}
 
     def module(self, relative: str | None) -> HloModule | None:
         """The parsed module, or None if the file is missing or not valid HLO."""
@@ -81,6 +83,15 @@ class HloCache:
         if path not in self._stacks:
             self._stacks[path] = read_hlo_stacks(path)
         return self._stacks[path]
+
+    def ir_nodes(self, root: Path, relative: str | None) -> tuple[IrNode, ...]:
+        """A graph's IR nodes, read once for all the advisors."""
+        if relative is None:
+            return ()
+        path = root / relative
+        if path not in self._ir_nodes:
+            self._ir_nodes[path] = read_ir_nodes(root, relative)
+        return self._ir_nodes[path]
 
 
 def graph_sizes(root: Path, files: dict[str, str], hlo: HloCache) -> dict[str, Any]:

@@ -109,8 +109,11 @@ def organise_run(
         entry_site=setup.get("entry_site"),
         inputs_site=setup.get("inputs_site"),
     )
-    for event in (*raw.compiles, *raw.executions):
-        locator.learn_frames(event.frames)
+    # Each distinct stack once: the parser shares equal frame tuples, and a long
+    # run's executions repeat a few stacks thousands of times.
+    stacks = {id(event.frames): event.frames for event in (*raw.compiles, *raw.executions)}
+    for frames in stacks.values():
+        locator.learn_frames(frames)
     return OrganisedRun(
         raw=raw,
         paths=paths,

@@ -96,7 +96,7 @@ def new_recorder(request: CaptureRequest, paths: RunPaths, events: EventWriter) 
     from xlacli.child.observers import StepObservers
     from xlacli.child.recorder import StepRecorder
 
-    observers = StepObservers(events, request, paths.ir_dump_file)
+    observers = StepObservers(events, request, paths.ir_dump_file, paths.debug_log)
     return StepRecorder(
         events,
         profile_window(request, events),

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.child.backward_calls import BackwardCalls
+from xlacli.child.debug_log_repeats import RepeatFolder
 from xlacli.child.dynamo import DynamoObserver
 from xlacli.child.graph_ir import GraphIrWriter
 from xlacli.child.host_time import OpTracingMeter
@@ -37,7 +38,11 @@ class StepObservers:
     """
 
     def __init__(
-        self, events: EventWriter, request: CaptureRequest, ir_dump: Path | None = None
+        self,
+        events: EventWriter,
+        request: CaptureRequest,
+        ir_dump: Path | None = None,
+        debug_log: Path | None = None,
     ) -> None:
         self.events = events
         self.spmd = SpmdObserver(request.devices)
@@ -53,6 +58,10 @@ class StepObservers:
         if ir_dump is not None and wanted:
             self.graph_ir = GraphIrWriter(ir_dump)
             self.graph_ir.install()
+        # The debug log folded where steps repeat (issue 23): it grows with what changes.
+        self.repeats: RepeatFolder | None = None
+        if debug_log is not None and request.debug_artifacts:
+            self.repeats = RepeatFolder(debug_log)
         self._runtime_written = False
         self._closed = False
 
@@ -89,8 +98,11 @@ class StepObservers:
         }
 
     def after_step(self, step: int | None) -> None:
-        """After a step's event (None: after the setup): the shardings it first asked for."""
+        """After a step's event (None: after the setup): the shardings it first asked
+        for; the debug log folded if the step repeated the one before."""
         self.spmd.write_new_shardings(self.events, step)
+        if self.repeats is not None:
+            self.repeats.after_step()
 
     def close(self) -> None:
         """Remove the hooks; Dynamo's own counters, once, if Dynamo ran."""

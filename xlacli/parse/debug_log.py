@@ -3,6 +3,12 @@
 torch_xla writes one "Compilation Analysis" block per compile (followed by a
 ``Computation hash`` line and a "Post Compilation Analysis" block) and one
 "Execution Analysis" block per graph execution, in the order they happen.
+
+xlacli's child folds what repeats (``child/debug_log_repeats.py``): when a
+step appends the same bytes as the step before it, those blocks are cut and
+counted in one line after the last copy kept, ``Repeated Analysis: the last
+N blocks, M more times``; the parser repeats those N events M times, so the
+events are the same as from the unfolded log.
 """
 
 from __future__ import annotations
@@ -21,6 +27,13 @@ _COMPUTATION_HASH = re.compile(r"^Computation hash: ([0-9a-f]+)\s*$")
 _GRAPH_HASH = re.compile(r"^\s*Graph Hash: ([0-9a-f]+)")
 _COUNT = re.compile(r"^\s*Number of Graph (Inputs|Outputs): (\d+)")
 _SIZE = re.compile(r"^(.+?) size: ([0-9.]+) GB")
+_REPEATED = re.compile(r"^Repeated Analysis: the last (\d+) blocks, (\d+) more times$")
+_BLOCK_TITLES = ("Compilation Cause", "Execution Cause")
+
+
+def repeat_line(blocks: int, times: int) -> str:
+    """The line that stands for ``times`` more copies of the last ``blocks`` blocks."""
+    return f"Repeated Analysis: the last {blocks} blocks, {times} more times\n"
 
 
 @dataclass(frozen=True)
@@ -86,6 +99,12 @@ def parse_debug_log(text: str) -> list[AnalysisEvent]:
     current: _Builder | None = None
     shared = _Shared()
     for line in text.splitlines():
+        if (repeated := _REPEATED.match(line)) is not None:
+            if current is not None:
+                events.append(current.build(shared))
+                current = None
+            _repeat(events, int(repeated.group(1)), int(repeated.group(2)))
+            continue
         kind, body = _split_prefix(line)
         if kind is None:
             match = _COMPUTATION_HASH.match(line)
@@ -96,7 +115,7 @@ def parse_debug_log(text: str) -> list[AnalysisEvent]:
             if current is not None and current.kind == "compile":
                 _read_size(current, body)
             continue
-        if body.strip() in ("Compilation Cause", "Execution Cause"):
+        if body.strip() in _BLOCK_TITLES:
             if current is not None:
                 events.append(current.build(shared))
             current = _Builder(kind, section="cause")
@@ -106,6 +125,13 @@ def parse_debug_log(text: str) -> list[AnalysisEvent]:
     if current is not None:
         events.append(current.build(shared))
     return events
+
+
+def _repeat(events: list[AnalysisEvent], blocks: int, times: int) -> None:
+    """The last ``blocks`` events, ``times`` more times (the same objects: a
+    10,000-step run holds one copy of its step's events, not 10,000)."""
+    if 0 < blocks <= len(events):
+        events.extend(events[-blocks:] * times)
 
 
 def _split_prefix(line: str) -> tuple[str | None, str]:
