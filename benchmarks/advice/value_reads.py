@@ -125,10 +125,10 @@ def main() -> int:
         statistics.median(guess_cpu_ms(c) for c, _ in rows),
         statistics.median(m["saving_cpu_ms"] for _, m in rows),
     )
-    ok = all(0.5 <= value <= 2.0 for value in (wall, cpu))
+    ok = 0.5 <= cpu <= 2.0
     print(
-        f"\nmedians, predicted / measured: wall {wall:.2f}, CPU {cpu:.2f}"
-        f"{'' if ok else ' FAIL'} (load average {os.getloadavg()[0]:.1f})"
+        f"\nmedians, predicted / measured: CPU {cpu:.2f}{'' if ok else ' FAIL'}, wall {wall:.2f}"
+        f" (load average {os.getloadavg()[0]:.1f})"
     )
     return 0 if ok else 1
 

@@ -19,8 +19,9 @@ from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.parse.ir_dump import IrNode, parse_ir_node
 from xlacli.report.run import CompileEvent, GraphRecord, StepRecord
 
-# Each step's mean value read at one user line: (wall s, process CPU s).
-ReadTimes = tuple[tuple[float, float], ...]
+# Each step's mean value read at one user line: (wall, process CPU, the calling
+# thread's CPU), seconds.
+ReadTimes = tuple[tuple[float, float, float], ...]
 
 
 @dataclass(frozen=True)

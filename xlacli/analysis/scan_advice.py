@@ -32,7 +32,7 @@ from xlacli.report.advice import ScanAdvice
 # Advise when the layers make at least this share of the graph's instructions.
 MIN_SHARE = 0.3
 _CALL_PLUMBING = ("_call_impl", "_wrapped_call_impl")
-_DATA_OPS = ("xla__device_data", "prim__Constant")
+_DATA_OPS = ("xla__device_data", "prim__Constant", "")  # "": an HLO parameter
 BLOCKERS = (
     "every layer must be the same class with parameters of the same shapes"
     " (scan_layers stacks them)",
@@ -69,22 +69,21 @@ def advise_scan(inputs: AdviceInputs) -> tuple[ScanAdvice, ...]:
     return tuple(
         with_cost(item, scan_cost(sizes[item.graph_hash], item.layers, ratio, len(sizes)))
         for _, advice in found
-        for item in advice
+        for item, _compute in advice
     )
 
 
-def graph_size(artifacts: GraphArtifacts, advice: Sequence[ScanAdvice]) -> GraphSize:
+def graph_size(artifacts: GraphArtifacts, advice: Sequence[tuple[ScanAdvice, int]]) -> GraphSize:
     """A graph's compile (one compilation's) with its fresh and repeated instructions:
-    the identical layers after the first are the repeated ones."""
+    the identical layers after the first are the repeated ones. Only computations
+    count: parameters and constants (each layer's weights among them, outside the
+    layer's call) cost XLA next to nothing."""
     graph = artifacts.graph
-    repeated = sum(
-        item.block_instructions - item.block_instructions // item.layers
-        for item in advice
-        if item.identical
-    )
+    computed = sum(op.op_type not in _DATA_OPS for op in artifacts.stacks)
+    repeated = sum(compute - compute // item.layers for item, compute in advice if item.identical)
     return GraphSize(
         compile_time_s=graph.compile_time_s / max(1, graph.compilations),
-        fresh=len(artifacts.stacks) - repeated,
+        fresh=computed - repeated,
         repeated=repeated,
     )
 
@@ -107,8 +106,11 @@ def with_cost(advice: ScanAdvice, cost: ScanCost) -> ScanAdvice:
     )
 
 
-def scan_candidates(artifacts: GraphArtifacts, read_source: SourceReader) -> list[ScanAdvice]:
-    """The outermost looped module calls of a graph that repeat and are worth scanning."""
+def scan_candidates(
+    artifacts: GraphArtifacts, read_source: SourceReader
+) -> list[tuple[ScanAdvice, int]]:
+    """The outermost looped module calls of a graph that repeat and make a large
+    share of it, each with its layers' computations (data ops left out)."""
     stacks = artifacts.stacks
     sites = _looped_sites(stacks, read_source)
     found: list[tuple[_Site, ScanAdvice]] = []
@@ -118,7 +120,10 @@ def scan_candidates(artifacts: GraphArtifacts, read_source: SourceReader) -> lis
         advice = _advice(artifacts, site, len(stacks), read_source)
         if advice is not None:
             found.append((site, advice))
-    return [advice for _, advice in found]
+    return [
+        (advice, sum(n for key, n in site.keys.items() if key[0] not in _DATA_OPS))
+        for site, advice in found
+    ]
 
 
 def _looped_sites(

@@ -48,7 +48,7 @@ class ValueReadSites:
         self._roots: CodeRoots = current_code_roots()
         self._originals: dict[str, Callable[..., Any]] = {}
         self._counts: Counter[Site] = Counter()
-        # (user line, library line) -> [reads timed, wall ns, process CPU ns]
+        # (user line, library line) -> [reads timed, wall ns, process CPU ns, this thread's CPU ns]
         self._times: dict[tuple[str | None, str | None], list[int]] = {}
         self._inside = False
 
@@ -65,7 +65,8 @@ class ValueReadSites:
 
     def delta(self) -> dict[str, Any]:
         """Since the last call: ``fallback_sites``, [op, user line, library line, count];
-        ``read_times``, [user line, library line, reads timed, wall ns, CPU ns]."""
+        ``read_times``, [user line, library line, reads timed, wall ns, CPU ns, host ns]
+        (host: this thread's CPU; the rest of the CPU ran the forced graph)."""
         if not self._counts:
             return {}
         fields: dict[str, Any] = {
@@ -88,11 +89,12 @@ class ValueReadSites:
             sites._inside = True  # item() inside bool() is one read
             before = met.counter_value(READ_FALLBACK) or 0
             compiles = met.counter_value(COMPILES) or 0
-            wall, cpu = time.perf_counter_ns(), time.process_time_ns()
+            wall, cpu, main = time.perf_counter_ns(), time.process_time_ns(), time.thread_time_ns()
             try:
                 return original(tensor, *args, **kwargs)
             finally:
                 wall, cpu = time.perf_counter_ns() - wall, time.process_time_ns() - cpu
+                main = time.thread_time_ns() - main
                 sites._inside = False
                 ran = (met.counter_value(READ_FALLBACK) or 0) - before
                 if ran > 0:
@@ -100,15 +102,15 @@ class ValueReadSites:
                     sites._counts[(READ_FALLBACK, *site)] += ran
                     # A read that compiled paid a one-time cost, not what each step pays.
                     if (met.counter_value(COMPILES) or 0) == compiles:
-                        sites._time(site, wall, cpu)
+                        sites._time(site, wall, cpu, main)
 
         return hidden_from_dynamo(read)
 
-    def _time(self, site: tuple[str | None, str | None], wall_ns: int, cpu_ns: int) -> None:
-        times = self._times.setdefault(site, [0, 0, 0])
+    def _time(self, site: tuple[str | None, str | None], *times_ns: int) -> None:
+        times = self._times.setdefault(site, [0, 0, 0, 0])
         times[0] += 1
-        times[1] += wall_ns
-        times[2] += cpu_ns
+        for index, value in enumerate(times_ns, 1):
+            times[index] += value
 
     def _site(self, frame: FrameType | None) -> tuple[str | None, str | None]:
         """The innermost user line and, if the read is inside a library, its line."""

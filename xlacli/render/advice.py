@@ -21,8 +21,8 @@ TOP_LINES = 8
 NO_FRAME = "(data and constants: parameters, inputs)"
 COST_NOTE = "compile time apportioned by HLO instruction count: an estimate"
 READ_COST_NOTE = (
-    "a read's time is the host's median time inside it: the forced graph built, run, waited"
-    " for and copied; the step closure saves it"
+    "a read's time is its median time less the calling thread's own work: the forced graph"
+    " run, waited for and copied, which a step closure saves; CPU in brackets"
 )
 
 

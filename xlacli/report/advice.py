@@ -108,10 +108,10 @@ class ValueReadCost:
     executions_per_step: float  # extra graph executions the reads force
     extra_time_s: float  # per step: reads x read_time_s (older reports: the executions' time)
     fix: str
-    # One read's host time (median; reads that compiled left out): building and
-    # hashing the forced graph, running it, waiting for it, the copy. None: not timed.
+    # One read's time (median; reads that compiled left out), the calling thread's own
+    # work taken off: the forced graph's run, the wait, the copy. None: not timed.
     read_time_s: float | None = None
-    read_cpu_time_s: float | None = None  # the process's CPU over the same reads
+    read_cpu_time_s: float | None = None  # CPU of the threads that ran the forced graph
 
 
 def compile_cost_from_dict(data: Any) -> CompileCost | None:
