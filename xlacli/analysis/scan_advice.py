@@ -24,9 +24,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
+from xlacli.analysis.scan_cost import GraphSize, ScanCost, fit_fresh_ratio, scan_cost
 from xlacli.parse.frames import Frame
 from xlacli.parse.hlo_stacks import StackedOp
-from xlacli.analysis.scan_cost import GraphSize, ScanCost, fit_fresh_ratio, scan_cost
 from xlacli.report.advice import ScanAdvice
 
 # Advise when the layers make at least this share of the graph's instructions.

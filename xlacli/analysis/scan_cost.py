@@ -88,7 +88,9 @@ def scan_cost(
     ``ratio``: ``k`` fitted from the run (``fitted_over`` graphs); None: XLA:CPU's.
     """
     k = ratio if ratio is not None else FRESH_TO_REPEATED
-    basis = f"fresh/repeated cost ratio fitted over {fitted_over} graphs" if ratio else XLA_CPU_BASIS
+    basis = (
+        f"fresh/repeated cost ratio fitted over {fitted_over} graphs" if ratio else XLA_CPU_BASIS
+    )
     scale = graph.compile_time_s / (k * graph.fresh + graph.repeated)
     first = scale * k * graph.fresh
     per_layer = scale * graph.repeated / max(1, layers - 1)

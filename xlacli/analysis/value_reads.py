@@ -99,7 +99,9 @@ def read_times_by_site(events: Iterable[Mapping[str, Any]]) -> dict[str | None, 
     by_site: dict[str | None, list[tuple[float, float, float]]] = defaultdict(list)
     for (_index, user), (reads, wall_ns, cpu_ns, host_ns) in sums.items():
         if reads > 0:
-            by_site[user].append((wall_ns / reads / 1e9, cpu_ns / reads / 1e9, host_ns / reads / 1e9))
+            by_site[user].append(
+                (wall_ns / reads / 1e9, cpu_ns / reads / 1e9, host_ns / reads / 1e9)
+            )
     return {site: tuple(times) for site, times in by_site.items()}
 
 
