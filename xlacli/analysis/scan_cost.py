@@ -14,9 +14,16 @@ run's graphs when they allow it (graphs with different shares of repeated
 layers), else the XLA:CPU figure. Then the first layer's graph costs
 ``T1 = c * k * U``, each further layer ``m = c * L``, and ``scan_layers`` keeps
 ``T1`` but replaces the repeated layers by a loop whose body is traced apart
-(AOTAutograd's forward, saving what a backward needs) and compiled as fresh
-content of its own: ``W = LOOP_TO_FRESH * T1``. The saving is ``(N-1) m - W``:
+(AOTAutograd's forward, saving what a backward needs) and compiled as content
+of its own, ``W = LOOP_TO_FRESH * T1``; the scanned graph still grows with
+depth (each layer's weights stacked, its saved activations kept), by
+``STACKED_LAYER * m`` a layer. The saving is ``(1 - STACKED_LAYER) (N-1) m - W``:
 negative for shallow stacks, where the advisor says scanning would not pay.
+Both constants are fitted over two decoders on XLA:CPU (docs/performance.md):
+the loop's cost differs between models (1.3x the first layer's graph for
+examples/advice/decoder_stack.py, under 0.5x for torch_xla's own
+examples/decoder_only_model.py), so a prediction near the break-even depth is
+the least certain.
 """
 
 from __future__ import annotations
@@ -25,11 +32,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# Measured on XLA:CPU (torch_xla 2.9), decoder stacks of 1 to 48 layers: compile
-# time against fresh and repeated instructions, and the scanned graph against
-# the one-layer graph (2.3x: the loop costs 1.3x the fresh content again).
+# Measured on XLA:CPU (torch_xla 2.9), two decoders of 1 to 96 layers: compile
+# time against fresh and repeated instructions (24 for both), and the scanned
+# graph against the one-layer graph and the repeated layers (fitted over both).
 FRESH_TO_REPEATED = 24.0
-LOOP_TO_FRESH = 1.3
+LOOP_TO_FRESH = 0.6
+STACKED_LAYER = 0.25
 # A predicted saving under this share of the compile is within the noise of
 # compile times: not worth a rewrite, said as "would not pay".
 MIN_SAVING_SHARE = 0.05
@@ -95,14 +103,15 @@ def scan_cost(
     first = scale * k * graph.fresh
     per_layer = scale * graph.repeated / max(1, layers - 1)
     loop = LOOP_TO_FRESH * first
-    saving = (layers - 1) * per_layer - loop
+    saved_per_layer = (1 - STACKED_LAYER) * per_layer
+    saving = (layers - 1) * saved_per_layer - loop
     return ScanCost(
         first_layer_s=first,
         per_layer_s=per_layer,
         loop_s=loop,
-        scanned_s=first + loop,
+        scanned_s=graph.compile_time_s - saving,
         saving_s=saving,
         pays=saving > MIN_SAVING_SHARE * graph.compile_time_s,
-        break_even_layers=math.floor(loop / per_layer) + 2 if per_layer > 0 else 0,
+        break_even_layers=math.floor(loop / saved_per_layer) + 2 if per_layer > 0 else 0,
         basis=basis,
     )

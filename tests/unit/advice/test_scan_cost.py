@@ -15,13 +15,14 @@ from xlacli.analysis.scan_cost import (
 
 
 def test_a_shallow_stack_would_not_pay() -> None:
-    # decoder_stack.py at 8 layers on XLA:CPU: 324 fresh instructions (one layer and
-    # what is outside it), 7 x 296 repeated, 2.03 s of compile; scan_layers measured 3.77 s
-    cost = scan_cost(GraphSize(2.03, fresh=324, repeated=2072), layers=8)
-    assert cost.scanned_s == pytest.approx(3.77, rel=0.1)
-    assert cost.saving_s == pytest.approx(2.03 - 3.77, rel=0.1)
+    # decoder_stack.py at 8 layers on XLA:CPU: 254 fresh computations (one layer and
+    # what is outside it), 7 x 238 repeated, 2.03 s of compile; scan_layers measured
+    # 3.09 s (CPU time), a loss of 1.06 s
+    cost = scan_cost(GraphSize(2.03, fresh=254, repeated=7 * 238), layers=8)
+    assert -2 * 1.06 < cost.saving_s < -1.06 / 2
+    assert cost.scanned_s == pytest.approx(2.03 - cost.saving_s)
     assert not cost.pays
-    assert 30 <= cost.break_even_layers <= 40  # measured: about 36
+    assert 20 <= cost.break_even_layers <= 36  # measured: between 8 and 32
     assert cost.basis == XLA_CPU_BASIS
 
 
@@ -30,14 +31,15 @@ def test_a_deep_stack_pays_and_the_parts_add_up() -> None:
     cost = scan_cost(graph, layers=64)
     assert cost.pays
     assert cost.first_layer_s + 63 * cost.per_layer_s == pytest.approx(graph.compile_time_s)
-    assert cost.scanned_s == pytest.approx(cost.first_layer_s + cost.loop_s)
-    assert cost.saving_s == pytest.approx(graph.compile_time_s - cost.scanned_s)
+    # the loop added, three quarters of each further layer saved
+    assert cost.saving_s == pytest.approx(0.75 * 63 * cost.per_layer_s - cost.loop_s)
+    assert cost.scanned_s == pytest.approx(graph.compile_time_s - cost.saving_s)
     assert cost.break_even_layers < 64
 
 
 def test_a_saving_within_the_noise_is_not_advised() -> None:
-    graph = GraphSize(3.6, fresh=324, repeated=35 * 296)  # 36 layers: about break-even
-    cost = scan_cost(graph, layers=36)
+    graph = GraphSize(3.6, fresh=254, repeated=22 * 238)  # 23 layers: just past break-even
+    cost = scan_cost(graph, layers=23)
     assert 0 < cost.saving_s < 0.05 * graph.compile_time_s
     assert not cost.pays
 
@@ -54,10 +56,10 @@ def test_the_ratio_is_fitted_from_graphs_with_different_shares() -> None:
 
 
 def test_no_fit_from_one_graph_or_alike_shares_or_nonsense() -> None:
-    assert fit_fresh_ratio([GraphSize(2.0, 324, 2072)]) is None
+    assert fit_fresh_ratio([GraphSize(2.0, 254, 1666)]) is None
     alike = [GraphSize(1.0, 100, 200), GraphSize(2.0, 200, 400)]
     assert fit_fresh_ratio(alike) is None
     negative = [GraphSize(5.0, 100, 0), GraphSize(1.0, 100, 500)]  # repeats made it cheaper
     assert fit_fresh_ratio(negative) is None
-    assert scan_cost(GraphSize(2.0, 324, 2072), 8).basis == XLA_CPU_BASIS
+    assert scan_cost(GraphSize(2.0, 254, 1666), 8).basis == XLA_CPU_BASIS
     assert FRESH_TO_REPEATED > 1
