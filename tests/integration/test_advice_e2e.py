@@ -41,8 +41,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     """One capture per example, shared by every assertion."""
     root = tmp_path_factory.mktemp("advice")
     return {
+        # deep enough for scan_layers to pay (from about 35 layers on XLA:CPU)
         "decoder": compile_run(root / "decoder", "examples/advice/decoder_stack.py", 1,
-                               {"DECODER_DEPTH": "4"}),
+                               {"DECODER_DEPTH": "48"}),
         "shallow": compile_run(root / "shallow", "examples/advice/decoder_stack.py", 1,
                                {"DECODER_DEPTH": "2"}),
         "lengths": compile_run(root / "lengths", "examples/advice/variable_lengths.py", 12),
@@ -56,11 +57,30 @@ def test_scan_advice_names_the_module_list_and_predicts_a_saving(runs: dict) -> 
     assert advice["call_site"] == line_of(ADVICE / "decoder_stack.py", "hidden = layer(hidden)")
     assert advice["module_list"] == "self.layers"
     assert advice["layer_class"] == "DecoderBlock"
-    assert advice["layers"] == 4
+    assert advice["layers"] == 48
     assert advice["identical"]
     assert advice["share"] > 0.5
+    assert advice["pays"]
     assert 0 < advice["predicted_saving_time_s"] < advice["graph_compile_time_s"]
+    # the model's parts, from this run's own compile
+    plain = advice["first_layer_compile_time_s"] + 47 * advice["per_layer_compile_time_s"]
+    assert plain == pytest.approx(advice["graph_compile_time_s"])
+    saving = 0.75 * 47 * advice["per_layer_compile_time_s"] - advice["loop_compile_time_s"]
+    assert saving == pytest.approx(advice["predicted_saving_time_s"])
+    assert advice["break_even_layers"] < 48
     assert "scan_layers(self.layers, hidden)" in advice["code"]
+
+
+def test_scan_advice_says_a_shallow_stack_would_not_pay(runs: dict) -> None:
+    (advice,) = runs["shallow"]["scan_advice"]
+    assert advice["layers"] == 2 and advice["identical"]
+    assert not advice["pays"]
+    assert advice["predicted_saving_time_s"] < 0
+    assert advice["break_even_layers"] > 2
+    assert advice["code"] == ""
+    text = text_report(Path(runs["shallow"]["run_dir"])).stdout
+    assert "scan_layers would not pay here" in text
+    assert "scan_layers(self.layers, hidden)" not in text
 
 
 def test_compile_cost_by_line_points_at_the_layer_lines(runs: dict) -> None:
@@ -93,7 +113,9 @@ def test_value_read_is_ranked_with_its_fix(runs: dict) -> None:
     assert cost["location"] == line_of(ADVICE / "logging_loop.py", "LOSSES.append(loss.item())")
     assert cost["kind"] == "item"
     assert cost["executions_per_step"] == 1.0
-    assert cost["extra_time_s"] > 0
+    # priced by the host's measured time inside the read (the first read compiled: untimed)
+    assert cost["read_time_s"] > 0 and cost["read_cpu_time_s"] > 0
+    assert cost["extra_time_s"] == pytest.approx(cost["read_time_s"])
     assert "add_step_closure" in cost["fix"]
 
 
@@ -133,7 +155,7 @@ def test_diff_hlo_of_two_runs_shows_the_lines_that_grew(runs: dict) -> None:
     )  # fmt: skip
     assert result.code == 1, result.stderr
     lines = json.loads(result.stdout)["lines"]
-    assert lines[0]["after"] == 2 * lines[0]["before"]  # 2 -> 4 layers
+    assert lines[0]["after"] == 24 * lines[0]["before"]  # 2 -> 48 layers
     assert lines[0]["location"].startswith(str(ADVICE / "decoder_stack.py"))
 
 

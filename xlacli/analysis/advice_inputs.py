@@ -8,8 +8,8 @@ place that reads the run folder for them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -18,6 +18,10 @@ from xlacli.parse.frames import CodeRoots
 from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.parse.ir_dump import IrNode, parse_ir_node
 from xlacli.report.run import CompileEvent, GraphRecord, StepRecord
+
+# Each step's mean value read at one user line: (wall, process CPU, the calling
+# thread's CPU), seconds.
+ReadTimes = tuple[tuple[float, float, float], ...]
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,7 @@ class AdviceInputs:
     events: tuple[CompileEvent, ...] = ()
     step_records: tuple[StepRecord, ...] = ()
     read_source: Callable[[str], str | None] = lambda _path: None
+    read_times: Mapping[str | None, ReadTimes] = field(default_factory=dict)
 
     @property
     def steps(self) -> int:
@@ -56,6 +61,7 @@ def load_advice_inputs(
     *,
     events: Sequence[CompileEvent] = (),
     step_records: Sequence[StepRecord] = (),
+    read_times: Mapping[str | None, ReadTimes] | None = None,
 ) -> AdviceInputs:
     """Read each graph's stacks, IR and optimized HLO (``loaders``: module, stacks)."""
     load_module, load_stacks = loaders
@@ -69,7 +75,9 @@ def load_advice_inputs(
         )
         for graph in graphs
     )
-    return AdviceInputs(artifacts, roots, tuple(events), tuple(step_records), _source_reader())
+    return AdviceInputs(
+        artifacts, roots, tuple(events), tuple(step_records), _source_reader(), read_times or {}
+    )
 
 
 def read_ir_nodes(root: Path, relative: str | None) -> tuple[IrNode, ...]:

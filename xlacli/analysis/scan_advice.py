@@ -19,11 +19,12 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
 from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
+from xlacli.analysis.scan_cost import GraphSize, ScanCost, fit_fresh_ratio, scan_cost
 from xlacli.parse.frames import Frame
 from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.report.advice import ScanAdvice
@@ -31,7 +32,7 @@ from xlacli.report.advice import ScanAdvice
 # Advise when the layers make at least this share of the graph's instructions.
 MIN_SHARE = 0.3
 _CALL_PLUMBING = ("_call_impl", "_wrapped_call_impl")
-_DATA_OPS = ("xla__device_data", "prim__Constant")
+_DATA_OPS = ("xla__device_data", "prim__Constant", "")  # "": an HLO parameter
 BLOCKERS = (
     "every layer must be the same class with parameters of the same shapes"
     " (scan_layers stacks them)",
@@ -54,15 +55,62 @@ class _Site:
 
 
 def advise_scan(inputs: AdviceInputs) -> tuple[ScanAdvice, ...]:
-    """One advice per graph and loop whose layers make a large share of the graph."""
-    advice = []
-    for artifacts in inputs.graphs:
-        advice.extend(scan_candidates(artifacts, inputs.read_source))
-    return tuple(advice)
+    """One advice per graph and loop whose layers make a large share of the graph,
+    with the compile time ``scan_layers`` would give (``scan_cost.py``)."""
+    found = [
+        (artifacts, scan_candidates(artifacts, inputs.read_source)) for artifacts in inputs.graphs
+    ]
+    sizes = {
+        artifacts.graph.hash: graph_size(artifacts, advice)
+        for artifacts, advice in found
+        if artifacts.stacks
+    }
+    ratio = fit_fresh_ratio(list(sizes.values()))
+    return tuple(
+        with_cost(item, scan_cost(sizes[item.graph_hash], item.layers, ratio, len(sizes)))
+        for _, advice in found
+        for item, _compute in advice
+    )
 
 
-def scan_candidates(artifacts: GraphArtifacts, read_source: SourceReader) -> list[ScanAdvice]:
-    """The outermost looped module calls of a graph that repeat and are worth scanning."""
+def graph_size(artifacts: GraphArtifacts, advice: Sequence[tuple[ScanAdvice, int]]) -> GraphSize:
+    """A graph's compile (one compilation's) with its fresh and repeated instructions:
+    the identical layers after the first are the repeated ones. Only computations
+    count: parameters and constants (each layer's weights among them, outside the
+    layer's call) cost XLA next to nothing."""
+    graph = artifacts.graph
+    computed = sum(op.op_type not in _DATA_OPS for op in artifacts.stacks)
+    repeated = sum(compute - compute // item.layers for item, compute in advice if item.identical)
+    return GraphSize(
+        compile_time_s=graph.compile_time_s / max(1, graph.compilations),
+        fresh=computed - repeated,
+        repeated=repeated,
+    )
+
+
+def with_cost(advice: ScanAdvice, cost: ScanCost) -> ScanAdvice:
+    """The advice with its predicted compile; layers that differ are not priced."""
+    if not advice.identical:
+        return advice
+    return replace(
+        advice,
+        predicted_compile_time_s=cost.scanned_s,
+        predicted_saving_time_s=cost.saving_s,
+        pays=cost.pays,
+        first_layer_compile_time_s=cost.first_layer_s,
+        per_layer_compile_time_s=cost.per_layer_s,
+        loop_compile_time_s=cost.loop_s,
+        break_even_layers=cost.break_even_layers,
+        cost_basis=cost.basis,
+        code=advice.code if cost.pays else "",
+    )
+
+
+def scan_candidates(
+    artifacts: GraphArtifacts, read_source: SourceReader
+) -> list[tuple[ScanAdvice, int]]:
+    """The outermost looped module calls of a graph that repeat and make a large
+    share of it, each with its layers' computations (data ops left out)."""
     stacks = artifacts.stacks
     sites = _looped_sites(stacks, read_source)
     found: list[tuple[_Site, ScanAdvice]] = []
@@ -72,7 +120,10 @@ def scan_candidates(artifacts: GraphArtifacts, read_source: SourceReader) -> lis
         advice = _advice(artifacts, site, len(stacks), read_source)
         if advice is not None:
             found.append((site, advice))
-    return [advice for _, advice in found]
+    return [
+        (advice, sum(n for key, n in site.keys.items() if key[0] not in _DATA_OPS))
+        for site, advice in found
+    ]
 
 
 def _looped_sites(
@@ -115,8 +166,7 @@ def _advice(
     odd = [key for key, count in site.keys.items() if count % layers and key[0] not in _DATA_OPS]
     identical = not odd
     call = site.outer[0]
-    time_s = artifacts.graph.compile_time_s
-    predicted = time_s * (1 - share + share / layers) if identical else time_s
+    time_s = artifacts.graph.compile_time_s / max(1, artifacts.graph.compilations)
     layer_frame = site.layer_frames.most_common(1)[0][0] if site.layer_frames else None
     iterable = _loop_iterable(read_source, call.file, call.line)
     return ScanAdvice(
@@ -129,8 +179,9 @@ def _advice(
         block_instructions=block,
         share=share,
         graph_compile_time_s=time_s,
-        predicted_compile_time_s=predicted,
-        predicted_saving_time_s=time_s - predicted,
+        predicted_compile_time_s=time_s,  # priced by with_cost once every graph is seen
+        predicted_saving_time_s=0.0,
+        pays=False,
         lines=tuple(frame.location for frame, _ in site.layer_frames.most_common(5)),
         differing=tuple(_describe(key, site.keys[key]) for key in odd[:5]),
         blockers=BLOCKERS if identical else (_differ_note(layers, odd), *BLOCKERS),

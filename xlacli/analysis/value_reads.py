@@ -3,17 +3,28 @@
 A value read (``.item()``, ``print(tensor)``, ``bool(tensor)``, ``.cpu()``)
 makes torch_xla run the step so far as a graph of its own and copy the value to
 the host; the step's own graph then computes the same ops again, because their
-results were pending IR, not device data. What a read costs per step is that
-extra graph's executions (their median time: a graph's first run pays one-time
-costs) plus the copy, which torch_xla does not time apart from the execution.
+results were pending IR, not device data. The child times every read that did
+not compile (``xlacli.child.value_reads``): wall, the process's CPU, and the
+calling thread's own CPU. The calling thread's work (building and hashing the
+forced graph, and the formatting xlacli's own debug switches add to every
+execution, several times the rest on a small graph) is taken off: what is left
+is the forced graph's run, the wait for it and the copy, the part a step closure
+saves (a closure still copies the value, after the step's graph ran: a scalar's
+copy is microseconds). A read costs the median over the run's steps, in wall
+time and in the CPU time of the threads that ran the forced graph (on XLA:CPU,
+its work whatever the machine's load). Reports without read timings (an older
+xlacli) fall back to the forced graph's median execution time.
 """
 
 from __future__ import annotations
 
 import re
+import statistics
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from xlacli.analysis.advice_inputs import AdviceInputs
+from xlacli.analysis.advice_inputs import AdviceInputs, ReadTimes
 from xlacli.report.advice import ValueReadCost
 from xlacli.report.run import GraphRecord
 
@@ -43,9 +54,14 @@ def rank_value_reads(inputs: AdviceInputs) -> tuple[ValueReadCost, ...]:
     costs = []
     for site, graphs in by_site.items():
         executions = sum(graph.executions for graph in graphs)
-        time_s = sum(graph.executions * (graph.execute_time_s or 0.0) for graph in graphs)
         source = _source_line(inputs, site)
         kind = read_kind(source)
+        wall, cpu = read_time(inputs.read_times.get(site, ()))
+        if wall is None:  # no timings: the forced executions alone
+            per_step = sum(graph.executions * (graph.execute_time_s or 0.0) for graph in graphs)
+            extra = per_step / steps
+        else:
+            extra = wall * executions / steps
         costs.append(
             ValueReadCost(
                 location=site,
@@ -53,11 +69,40 @@ def rank_value_reads(inputs: AdviceInputs) -> tuple[ValueReadCost, ...]:
                 source=source,
                 reads_per_step=executions / steps,
                 executions_per_step=executions / steps,
-                extra_time_s=time_s / steps,
+                extra_time_s=extra,
                 fix=FIXES[kind],
+                read_time_s=wall,
+                read_cpu_time_s=cpu,
             )
         )
     return tuple(sorted(costs, key=lambda cost: (-cost.extra_time_s, cost.location or "")))
+
+
+def read_time(times: ReadTimes) -> tuple[float | None, float | None]:
+    """One read's wall and CPU seconds, the calling thread's own CPU taken off:
+    the median over the steps of each step's mean read; (None, None) without timings."""
+    if not times:
+        return None, None
+    wall = statistics.median(max(0.0, wall - host) for wall, _cpu, host in times)
+    return wall, statistics.median(max(0.0, cpu - host) for _wall, cpu, host in times)
+
+
+def read_times_by_site(events: Iterable[Mapping[str, Any]]) -> dict[str | None, ReadTimes]:
+    """Per user line, each step's mean read (wall, CPU, calling thread's CPU; s) from
+    the child's ``read_times`` (``[user line, library line, reads, wall, CPU, host]``, ns)."""
+    sums: dict[tuple[int, str | None], list[float]] = {}
+    for index, event in enumerate(events):
+        for user, _library, reads, *times_ns in event.get("read_times", ()):
+            total = sums.setdefault((index, user), [0.0, 0.0, 0.0, 0.0])
+            for position, value in enumerate((reads, *times_ns[:3])):
+                total[position] += value
+    by_site: dict[str | None, list[tuple[float, float, float]]] = defaultdict(list)
+    for (_index, user), (reads, wall_ns, cpu_ns, host_ns) in sums.items():
+        if reads > 0:
+            by_site[user].append(
+                (wall_ns / reads / 1e9, cpu_ns / reads / 1e9, host_ns / reads / 1e9)
+            )
+    return {site: tuple(times) for site, times in by_site.items()}
 
 
 def read_kind(source: str) -> str:

@@ -15,7 +15,7 @@ from xlacli.analysis.advice_inputs import AdviceInputs, load_advice_inputs
 from xlacli.analysis.buckets import advise_buckets
 from xlacli.analysis.compile_cost import compile_cost
 from xlacli.analysis.scan_advice import advise_scan
-from xlacli.analysis.value_reads import rank_value_reads
+from xlacli.analysis.value_reads import rank_value_reads, read_times_by_site
 from xlacli.assemble.organise import OrganisedRun
 
 T = TypeVar("T")
@@ -31,6 +31,7 @@ def advice_inputs(run: OrganisedRun, done: Mapping[str, Any]) -> AdviceInputs:
         run.hlo.ir_nodes,
         events=tuple(done.get("events", ())),
         step_records=run.step_records,
+        read_times=read_times_by_site(run.raw.log.metric_events),
     )
 
 

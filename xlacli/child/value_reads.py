@@ -8,6 +8,11 @@ methods while the target runs counts each read's fallbacks at its call site:
 the user's line and, when the read is inside a library, the library's line.
 One counter read per value read of an XLA tensor; nothing per traced op.
 
+Each read is also timed (wall and process CPU), unless it compiled: the time
+inside the read is the host cost of the sync it forces (building and hashing
+the graph, running it, waiting for it, the copy), what the value-read advisor
+prices (``xlacli.analysis.value_reads``).
+
 Not under ``--mode dynamo``: Dynamo would trace the wrappers and break its
 graphs inside them; a frame the user compiles in lazy mode calls the original
 method while Dynamo traces (``torch.compiler.is_compiling()``).
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections import Counter
 from collections.abc import Callable
 from types import FrameType
@@ -29,6 +35,7 @@ from xlacli.child.dynamo import hidden_from_dynamo
 from xlacli.parse.frames import CodeRoots, Frame, current_code_roots
 
 READ_FALLBACK = "aten::_local_scalar_dense"
+COMPILES = "UncachedCompile"
 READ_METHODS = ("item", "__bool__", "__float__", "__int__", "tolist")
 _DYNAMO_WRAPPER = os.path.join("torch", "_dynamo", "eval_frame.py")
 Site = tuple[str, str | None, str | None]  # op, user file:line, library file:line
@@ -41,6 +48,8 @@ class ValueReadSites:
         self._roots: CodeRoots = current_code_roots()
         self._originals: dict[str, Callable[..., Any]] = {}
         self._counts: Counter[Site] = Counter()
+        # (user line, library line) -> [reads timed, wall ns, process CPU ns, this thread's CPU ns]
+        self._times: dict[tuple[str | None, str | None], list[int]] = {}
         self._inside = False
 
     def install(self) -> None:
@@ -55,12 +64,19 @@ class ValueReadSites:
         self._originals.clear()
 
     def delta(self) -> dict[str, Any]:
-        """``fallback_sites``: [op, user line, library line, count] since the last call."""
+        """Since the last call: ``fallback_sites``, [op, user line, library line, count];
+        ``read_times``, [user line, library line, reads timed, wall ns, CPU ns, host ns]
+        (host: this thread's CPU; the rest of the CPU ran the forced graph)."""
         if not self._counts:
             return {}
-        sites = [[*site, count] for site, count in self._counts.items()]
+        fields: dict[str, Any] = {
+            "fallback_sites": [[*site, count] for site, count in self._counts.items()]
+        }
+        if self._times:
+            fields["read_times"] = [[*site, *times] for site, times in self._times.items()]
         self._counts.clear()
-        return {"fallback_sites": sites}
+        self._times.clear()
+        return fields
 
     def _wrap(self, original: Callable[..., Any]) -> Callable[..., Any]:
         sites = self
@@ -72,15 +88,29 @@ class ValueReadSites:
                 return original(tensor, *args, **kwargs)
             sites._inside = True  # item() inside bool() is one read
             before = met.counter_value(READ_FALLBACK) or 0
+            compiles = met.counter_value(COMPILES) or 0
+            wall, cpu, main = time.perf_counter_ns(), time.process_time_ns(), time.thread_time_ns()
             try:
                 return original(tensor, *args, **kwargs)
             finally:
+                wall, cpu = time.perf_counter_ns() - wall, time.process_time_ns() - cpu
+                main = time.thread_time_ns() - main
                 sites._inside = False
                 ran = (met.counter_value(READ_FALLBACK) or 0) - before
                 if ran > 0:
-                    sites._counts[(READ_FALLBACK, *sites._site(sys._getframe(1)))] += ran
+                    site = sites._site(sys._getframe(1))
+                    sites._counts[(READ_FALLBACK, *site)] += ran
+                    # A read that compiled paid a one-time cost, not what each step pays.
+                    if (met.counter_value(COMPILES) or 0) == compiles:
+                        sites._time(site, wall, cpu, main)
 
         return hidden_from_dynamo(read)
+
+    def _time(self, site: tuple[str | None, str | None], *times_ns: int) -> None:
+        times = self._times.setdefault(site, [0, 0, 0, 0])
+        times[0] += 1
+        for index, value in enumerate(times_ns, 1):
+            times[index] += value
 
     def _site(self, frame: FrameType | None) -> tuple[str | None, str | None]:
         """The innermost user line and, if the read is inside a library, its line."""

@@ -20,6 +20,10 @@ from xlacli.units import format_seconds, short_hash
 TOP_LINES = 8
 NO_FRAME = "(data and constants: parameters, inputs)"
 COST_NOTE = "compile time apportioned by HLO instruction count: an estimate"
+READ_COST_NOTE = (
+    "a read's time is its median time less the calling thread's own work: the forced graph"
+    " run, waited for and copied, which a step closure saves; CPU in brackets"
+)
 
 
 def advice_view(report: RunReport) -> list[RenderableType]:
@@ -81,21 +85,43 @@ def scan_view(advice: ScanAdvice) -> RenderableType:
     )
     rows: list[RenderableType] = [head]
     if advice.identical:
-        rows.append(
-            Text(
-                "  torch_xla.experimental.scan_layers compiles one layer's body:"
-                f" predicted compile {format_seconds(advice.graph_compile_time_s)}"
-                f" -> {format_seconds(advice.predicted_compile_time_s)}"
-                f" (saves at most {format_seconds(advice.predicted_saving_time_s)}: by"
-                " instruction count, which leaves out XLA's fixed costs and the loop's own)"
-            )
-        )
-        rows.append(Text("    " + advice.code.replace("\n", "\n    "), style="green"))
+        rows.append(Text("  " + scan_verdict(advice), style="" if advice.pays else "yellow"))
+        rows.append(Text("  " + scan_model_note(advice), style="dim"))
+        if advice.code:
+            rows.append(Text("    " + advice.code.replace("\n", "\n    "), style="green"))
     else:
         rows.append(Text(f"  the layers differ: {'; '.join(advice.differing)}", style="yellow"))
     rows.append(Text("  layer lines: " + ", ".join(map(line_name, advice.lines)), style="dim"))
     rows.extend(Text(f"  needs: {blocker}", style="dim") for blocker in advice.blockers)
     return Group(*rows)
+
+
+def scan_verdict(advice: ScanAdvice) -> str:
+    """What scan_layers would do to the compile: advised, or why not."""
+    change = (
+        f"predicted compile {format_seconds(advice.graph_compile_time_s)}"
+        f" -> {format_seconds(advice.predicted_compile_time_s)}"
+    )
+    if advice.pays:
+        return (
+            "torch_xla.experimental.scan_layers compiles one layer's body, in a loop: "
+            f"{change} (saves {format_seconds(advice.predicted_saving_time_s)})"
+        )
+    return (
+        f"scan_layers would not pay here: {change}; the loop's own compile"
+        f" ({format_seconds(advice.loop_compile_time_s)}) outweighs the {advice.layers - 1}"
+        " further layers it removes; it pays from about"
+        f" {advice.break_even_layers} layers"
+    )
+
+
+def scan_model_note(advice: ScanAdvice) -> str:
+    return (
+        f"estimate from this run's compile: the first layer's graph"
+        f" {format_seconds(advice.first_layer_compile_time_s)}, each further layer"
+        f" {format_seconds(advice.per_layer_compile_time_s)}, the loop"
+        f" {format_seconds(advice.loop_compile_time_s)} ({advice.cost_basis})"
+    )
 
 
 def bucket_view(advice: BucketAdvice) -> RenderableType:
@@ -131,24 +157,34 @@ def bucket_view(advice: BucketAdvice) -> RenderableType:
 
 def value_read_view(costs: tuple[ValueReadCost, ...]) -> RenderableType:
     table = plain_table(
-        ("line", "left"), ("kind", "left"), ("reads/step", "right"), ("cost/step", "right")
+        ("line", "left"), ("kind", "left"), ("reads/step", "right"), ("read (CPU)", "right")
     )
+    table.add_column("cost/step", justify="right")
     table.add_column("fix", justify="left")
     for cost in costs:
         table.add_row(
             escape(line_name(cost.location)),
             cost.kind,
             f"{cost.reads_per_step:.2g}",
+            read_time_text(cost),
             f"{1000 * cost.extra_time_s:.3g} ms",
             escape(cost.fix),
         )
     return Group(
         Text.assemble(
             ("Value reads", "bold"),
-            "  by cost per step (the extra graph executions they force, median time)",
+            f"  by cost per step ({READ_COST_NOTE})",
         ),
         table,
     )
+
+
+def read_time_text(cost: ValueReadCost) -> str:
+    """One read's measured time with its CPU time; "-" when the run did not time it."""
+    if cost.read_time_s is None:
+        return "-"
+    cpu = f" ({1000 * cost.read_cpu_time_s:.3g})" if cost.read_cpu_time_s is not None else ""
+    return f"{1000 * cost.read_time_s:.3g} ms{cpu}"
 
 
 def _indented(table: Table) -> Table:

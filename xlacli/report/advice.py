@@ -57,13 +57,20 @@ class ScanAdvice:
     identical: bool  # False: the layers differ (``differing`` says where)
     block_instructions: int  # HLO instructions of all the layers together
     share: float  # of the graph's HLO instructions
-    graph_compile_time_s: float
-    predicted_compile_time_s: float  # the graph's compile time with one layer's body
-    predicted_saving_time_s: float
+    graph_compile_time_s: float  # one compilation's
+    predicted_compile_time_s: float  # the graph's compile time with scan_layers
+    predicted_saving_time_s: float  # negative: scanning would cost more than it saves
     lines: tuple[str, ...]  # the layer's own lines, biggest first
     differing: tuple[str, ...] = ()  # ops found in only some layers
     blockers: tuple[str, ...] = ()  # what would stop scan_layers here
-    code: str = ""
+    code: str = ""  # empty unless advised
+    # The cost model (analysis/scan_cost.py): advised only when the saving pays.
+    pays: bool = False
+    first_layer_compile_time_s: float = 0.0  # the graph with one layer
+    per_layer_compile_time_s: float = 0.0  # each further layer
+    loop_compile_time_s: float = 0.0  # the scan loop's own compile
+    break_even_layers: int = 0  # the fewest layers for which scanning saves
+    cost_basis: str = ""
 
 
 @dataclass(frozen=True)
@@ -99,8 +106,12 @@ class ValueReadCost:
     source: str  # the line's code
     reads_per_step: float
     executions_per_step: float  # extra graph executions the reads force
-    extra_time_s: float  # per step: those executions' time (median per execution)
+    extra_time_s: float  # per step: reads x read_time_s (older reports: the executions' time)
     fix: str
+    # One read's time (median; reads that compiled left out), the calling thread's own
+    # work taken off: the forced graph's run, the wait, the copy. None: not timed.
+    read_time_s: float | None = None
+    read_cpu_time_s: float | None = None  # CPU of the threads that ran the forced graph
 
 
 def compile_cost_from_dict(data: Any) -> CompileCost | None:

@@ -6,26 +6,40 @@ import pytest
 
 from tests.unit.advice.graphs import CALL_LINE, MODEL, block_ops, inputs, outside_ops
 from xlacli.analysis.scan_advice import MIN_SHARE, advise_scan
+from xlacli.analysis.scan_cost import GraphSize, scan_cost
 from xlacli.parse.frames import Frame
 from xlacli.parse.hlo_stacks import StackedOp
 
 
 def test_identical_layers_are_advised_with_their_list_class_and_saving() -> None:
-    ops = [op for _ in range(8) for op in block_ops()] + outside_ops(4)
+    ops = [op for _ in range(200) for op in block_ops()] + outside_ops(4)
     (advice,) = advise_scan(inputs(ops, compile_time_s=2.0))
     assert advice.identical
-    assert advice.layers == 8
+    assert advice.layers == 200
     assert advice.call_site == f"{MODEL}:{CALL_LINE}"
     assert advice.module_list == "self.layers"
     assert advice.layer_class == "Block"
-    assert advice.block_instructions == 48
-    assert advice.share == pytest.approx(48 / 52)
-    # one layer's body instead of eight: the loop's share shrinks 8-fold
-    expected = 2.0 * (1 - 48 / 52 + 48 / 52 / 8)
-    assert advice.predicted_compile_time_s == pytest.approx(expected)
-    assert advice.predicted_saving_time_s == pytest.approx(2.0 - expected)
+    assert advice.block_instructions == 1200
+    assert advice.share == pytest.approx(1200 / 1204)
+    # computations only (each layer's data op left out): 9 fresh (the first layer's
+    # 5, the 4 outside), 199 x 5 repeated
+    cost = scan_cost(GraphSize(2.0, fresh=9, repeated=995), 200)
+    assert advice.pays
+    assert advice.predicted_compile_time_s == pytest.approx(cost.scanned_s)
+    assert advice.predicted_saving_time_s == pytest.approx(2.0 - cost.scanned_s)
+    assert advice.loop_compile_time_s == pytest.approx(cost.loop_s)
     assert "scan_layers(self.layers, hidden)" in advice.code
     assert f"{MODEL}:6" in advice.lines
+
+
+def test_a_shallow_stack_is_found_but_not_advised() -> None:
+    ops = [op for _ in range(8) for op in block_ops()] + outside_ops(4)
+    (advice,) = advise_scan(inputs(ops, compile_time_s=2.0))
+    assert advice.identical and advice.layers == 8
+    assert not advice.pays
+    assert advice.predicted_saving_time_s < 0
+    assert advice.code == ""
+    assert advice.break_even_layers > 8
 
 
 def test_one_differing_layer_is_reported_not_advised() -> None:

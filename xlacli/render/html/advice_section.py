@@ -6,7 +6,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from xlacli.render.advice import COST_NOTE, line_name
+from xlacli.render.advice import (
+    COST_NOTE,
+    READ_COST_NOTE,
+    line_name,
+    read_time_text,
+    scan_model_note,
+    scan_verdict,
+)
 from xlacli.render.html.context import RunContext, graph_anchor
 from xlacli.report.advice import CompileCost
 
@@ -21,6 +28,7 @@ def context(run: RunContext) -> dict[str, Any] | None:
         return None
     return {
         "note": COST_NOTE,
+        "read_note": READ_COST_NOTE,
         "cost": _cost(cost) if cost is not None else None,
         "scan": [
             {
@@ -28,6 +36,8 @@ def context(run: RunContext) -> dict[str, Any] | None:
                 "anchor": graph_anchor(advice.graph_hash),
                 "call": line_name(advice.call_site),
                 "lines": [line_name(x) for x in advice.lines],
+                "verdict": scan_verdict(advice),
+                "model_note": scan_model_note(advice),
             }
             for advice in report.scan_advice
         ],
@@ -49,7 +59,8 @@ def context(run: RunContext) -> dict[str, Any] | None:
             for advice in report.bucket_advice
         ],
         "reads": [
-            {**_plain(cost), "where": line_name(cost.location)} for cost in report.value_read_costs
+            {**_plain(cost), "where": line_name(cost.location), "read_text": read_time_text(cost)}
+            for cost in report.value_read_costs
         ],
     }
 

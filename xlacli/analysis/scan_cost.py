@@ -1,0 +1,117 @@
+"""What ``scan_layers`` would do to a graph's compile time: a model fed by the
+run's own compiles.
+
+Measured on XLA:CPU (``benchmarks/advice/scan.py``, docs/performance.md), a
+graph of N identical layers does not cost N times one layer: its fresh content
+(the first layer and what lies outside the loop) costs about ``FRESH_TO_REPEATED``
+times more per HLO instruction than the repeated layers, which XLA compiles as
+copies of content it has seen. So the graph's compile time is
+
+    T(N) = c * (k * U + R)    U: fresh instructions, R: the N-1 repeated layers'
+
+with the run's own compile time giving the scale ``c`` and ``k`` fitted from the
+run's graphs when they allow it (graphs with different shares of repeated
+layers), else the XLA:CPU figure. Then the first layer's graph costs
+``T1 = c * k * U``, each further layer ``m = c * L``, and ``scan_layers`` keeps
+``T1`` but replaces the repeated layers by a loop whose body is traced apart
+(AOTAutograd's forward, saving what a backward needs) and compiled as content
+of its own, ``W = LOOP_TO_FRESH * T1``; the scanned graph still grows with
+depth (each layer's weights stacked, its saved activations kept), by
+``STACKED_LAYER * m`` a layer. The saving is ``(1 - STACKED_LAYER) (N-1) m - W``:
+negative for shallow stacks, where the advisor says scanning would not pay.
+Both constants are fitted over two decoders on XLA:CPU (docs/performance.md):
+the loop's cost differs between models (1.3x the first layer's graph for
+examples/advice/decoder_stack.py, under 0.5x for torch_xla's own
+examples/decoder_only_model.py), so a prediction near the break-even depth is
+the least certain.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# Measured on XLA:CPU (torch_xla 2.9), two decoders of 1 to 96 layers: compile
+# time against fresh and repeated instructions (24 for both), and the scanned
+# graph against the one-layer graph and the repeated layers (fitted over both).
+FRESH_TO_REPEATED = 24.0
+LOOP_TO_FRESH = 0.6
+STACKED_LAYER = 0.25
+# A predicted saving under this share of the compile is within the noise of
+# compile times: not worth a rewrite, said as "would not pay".
+MIN_SAVING_SHARE = 0.05
+XLA_CPU_BASIS = "fresh/repeated cost ratio measured on XLA:CPU"
+
+
+@dataclass(frozen=True)
+class GraphSize:
+    """One compiled graph: its compile time, fresh and repeated instructions."""
+
+    compile_time_s: float
+    fresh: int  # instructions outside repeated layers, and the first layer's
+    repeated: int  # the instructions of layers 2..N of identical layers
+
+
+@dataclass(frozen=True)
+class ScanCost:
+    """A graph's compile time plainly and with ``scan_layers``, predicted."""
+
+    first_layer_s: float  # the graph with one layer: its fresh content
+    per_layer_s: float  # each further layer
+    loop_s: float  # the scan loop's own compile
+    scanned_s: float
+    saving_s: float
+    pays: bool
+    break_even_layers: int  # the fewest layers for which scanning saves
+    basis: str  # where the fresh/repeated ratio came from
+
+
+def fit_fresh_ratio(graphs: Sequence[GraphSize]) -> float | None:
+    """``k`` from the run's graphs by least squares of ``T = a U + r R``;
+    None when they do not determine it (one graph, or all alike in shares)."""
+    suu = sum(g.fresh * g.fresh for g in graphs)
+    srr = sum(g.repeated * g.repeated for g in graphs)
+    sur = sum(g.fresh * g.repeated for g in graphs)
+    det = suu * srr - sur * sur
+    if len(graphs) < 2 or det <= 1e-6 * suu * srr:  # collinear: shares too alike
+        return None
+    sut = sum(g.fresh * g.compile_time_s for g in graphs)
+    srt = sum(g.repeated * g.compile_time_s for g in graphs)
+    fresh_rate = (sut * srr - srt * sur) / det
+    repeated_rate = (srt * suu - sut * sur) / det
+    if fresh_rate <= 0 or repeated_rate <= 0:
+        return None
+    ratio = fresh_rate / repeated_rate
+    # Outside this range the graphs disagree with the model (a backward pass
+    # whose repeated layers were not found, say): keep the measured ratio.
+    return ratio if 1.0 <= ratio <= 200.0 else None
+
+
+def scan_cost(
+    graph: GraphSize, layers: int, ratio: float | None = None, fitted_over: int = 0
+) -> ScanCost:
+    """``graph``'s compile with its ``layers`` identical layers scanned.
+
+    ``ratio``: ``k`` fitted from the run (``fitted_over`` graphs); None: XLA:CPU's.
+    """
+    k = ratio if ratio is not None else FRESH_TO_REPEATED
+    basis = (
+        f"fresh/repeated cost ratio fitted over {fitted_over} graphs" if ratio else XLA_CPU_BASIS
+    )
+    scale = graph.compile_time_s / (k * graph.fresh + graph.repeated)
+    first = scale * k * graph.fresh
+    per_layer = scale * graph.repeated / max(1, layers - 1)
+    loop = LOOP_TO_FRESH * first
+    saved_per_layer = (1 - STACKED_LAYER) * per_layer
+    saving = (layers - 1) * saved_per_layer - loop
+    return ScanCost(
+        first_layer_s=first,
+        per_layer_s=per_layer,
+        loop_s=loop,
+        scanned_s=graph.compile_time_s - saving,
+        saving_s=saving,
+        pays=saving > MIN_SAVING_SHARE * graph.compile_time_s,
+        break_even_layers=math.floor(loop / saved_per_layer) + 2 if per_layer > 0 else 0,
+        basis=basis,
+    )
