@@ -193,6 +193,15 @@ def execution_records(raw: RawRun) -> list[ExecutionRecord]:
     ]
 
 
+def graph_run_steps(run: OrganisedRun) -> dict[str, tuple[int, ...]]:
+    """The steps each graph ran in, sorted (runs outside every step left out)."""
+    steps: dict[str, set[int]] = {}
+    for event, step in zip(run.raw.executions, run.execute_steps, strict=True):
+        if event.graph_hash is not None and step is not None:
+            steps.setdefault(event.graph_hash, set()).add(step)
+    return {graph_hash: tuple(sorted(ran)) for graph_hash, ran in steps.items()}
+
+
 def _steady_median(times: list[float]) -> float | None:
     """Median execution time, leaving out the first run when there are others:
     a program's first run pays one-time costs (on XLA:CPU, 30 ms for a graph

@@ -139,7 +139,7 @@ class SyncHook:
             self.stopped = True
             raise StepLimitReached
         self._dynamo_runs_at_step = _dynamo_runs()
-        self.recorder.begin(self.step)
+        self.recorder.begin(self.step, iteration=self.loop.iterations)
         self._started = time.perf_counter()
 
 
