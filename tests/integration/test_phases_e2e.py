@@ -146,6 +146,8 @@ def test_a_log_every_n_steps_graph_is_periodic_not_a_recompile(log_every):
     assert code == 0, stderr
     assert report["steady_state_compiles"] == 0
     (periodic,) = [e for e in report["events"] if e["phase"] == "periodic"]
+    # running_loss starts as a device tensor: its first graph is no Python-number accumulator
+    assert "python_accumulator" not in [e["cause"]["category"] for e in report["events"]]
     assert periodic["cause"]["category"] == "graph_structure" and periodic["step"] == 3
     ran = [record["graph_hashes"] for record in report["step_records"]]
     assert [step for step, hashes in enumerate(ran) if periodic["graph_hash"] in hashes] == [
