@@ -139,14 +139,17 @@ def _reads_cutting_warm_graphs(
     return judged
 
 
-def alternates(step: int | None, variant_runs: Sequence[int], base_runs: Sequence[int]) -> bool:
-    """Whether a graph compiled at ``step`` is a periodic variant of ``base``:
-    after it, the base graph ran again, and after that the variant ran again
-    (from the cache). ``*_runs``: the steps each graph ran in."""
+def alternates(step: int | None, variant: str, site_runs: Sequence[tuple[int, str]]) -> bool:
+    """Whether graph ``variant``, compiled at ``step``, alternates with its site's
+    other graphs: after it, another graph ran at the site, and after that the
+    variant ran there again, from the cache. ``site_runs``: the (step, graph
+    hash) of each graph the site ran, in order. (The other graph need not be
+    the one it was compared with: Trainer's training graph is first compiled
+    at its logging sync, another site.)"""
     if step is None:
         return False
-    base_again = next((ran for ran in base_runs if ran > step), None)
-    return base_again is not None and any(ran > base_again for ran in variant_runs)
+    other = next((ran for ran, graph in site_runs if ran > step and graph != variant), None)
+    return other is not None and any(ran > other and graph == variant for ran, graph in site_runs)
 
 
 def site_runs_before(

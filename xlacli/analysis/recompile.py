@@ -87,7 +87,7 @@ def explain_compiles(
         )
         previous.append(graph)
     facts = [
-        _site_compile(graph, event, context.graph_runs)
+        _site_compile(graph, event, context.site_graphs)
         for graph, event in zip(graphs, events, strict=True)
     ]
     verdicts = judge(facts, context.warmup, new_phases=context.new_phases)
@@ -98,12 +98,13 @@ def explain_compiles(
 
 
 def _site_compile(
-    graph: CompiledGraph, event: CompileEvent, graph_runs: Mapping[str, tuple[int, ...]]
+    graph: CompiledGraph,
+    event: CompileEvent,
+    site_graphs: Mapping[tuple[Frame, ...], tuple[tuple[int, str], ...]],
 ) -> SiteCompile:
     """A model file's unit tests and old callers give no site facts: a step
     then counts as one run of every site before it."""
     fallback = graph.step if graph.step_phase == "loop" else None
-    base = graph_runs.get(event.compared_with or "", ())
     return SiteCompile(
         site=graph.frames,
         step=graph.step,
@@ -111,7 +112,7 @@ def _site_compile(
         iteration=graph.iteration if graph.iteration is not None else fallback,
         site_runs=graph.site_runs if graph.site_runs is not None else (graph.step or 0),
         category=event.cause.category,
-        periodic=alternates(graph.step, graph_runs.get(graph.graph_hash, ()), base),
+        periodic=alternates(graph.step, graph.graph_hash, site_graphs.get(graph.frames, ())),
     )
 
 

@@ -193,13 +193,14 @@ def execution_records(raw: RawRun) -> list[ExecutionRecord]:
     ]
 
 
-def graph_run_steps(run: OrganisedRun) -> dict[str, tuple[int, ...]]:
-    """The steps each graph ran in, sorted (runs outside every step left out)."""
-    steps: dict[str, set[int]] = {}
+def site_graph_runs(run: OrganisedRun) -> dict[tuple[Frame, ...], tuple[tuple[int, str], ...]]:
+    """Per site (the sync's frames), the (step, graph hash) of each graph it ran,
+    in order (runs outside every step left out)."""
+    runs: dict[tuple[Frame, ...], list[tuple[int, str]]] = {}
     for event, step in zip(run.raw.executions, run.execute_steps, strict=True):
         if event.graph_hash is not None and step is not None:
-            steps.setdefault(event.graph_hash, set()).add(step)
-    return {graph_hash: tuple(sorted(ran)) for graph_hash, ran in steps.items()}
+            runs.setdefault(event.frames, []).append((step, event.graph_hash))
+    return {site: tuple(ran) for site, ran in runs.items()}
 
 
 def _steady_median(times: list[float]) -> float | None:

@@ -110,10 +110,15 @@ def test_a_model_files_late_value_read_is_a_change_not_a_new_phase():
 def test_a_graph_that_alternates_with_its_sites_first_and_recurs_is_periodic():
     """A logging op every 2 steps folded into the next batch's graph (Trainer):
     A A L A L A... The variant ran again after the base did, from the cache."""
-    assert alternates(3, variant_runs=(3, 5, 7), base_runs=(0, 1, 2, 4, 6))
-    assert not alternates(3, variant_runs=(3,), base_runs=(0, 1, 2, 4))  # not seen to recur
-    assert not alternates(3, variant_runs=(3, 4), base_runs=(0, 1, 2))  # replaced the base
-    assert not alternates(None, variant_runs=(3, 5), base_runs=(4,))
+
+    def site(*graphs: str) -> list[tuple[int, str]]:
+        return list(enumerate(graphs))
+
+    assert alternates(3, "L", site("A", "A", "A", "L", "A", "L", "A"))
+    assert alternates(3, "L", site("X", "X", "B", "L", "B", "L"))  # B compiled at another site
+    assert not alternates(3, "L", site("A", "A", "A", "L", "A"))  # not seen to recur
+    assert not alternates(3, "L", site("A", "A", "A", "L", "L", "L"))  # replaced A for good
+    assert not alternates(None, "L", site("A", "L", "A", "L"))
     verdicts = judge(
         [
             at(TRAIN, 0, 0, "first_compile"),
