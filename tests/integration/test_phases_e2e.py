@@ -157,3 +157,18 @@ def test_a_log_every_n_steps_graph_is_periodic_not_a_recompile(log_every):
     ]
     text = run_cli("report", report["run_dir"], cwd=REPO).stdout
     assert "Periodic graphs (1:" in text and "Steady-state recompiles" not in text
+
+
+def test_a_loaders_first_batch_flushing_the_setup_is_no_training_step(tmp_path):
+    """The loop's opening sync (MpDeviceLoader's first batch, a torch_xla.compile
+    function's clearing sync) runs the setup's pending work: --steps 3 is three
+    runs of the training graph, after one setup step."""
+    script = EXAMPLES / "scripts" / "train_loader_setup.py"
+    out = tmp_path / "run"
+    result = run_cli("compile", script, "--steps", "3", "--out", out, "--format", "json", cwd=REPO)
+    assert result.code == 0, result.stderr
+    report = json.loads(result.stdout)
+    phases = [(record["phase"], record["graph_hashes"]) for record in report["step_records"]]
+    (training,) = [g["hash"] for g in report["graphs"] if g["trigger"] == "torch_xla_compile"]
+    assert phases[0][0] == "setup" and training not in phases[0][1]
+    assert phases[1:] == [("loop", [training])] * 3 and report["steps"] == 3
