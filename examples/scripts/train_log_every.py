@@ -40,7 +40,8 @@ def main():
         running_loss += loss.detach()
         torch_xla.sync()
         if (step + 1) % args.log_every == 0:
-            print(f"step {step + 1}: mean loss {running_loss.item() / args.log_every:.4f}")
+            mean = (running_loss / args.log_every).item()  # a graph of its own: the division
+            print(f"step {step + 1}: mean loss {mean:.4f}")
             running_loss -= running_loss  # lazy: runs in the next step's graph
 
 
