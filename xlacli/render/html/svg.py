@@ -76,9 +76,9 @@ def timeline_svg(marks: Sequence[TimelineMark], edges: TimelineEdges | None = No
         if index % every == 0:
             parts.append(f'<text x="{x + MARK_WIDTH / 2}" y="44">{mark.step}</text>')
     edges = edges or TimelineEdges(loop_start=None, warm=None)
-    for css, index in (("setup-edge", edges.loop_start), ("boundary", edges.warm)):
-        if index:
-            edge = index * pitch - MARK_GAP / 2
+    for css, at in (("setup-edge", edges.loop_start), ("boundary", edges.warm)):
+        if at:
+            edge = at * pitch - MARK_GAP / 2
             parts.append(f'<line class="{css}" x1="{edge}" y1="0" x2="{edge}" y2="32"></line>')
     parts.append("</svg>")
     return Markup("".join(parts))
