@@ -2,7 +2,7 @@
 
 Importing this package must stay cheap: it never imports torch. Only
 ``xlacli.capture`` (which runs in the child process) does. The Python API
-(``xlacli.compile``, ``profile``, ``load_report``, ``diff_hlo``; see
+(``xlacli.compile``, ``profile``, ``check``, ``load_report``, ``diff_hlo``; see
 ``xlacli.api``) is imported on first use.
 """
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from xlacli.api import ProfileResult, compile, diff_hlo, load_report, profile
+    from xlacli.api import ProfileResult, Run, check, compile, diff_hlo, load_report, profile
     from xlacli.errors import XlacliError
     from xlacli.report.run import RunReport
 
@@ -23,14 +23,18 @@ _LAZY = {
     "load_report": "xlacli.api",
     "diff_hlo": "xlacli.api",
     "ProfileResult": "xlacli.api",
+    "Run": "xlacli.api",
+    "check": "xlacli.api",
     "RunReport": "xlacli.report.run",
     "XlacliError": "xlacli.errors",
 }
 __all__ = [
     "ProfileResult",
+    "Run",
     "RunReport",
     "XlacliError",
     "__version__",
+    "check",
     "compile",
     "diff_hlo",
     "load_report",

@@ -57,7 +57,9 @@ def test_a_script_profiling_itself_gets_the_profiler(self_profiled):
     assert any("stood aside" in note for note in summary["notes"])
     # Still the steps (by the child's clock) and the graphs they ran.
     assert summary["steps"] >= 4 and summary["step_time_s"]["p50"] > 0
-    assert summary["graphs"] and summary["graphs"][0]["executions"] >= 4
+    assert summary["graphs"] and summary["graphs"][0]["executions"] >= 3
+    # Only the clocked steps' executions (one graph a step), not the warm-up's too.
+    assert summary["graphs"][0]["executions"] <= summary["steps"]
 
 
 def test_a_script_starting_its_trace_inside_the_window_keeps_the_steps_before(tmp_path):
@@ -147,7 +149,10 @@ def test_device_time_lands_on_the_users_lines(decoder):
     lines = {row["line"].rpartition("/")[2]: row for row in summary["lines"]}
     ff = lines[f"decoder_lm.py:{line_of('        x = x + self.ff(self.norm2(x))')}"]
     assert ff["forward_s"] > 0 and ff["backward_s"] > 0  # backward ops at their forward line
-    assert all(op["user_line"] for op in summary["top_ops"])
+    # Every op at a user line, except the copies XLA adds of a graph input (a weight
+    # kept while the step updates it in place), which read no op of the user's and
+    # reach the top ops only when the machine's load shifts the timings.
+    assert all(op["user_line"] or op["kind"] == "copy" for op in summary["top_ops"])
     assert any(op["backward"] for op in summary["top_ops"])
 
 

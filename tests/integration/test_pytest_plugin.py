@@ -165,8 +165,12 @@ def test_too_late_says_who_imported_torch_xla_and_the_option_fixes_it(
     assert _left_in_tmp(session) == []
 
 
+# One module per worker: --dist loadfile hands each of the two workers one file
+# at the start, so both run budgets in the same session.
 XDIST_TEST = """
 import os
+from pathlib import Path
+
 import pytest
 import torch
 import torch_xla
@@ -174,27 +178,46 @@ import torch_xla
 
 @pytest.mark.xla_compiles(max=1)
 def test_two_shapes():
+    worker = os.environ["PYTEST_XDIST_WORKER"]
+    seen = Path(os.environ["XLACLI_TEST_SEEN"], worker)
+    seen.write_text(os.environ["PT_XLA_DEBUG_FILE"])
     for size in (3, 4):
         kept = torch.ones(size).to(torch_xla.device()).add_(1)
         torch_xla.sync()
 
 
-@pytest.mark.xla_compiles(max=5)
-def test_worker_folder():
-    print("DEBUG_FILE", os.environ["PT_XLA_DEBUG_FILE"])
-    worker = os.environ["PYTEST_XDIST_WORKER"]
-    assert f"xlacli-pytest-{worker}-" in os.environ["PT_XLA_DEBUG_FILE"]
+@pytest.mark.xla_compiles(max=1)
+def test_within_budget():
+    kept = torch.ones(5).to(torch_xla.device()).mul_(2)
+    torch_xla.sync()
 """
 
 
-def test_xdist_workers_have_their_own_dumps(session: pytest.Pytester) -> None:
-    session.makepyfile(test_workers=XDIST_TEST)
-    result = session.runpytest_subprocess(*PLUGIN, "-p", "xdist", "-n", "1")
-    result.assert_outcomes(passed=1, failed=1)
+def test_xdist_workers_each_dump_apart_and_explain(
+    session: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = session.mkdir("seen")
+    monkeypatch.setenv("XLACLI_TEST_SEEN", str(seen))
+    session.makepyfile(test_left=XDIST_TEST, test_right=XDIST_TEST)
+    result = session.runpytest_subprocess(*PLUGIN, "-p", "xdist", "-n", "2", "--dist", "loadfile")
+    result.assert_outcomes(passed=2, failed=2)
     out = result.stdout.str()
-    assert "2 compilations, over the budget of 1 (max=1)" in out
-    assert "input_shape  test_workers.py:" in out
-    assert len(_kept_runs(session)) == 1
+
+    # Both workers ran a budget, each with its own dump folder.
+    logs = {path.name: path.read_text() for path in seen.iterdir()}
+    assert sorted(logs) == ["gw0", "gw1"]
+    assert all(f"xlacli-pytest-{worker}-" in log for worker, log in logs.items())
+    assert len({Path(log).parent for log in logs.values()}) == 2
+    # Each exceeded budget is explained as xlacli compile explains it, at its own file's line.
+    line = _line_of(session.path / "test_left.py", "torch.ones(size)")
+    assert out.count("2 compilations, over the budget of 1 (max=1)") >= 2  # + the summary
+    assert f"input_shape  test_left.py:{line}" in out
+    assert f"input_shape  test_right.py:{line}" in out
+    assert "f32[3] -> f32[4]" in out
+    # Only the two failures keep a run folder, each named in its message.
+    kept = _kept_runs(session)
+    assert len(kept) == 2, kept
+    assert all(str(run) in out for run in kept)
     assert _left_in_tmp(session) == []
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 import xlacli
-
 from tests.conftest import EXAMPLES, REPO, run_cli
 
 pytestmark = pytest.mark.e2e

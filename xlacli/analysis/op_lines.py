@@ -11,7 +11,8 @@ An optimized HLO op names the user's line in one of three ways, tried in turn:
 - for a fusion or a call, the ops inside it (the root's line first, else the
   line most of them share);
 - for an op XLA added (a copy, a layout change: no metadata at all), the op
-  whose result it reads.
+  whose result it reads, through the parameters of the fusion or call that
+  holds it (XLA:CPU moves ops into ``parallel_*`` computations it calls).
 
 The optimizer step xlacli's ``--train`` loop runs for a model file is no line
 of the user's: it is its own row, ``OPTIMIZER_STEP``.
@@ -42,6 +43,7 @@ class Attribution:
 
     line: str  # file:line
     backward: bool  # the op differentiates the line's forward op
+    optimizer: bool = False  # the op is an optimizer's update (torch/optim/ on its stack)
 
 
 class LineFinder:
@@ -53,13 +55,19 @@ class LineFinder:
         self._instructions = {i.name: i for c in module.computations for i in c.instructions}
         self._roots = roots
         self._cache: dict[str, Attribution | None] = {}
+        self._passed_in = _passed_in(module)
 
     def find(self, instruction: Instruction) -> Attribution | None:
         """The op's user line: its stack, its backward scope, else what it calls."""
         if instruction.name in self._cache:
             return self._cache[instruction.name]
         self._cache[instruction.name] = None  # a computation never calls itself
-        found = self._own(instruction) or self._inside(instruction) or self._operands(instruction)
+        found = (
+            self._own(instruction)
+            or self._inside(instruction)
+            or self._operands(instruction)
+            or self._caller(instruction)
+        )
         self._cache[instruction.name] = found
         return found
 
@@ -72,9 +80,10 @@ class LineFinder:
         if backward is not None:  # the forward line, though the stack is a decomposition's
             return Attribution(f"{backward['file']}:{backward['line']}", backward=True)
         if frame is not None:
-            return Attribution(frame.location, backward=False)
+            return Attribution(frame.location, backward=False, optimizer=_in_optimizer(op))
         if any(self._roots.is_xlacli(f) for f in op.stack):
-            return Attribution(OPTIMIZER_STEP, backward=False) if _in_optimizer(op) else None
+            in_optimizer = _in_optimizer(op)
+            return Attribution(OPTIMIZER_STEP, False, optimizer=True) if in_optimizer else None
         return None
 
     def _operands(self, instruction: Instruction) -> Attribution | None:
@@ -89,6 +98,11 @@ class LineFinder:
                 return found
         return None
 
+    def _caller(self, instruction: Instruction) -> Attribution | None:
+        """A fusion's or call's parameter: the line of what the caller passed in."""
+        source = self._instructions.get(self._passed_in.get(instruction.name, ""))
+        return self.find(source) if source is not None else None
+
     def _inside(self, instruction: Instruction) -> Attribution | None:
         found: list[Attribution] = []
         for name in instruction.called_computations:
@@ -99,8 +113,27 @@ class LineFinder:
             rooted = self.find(root) if root is not None else None
             if rooted is not None:
                 return rooted
-            found.extend(a for i in computation.instructions if (a := self.find(i)) is not None)
+            # Its own ops' lines, not those of what was passed in (the parameters').
+            own_ops = (i for i in computation.instructions if i.opcode != "parameter")
+            found.extend(a for i in own_ops if (a := self.find(i)) is not None)
         return Counter(found).most_common(1)[0][0] if found else None
+
+
+def _passed_in(module: HloModule) -> dict[str, str]:
+    """``{parameter name: the caller's operand}`` for the computations a fusion or
+    a call runs (a loop's or a conditional's parameters are not its operands)."""
+    computations = {c.name: c for c in module.computations}
+    passed: dict[str, str] = {}
+    for computation in module.computations:
+        for caller in computation.instructions:
+            if caller.opcode not in ("fusion", "call"):
+                continue
+            for name in caller.called_computations:
+                for parameter in getattr(computations.get(name), "instructions", ()):
+                    number = parameter.parameter_number
+                    if number is not None and number < len(caller.operands):
+                        passed[parameter.name] = caller.operands[number]
+    return passed
 
 
 def _in_optimizer(op: StackedOp) -> bool:
@@ -110,24 +143,28 @@ def _in_optimizer(op: StackedOp) -> bool:
 def lines_by_time(
     ops: Iterable[tuple[float, Attribution | None]], limit: int = TOP_LINES
 ) -> tuple[tuple[LineTime, ...], float]:
-    """The user lines that cost the most device time (forward and backward
-    together), and the share of the ops' time at a user line."""
+    """The user lines that cost the most device time (forward, backward and
+    optimizer together), and the share of the ops' time at a user line."""
     forward: dict[str, float] = {}
     backward: dict[str, float] = {}
+    optimizer: dict[str, float] = {}
     total = attributed = 0.0
     for seconds, attribution in ops:
         total += seconds
         if attribution is None:
             continue
         attributed += seconds
-        side = backward if attribution.backward else forward
+        side = backward if attribution.backward else optimizer if attribution.optimizer else forward
         side[attribution.line] = side.get(attribution.line, 0.0) + seconds
-    both = {
-        line: forward.get(line, 0.0) + backward.get(line, 0.0) for line in {*forward, *backward}
+    every = {
+        line: forward.get(line, 0.0) + backward.get(line, 0.0) + optimizer.get(line, 0.0)
+        for line in {*forward, *backward, *optimizer}
     }
     rows = tuple(
-        LineTime(line, seconds, forward.get(line, 0.0), backward.get(line, 0.0))
-        for line, seconds in sorted(both.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        LineTime(
+            line, seconds, forward.get(line, 0.0), backward.get(line, 0.0), optimizer.get(line, 0.0)
+        )
+        for line, seconds in sorted(every.items(), key=lambda item: (-item[1], item[0]))[:limit]
     )
     return rows, attributed / total if total > 0 else 0.0
 

@@ -218,3 +218,9 @@ def timeline_edges(step_phases: Sequence[str], warmup: int) -> TimelineEdges:
 def loop_step_count(step_phases: Sequence[str]) -> int:
     """The steps of a run that are loop iterations (what ``--steps N`` counts)."""
     return sum(1 for phase in step_phases if phase != SETUP)
+
+
+def loop_steps_done(steps: Sequence[Mapping[str, Any]]) -> int:
+    """The loop iterations among the child's step events so far (a progress count)."""
+    start = next((e["loop_start"] for e in steps if e.get("loop_start") is not None), None)
+    return sum(1 for e in steps if start is None or e.get("step", start) >= start)

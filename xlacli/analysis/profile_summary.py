@@ -193,6 +193,7 @@ def top_ops(
                 module_name,
                 user_line=line.line if line else None,
                 backward=bool(line and line.backward),
+                optimizer=bool(line and line.optimizer),
             )
         )
     return tuple(rows)

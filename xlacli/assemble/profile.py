@@ -63,9 +63,10 @@ def summarize_profile(
     executions = _window(execution_records(raw), raw.log, "executions")
     clocked = bool(stood_aside) and not steps  # no trace: the child's own step clock
     durations = _durations(steps, raw.log, report.warmup if clocked else None)
-    if stood_aside:  # no window: the graphs run in the clocked steps
+    if clocked:  # no window: the loop's steps the child clocked after its warm-up
         ran = {step.step for step in durations}
-        executions = [r for r in execution_records(raw) if r.step in ran] if clocked else executions
+        executions = [r for r in execution_records(raw) if r.step in ran]
+    if stood_aside:
         notes.append(_stood_aside_note(stood_aside, clocked))
     graphs = {g.hash: g for g in report.graphs}
     hlo = hlo or HloCache(Path(report.run_dir))

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 import xlacli.defaults as defaults
 from xlacli.cli import options
+from xlacli.errors import EXIT_CHECK_FAILED, XlacliError
+
+if TYPE_CHECKING:
+    from xlacli.api import CheckRun
+    from xlacli.capture.ranks import RankPlace
 
 
 def check_command(
@@ -114,7 +121,7 @@ def check_command(
     Exit 0 when nothing changed, 1 on a regression (or an improvement, until the
     baseline is updated), 2 for a missing or bad baseline.
     """
-    from xlacli.flows.check import CheckRequest, run_check
+    from xlacli import api
 
     if nproc is not None and nproc > 1:
         import sys
@@ -123,12 +130,15 @@ def check_command(
 
         return run_under_torchrun(nproc, sys.argv[1:], out)
     model, script_args = options.split_script_args(ctx, model, module)
-    return run_check(
-        CheckRequest(
-            model=model,
-            baseline=Path(baseline) if baseline else None,
+    html = html or output_format is options.OutputFormat.html  # --format html: the page too
+    shown = _CheckShown(output_format.value, junit, github, allow_improvements, html)
+    try:  # a check that cannot run still tells CI why (JUnit, annotations)
+        checked = api.check(
+            model,
+            baseline=baseline or None,
             update_baseline=update_baseline,
-            allow_improvements=allow_improvements,
+            module=module,
+            args=script_args,
             tolerance=tolerance,
             time_budget=time_budget,
             time_tolerance=time_tolerance,
@@ -136,17 +146,123 @@ def check_command(
             warmup=warmup,
             train=train,
             optimizer=optimizer.value if optimizer else None,
-            junit=junit,
-            github=github,
-            out=out,
-            force=force,
-            output_format=output_format.value,
             devices=devices,
             mode=mode.value if mode else None,
-            html=html or output_format is options.OutputFormat.html,
-            module=module,
-            script_args=script_args,
+            out=out,
+            force=force,
             hang_timeout=hang_timeout,
-            ranks_timeout=ranks_timeout,
         )
+        _show_check(checked, shown, ranks_timeout, hang_timeout)
+    except XlacliError as error:
+        if error.exit_code != EXIT_CHECK_FAILED:
+            _report_error_to_ci(error, shown)
+        raise
+    return 0
+
+
+@dataclass(frozen=True)
+class _CheckShown:
+    """How a check is shown: on stdout, and to CI."""
+
+    output_format: str
+    junit: Path | None
+    github: bool
+    allow_improvements: bool
+    html: bool
+
+    @property
+    def to_stderr(self) -> bool:
+        """GitHub's workflow commands go to stdout, unless it is reserved for JSON."""
+        return self.output_format == "json"
+
+
+def _show_check(
+    checked: CheckRun, shown: _CheckShown, ranks_timeout: float, hang: float | None
+) -> None:
+    """Show the check, then raise its failure; under a launcher rank 0 shows it
+    and judges the ranks together.
+
+    Raises:
+        XlacliError: the run's error, the check's failure, or the ranks'.
+    """
+    from xlacli.flows.ranks import launched_rank
+
+    place = launched_rank()
+    if place is None:
+        _judge(checked, shown, merger=True)
+        return
+    try:
+        _judge(checked, shown, merger=place.is_merger)
+    except XlacliError:
+        _finish_rank(checked, place, shown, ranks_timeout, hang, failed=True)
+        raise
+    _finish_rank(checked, place, shown, ranks_timeout, hang, failed=False)
+
+
+def _judge(checked: CheckRun, shown: _CheckShown, *, merger: bool) -> None:
+    """Print the outcome (only the merger prints and writes the shared files)."""
+    from xlacli.api import Run
+    from xlacli.cli.output import write_html
+    from xlacli.paths import display_path
+    from xlacli.render.check import print_check, write_github, write_junit
+    from xlacli.render.console import print_message
+    from xlacli.words import counted
+
+    run = Run(checked.report, checked.error)
+    html = [run] if shown.html else []
+    if checked.outcome is None:  # the run failed, or it wrote the baseline
+        write_html(html)
+        run.raise_error()
+        if (written := checked.written) is not None:
+            print_message(
+                f"Baseline written to {display_path(checked.baseline_path)}: "
+                f"{counted(written.compilations, 'compilation')}, "
+                f"{counted(written.distinct_graphs, 'graph')}. Commit it."
+            )
+        return
+    outcome = checked.outcome
+    if merger:  # the other ranks' outcomes are in their folders
+        print_check(outcome, checked.report, checked.baseline_path, shown.output_format)
+    write_html(html)
+    if shown.junit is not None and merger:
+        write_junit(outcome, shown.junit, allow_improvements=shown.allow_improvements)
+    if shown.github and merger:
+        write_github(outcome, checked.report, to_stderr=shown.to_stderr)
+    failure = checked.failure(shown.allow_improvements)
+    if failure is not None:
+        raise failure
+
+
+def _finish_rank(
+    checked: CheckRun,
+    place: RankPlace,
+    shown: _CheckShown,
+    ranks_timeout: float,
+    hang: float | None,
+    *,
+    failed: bool,
+) -> None:
+    from xlacli.flows.ranks import check_done, check_ranks, finish_rank
+
+    out = Path(checked.report.run_dir).parent
+    merged = finish_rank(
+        place,
+        out,
+        failed=failed,
+        output_format=shown.output_format,
+        timeout_s=ranks_timeout,
+        hang_timeout_s=hang,
+        done=check_done(updating=checked.updating),
     )
+    if merged is not None and not failed:
+        check_ranks(merged, out)
+
+
+def _report_error_to_ci(error: XlacliError, shown: _CheckShown) -> None:
+    from xlacli.render.check import write_github_error, write_junit_error
+
+    if shown.junit is not None:
+        with contextlib.suppress(XlacliError):  # the error being reported matters more
+            write_junit_error(error, shown.junit)
+    if shown.github:
+        write_github_error(error, to_stderr=shown.to_stderr)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 import xlacli.defaults as defaults
 from xlacli.cli import options
+
+if TYPE_CHECKING:
+    from xlacli.api import Run
 
 
 def compile_command(
@@ -50,9 +53,8 @@ def compile_command(
     after optimization and XLA's buffer assignment. The report opens with its
     verdict: the steady-state recompiles, or none.
     """
-    from xlacli.config import load_config
-    from xlacli.flows.compile import CompileRequest, run_compile
-    from xlacli.flows.session import configured_target
+    from xlacli import api
+    from xlacli.cli.output import show_comparison, write_html
 
     if nproc is not None and nproc > 1:
         import sys
@@ -61,22 +63,66 @@ def compile_command(
 
         return run_under_torchrun(nproc, sys.argv[1:], out)
     model, script_args = options.split_script_args(ctx, model, module)
-    config = load_config()
-    target = configured_target(model, module, script_args, config, "compile")
-    request = CompileRequest(
-        steps=steps if steps is not None or target.is_script else defaults.COMPILE.steps,
-        train=bool(train),
-        optimizer=(optimizer or options.OptimizerName.sgd).value,
-        out=out,
-        force=force,
-        output_format=output_format.value,
-        warmup=defaults.COMPILE.warmup if warmup is None else warmup,
-        max_compiles=max_compiles,
-        fail_on_recompile=fail_on_recompile,
-        devices=devices,
-        mode=mode.value,
-        html=html or output_format is options.OutputFormat.html,  # --format html: the page too
-        hang_timeout=hang_timeout,
-        ranks_timeout=ranks_timeout,
+    warmup = defaults.COMPILE.warmup if warmup is None else warmup
+    optimizer_name = (optimizer or options.OptimizerName.sgd).value
+    if mode is options.RunMode.both:
+        comparison = api.compile_modes(
+            model,
+            module=module,
+            args=script_args,
+            steps=steps,
+            warmup=warmup,
+            train=bool(train),
+            optimizer=optimizer_name,
+            devices=devices,
+            out=out,
+            force=force,
+            hang_timeout=hang_timeout,
+        )
+        show_comparison(comparison, output_format.value)
+        runs = list(comparison.runs.values())
+    else:
+        run = api.compile_run(
+            model,
+            module=module,
+            args=script_args,
+            steps=steps,
+            warmup=warmup,
+            train=bool(train),
+            optimizer=optimizer_name,
+            devices=devices,
+            mode=mode.value,
+            out=out,
+            force=force,
+            hang_timeout=hang_timeout,
+        )
+        _show_run(run, output_format.value, ranks_timeout, hang_timeout)
+        runs = [run]
+    if html or output_format is options.OutputFormat.html:  # --format html: the page too
+        write_html(runs)
+    for run in runs:  # each mode's own error first (lazy first), then the budgets of each
+        run.raise_error()
+    for run in runs:
+        api.check_budgets(
+            run.report, max_compiles=max_compiles, fail_on_recompile=fail_on_recompile
+        )
+    return 0
+
+
+def _show_run(run: Run, output_format: str, ranks_timeout: float, hang: float | None) -> None:
+    """The report on stdout; under a launcher, rank 0 prints every rank's, merged."""
+    from xlacli.flows.ranks import finish_rank, launched_rank
+    from xlacli.render.compile_report import render_compile_report
+
+    place = launched_rank()
+    if place is None:
+        render_compile_report(run.report, output_format)
+        return
+    finish_rank(  # one run folder per rank, under --out
+        place,
+        run.run_dir.parent,
+        failed=run.error is not None,
+        output_format=output_format,
+        timeout_s=ranks_timeout,
+        hang_timeout_s=hang,
     )
-    return run_compile(target, request)

@@ -74,14 +74,10 @@ def diff_hlo_command(
     Exits 0 when the programs are the same (renumbered or reordered counts as
     the same), 1 when they differ, 2 on bad input.
     """
-    from xlacli.hlo.gc_pause import gc_paused
-    from xlacli.hlo.inputs import diff_paths, run_graph_files
+    from xlacli import api
 
     chosen = options.file_format(output_format, output)
-    if right_graph is not None:  # RUN HASH HASH: two graphs of one run
-        left, right = run_graph_files(left, (str(right), right_graph), stage.value)
-    with gc_paused(freeze=True):
-        report = diff_paths(left, right, stage.value)
+    report = api.diff_hlo(left, right, right_graph, stage=stage.value)
     # Two run folders: also their memory and precision, graph by graph. Imported only
     # then: the run report's model is start-up that a diff of two files does not need.
     memory = lines = None

@@ -1,11 +1,16 @@
-"""Where a command's report goes: stdout, or the ``--output`` file."""
+"""Where a command's report goes: stdout, or the ``--output`` file; runs shown."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xlacli.errors import UsageError
+
+if TYPE_CHECKING:
+    from xlacli.api import ModeComparison, Run
 
 
 def write_output(text: str, output: Path | None) -> None:
@@ -22,3 +27,24 @@ def write_output(text: str, output: Path | None) -> None:
     except OSError as error:
         raise UsageError(f"cannot write {output}: {error.strerror or error}") from None
     print(output)
+
+
+def show_comparison(
+    comparison: ModeComparison, output_format: str, command: str = "compile"
+) -> None:
+    """``--mode both``: the modes side by side on stdout (a profile's summaries in its JSON)."""
+    from xlacli.render.compare import render_comparison
+    from xlacli.report.profile import summary_to_dict
+
+    profiles = {mode: summary_to_dict(s) for mode, s in comparison.profiles.items()}
+    extra = {"profiles": profiles} if profiles else None
+    reports = {mode: run.report for mode, run in comparison.runs.items()}
+    render_comparison(reports, comparison.figures, output_format, command=command, extra=extra)
+
+
+def write_html(runs: Iterable[Run]) -> None:
+    """``--html``: each run's page, ``RUN/report.html``, named on stderr."""
+    from xlacli.render.html.run_page import announce_run_html
+
+    for run in runs:
+        announce_run_html(run.run_dir, run.report)

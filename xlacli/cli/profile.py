@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 import xlacli.defaults as defaults
 from xlacli.cli import options
+
+if TYPE_CHECKING:
+    from xlacli.api import ProfileResult
+    from xlacli.report.profile import ProfileSummary
 
 
 def profile_command(
@@ -73,30 +77,115 @@ def profile_command(
     The trace is written where TensorBoard and xprof read it
     (LOGDIR/plugins/profile/NAME/*.xplane.pb); the summary needs no UI.
     """
-    from xlacli.flows.profile import ProfileRequest, run_profile
+    from xlacli import api
+    from xlacli.cli.output import show_comparison, write_html
 
     model, script_args = options.split_script_args(ctx, model, module)
-    return run_profile(
-        ProfileRequest(
-            model=model,
+    if tensorboard:  # before the run, not after it
+        from xlacli.flows.tensorboard import check_port_free, check_tensorboard_installed
+
+        check_tensorboard_installed()
+        check_port_free(port)
+    steps = steps or defaults.PROFILE.steps
+    warmup = defaults.PROFILE.warmup if warmup is None else warmup
+    optimizer_name = (optimizer or options.OptimizerName.sgd).value
+    html = html or output_format is options.OutputFormat.html  # --format html: the page too
+    if mode is options.RunMode.both:
+        comparison = api.profile_modes(
+            model,
+            module=module,
+            args=script_args,
             steps=steps,
             warmup=warmup,
             train=bool(train),
-            optimizer=(optimizer or options.OptimizerName.sgd).value,
+            optimizer=optimizer_name,
+            devices=devices,
             logdir=logdir,
             name=name,
-            tensorboard=tensorboard,
-            port=port,
+            max_trace_steps=max_trace_steps,
             out=out,
             force=force,
-            output_format=output_format.value,
-            devices=devices,
-            max_trace_steps=max_trace_steps,
-            mode=mode.value,
-            html=html or output_format is options.OutputFormat.html,
-            module=module,
-            script_args=script_args,
             hang_timeout=hang_timeout,
-            ranks_timeout=ranks_timeout,
         )
+        show_comparison(comparison, output_format.value, command="profile")
+        if html:
+            write_html(comparison.runs.values())
+        comparison.raise_error()
+        return 0
+    result = api.profile(
+        model,
+        module=module,
+        args=script_args,
+        steps=steps,
+        warmup=warmup,
+        train=bool(train),
+        optimizer=optimizer_name,
+        devices=devices,
+        mode=mode.value,
+        logdir=logdir,
+        name=name,
+        max_trace_steps=max_trace_steps,
+        out=out,
+        force=force,
+        hang_timeout=hang_timeout,
     )
+    shown_here = _show_profile(result, output_format.value, ranks_timeout, hang_timeout)
+    if html:
+        write_html([result.run])
+    result.run.raise_error()
+    if result.summary.trace_files and shown_here:
+        _view(result.summary, tensorboard, port)
+    return 0
+
+
+def _show_profile(
+    result: ProfileResult, output_format: str, ranks_timeout: float, hang: float | None
+) -> bool:
+    """The summary on stdout; under a launcher, rank 0's, then the ranks side by
+    side (as JSON: only the merged report). True where the trace is to be viewed."""
+    from xlacli.flows.ranks import finish_rank, launched_rank, profile_finished
+    from xlacli.render.profile import render_profile
+
+    place = launched_rank()
+    if place is None or (place.is_merger and output_format != "json"):
+        render_profile(result.summary, output_format)
+    if place is None:
+        return True
+    finish_rank(  # the other ranks' summaries are in their folders
+        place,
+        result.run.run_dir.parent,
+        failed=result.error is not None,
+        output_format="json" if output_format == "json" else "text",
+        timeout_s=ranks_timeout,
+        hang_timeout_s=hang,
+        done=profile_finished,
+        compare_steps=False,
+    )
+    return place.is_merger
+
+
+def _view(summary: ProfileSummary, tensorboard: bool, port: int) -> None:
+    """How to see the trace: the command to run, or (``--tensorboard``) serve it here."""
+    from rich.markup import escape
+
+    from xlacli.flows.tensorboard import launch, shell_command
+    from xlacli.paths import display_path
+    from xlacli.render.console import print_message
+
+    logdir = Path(summary.logdir)
+    if not tensorboard:
+        # The command alone on its line (after the label), never cropped.
+        command = shell_command(Path(display_path(logdir)), port)
+        print_message(f"View the trace: [bold]{escape(command)}[/]")
+        print_message(f"  then open http://localhost:{port}/#profile")
+        return
+    process = launch(logdir, port, Path(summary.run_dir) / "tensorboard.log")
+    print_message(
+        f"TensorBoard is serving {display_path(logdir)} at "
+        f"[bold]http://localhost:{port}/#profile[/]  (Ctrl-C to stop)"
+    )
+    try:
+        process.wait()
+    except KeyboardInterrupt:
+        process.terminate()
+        process.wait()

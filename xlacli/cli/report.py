@@ -7,12 +7,16 @@ import io
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from xlacli.cli import options
 from xlacli.cli.output import write_output
+
+if TYPE_CHECKING:
+    from xlacli.report.profile import ProfileSummary
+    from xlacli.report.run import RunReport
 
 
 def report_command(
@@ -34,37 +38,36 @@ def report_command(
 
     A run whose report was never written (xlacli was killed) gets one rebuilt
     from its raw files."""
+    from xlacli import api
     from xlacli.flows.ranks import is_merged_run, show_merged_run
-    from xlacli.flows.rebuild import can_rebuild, rebuild_report
-    from xlacli.flows.runs import resolve_run
 
     chosen = options.file_format(output_format, output)
-    run_dir = resolve_run(run_dir)
+    run_dir = api.find_run(run_dir)
     if is_merged_run(run_dir):  # a launched run: one folder per rank, merged
         show_merged_run(run_dir, "json" if chosen == "json" else "text")
         return 0
-    if can_rebuild(run_dir):  # xlacli was killed before it wrote the report
-        rebuild_report(run_dir)
+    report = api.load_report(run_dir)  # rebuilt first if xlacli was killed before writing it
     if chosen == "html":
         from xlacli.render.html.run_page import write_run_html
 
-        print(write_run_html(run_dir, output))
+        print(write_run_html(run_dir, output, report=report))
         return 0
     to_string = output is not None or not sys.stdout.isatty()
-    write_output(_report_text(run_dir, chosen, to_string=to_string), output)
+    summary = api.load_profile(report.run_dir)
+    write_output(_report_text(report, summary, chosen, to_string=to_string), output)
     return 0
 
 
-def _report_text(run_dir: Path, output_format: str, *, to_string: bool) -> str:
+def _report_text(
+    report: RunReport, summary: ProfileSummary | None, output_format: str, *, to_string: bool
+) -> str:
     """The report as text or JSON, with its profile summary if it has one
     (text: printed with a terminal's colours and width unless ``to_string``)."""
     from xlacli.render.compile_report import render_compile_report
     from xlacli.render.profile import render_profile
-    from xlacli.report.profile import load_summary, summary_to_dict
-    from xlacli.report.run import load_report, report_to_dict
+    from xlacli.report.profile import summary_to_dict
+    from xlacli.report.run import report_to_dict
 
-    report = load_report(run_dir)
-    summary = load_summary(Path(report.run_dir))
     if output_format == "json":
         data = report_to_dict(report)
         if summary is not None:

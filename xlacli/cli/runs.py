@@ -27,15 +27,15 @@ def runs_command(
     delete run folders (only folders xlacli made)."""
     from rich.markup import escape
 
-    from xlacli.flows.runs import format_age, list_runs, remove_runs, runs_folder, select_removals
+    from xlacli import api
     from xlacli.paths import display_path
     from xlacli.render.console import plain_table, print_message, print_trimmed, stdout_console
+    from xlacli.units import format_age
 
-    folder = runs_folder()
-    entries = list_runs(folder)
+    folder = api.runs_folder()
+    entries = api.list_runs(folder)
     if keep is not None or failed:
-        removed = select_removals(entries, keep, failed)
-        remove_runs(removed)
+        removed = api.remove_runs(keep, failed=failed, runs=entries)
         for entry in removed:
             print_message(f"removed {escape(display_path(entry.path))}")
         print_message(f"{len(removed)} removed, {len(entries) - len(removed)} kept")

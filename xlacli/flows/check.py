@@ -1,8 +1,12 @@
-"""The flow of ``xlacli check``: settings, baseline, capture, compare, report."""
+"""The capture and judgement of ``xlacli check``: settings, baseline, capture, compare.
+
+What is shown and written for CI (the table, JUnit, GitHub annotations) and
+the exit code are the command's (``cli/check.py``); the Python API
+(``xlacli.api.check``) calls this.
+"""
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar, cast
@@ -17,23 +21,14 @@ from xlacli.analysis.baseline import (
 )
 from xlacli.analysis.check import CheckOutcome, check_time_budget, compare
 from xlacli.analysis.memory_check import DEFAULT_MEMORY_TOLERANCE, compare_peaks
-from xlacli.capture.rank_wait import report_saved
-from xlacli.capture.ranks import RankPlace
+from xlacli.capture.discover import ModelTarget
 from xlacli.config import ProjectConfig, load_config, project_runs_dir
-from xlacli.errors import EXIT_CHECK_FAILED, CheckFailed, UsageError, XlacliError
-from xlacli.flows.ranks import check_finished, check_ranks, finish_rank, launched_rank
-from xlacli.flows.session import CaptureResult, capture, configured_target
+from xlacli.errors import CheckFailed, UsageError, XlacliError
+from xlacli.flows.ranks import launched_rank
+from xlacli.flows.session import capture, configured_target
 from xlacli.paths import display_path
-from xlacli.render.check import (
-    check_json,
-    print_check,
-    save_check,
-    write_github,
-    write_github_error,
-    write_junit,
-    write_junit_error,
-)
-from xlacli.render.console import print_message
+from xlacli.render.check import check_json, save_check
+from xlacli.report.run import RunReport
 from xlacli.words import counted
 
 T = TypeVar("T")
@@ -43,57 +38,72 @@ DEFAULT_WARMUP = defaults.CHECK.warmup
 
 @dataclass(frozen=True)
 class CheckRequest:
-    """The options of ``xlacli check``; None means "from [tool.xlacli], else the default"."""
+    """What a check runs and compares; None means "from [tool.xlacli], else the default"."""
 
-    model: str | None
-    baseline: Path | None
-    update_baseline: bool
-    allow_improvements: bool
-    tolerance: float
-    time_budget: float | None
-    time_tolerance: float
-    steps: int | None
-    warmup: int | None
-    train: bool | None
-    optimizer: str | None  # None: the baseline's, else [tool.xlacli]'s, else sgd
-    junit: Path | None
-    github: bool
-    out: Path | None
-    force: bool
-    output_format: str
-    devices: int | None = None  # SPMD devices; None: [tool.xlacli] devices
-    mode: str | None = None  # None: the baseline's, else lazy
-    html: bool = False
+    model: str | None = None
     module: str | None = None  # -m MODULE
     script_args: tuple[str, ...] = ()  # the script's arguments, after --
-    hang_timeout: float | None = None  # --hang-timeout: stop a run where no rank progresses
-    ranks_timeout: float = 300.0  # under a launcher: rank 0's wait for the other ranks
+    baseline: Path | None = None
+    update_baseline: bool = False
+    tolerance: float = 0.0
+    time_budget: float | None = None
+    time_tolerance: float = 0.2
+    steps: int | None = None
+    warmup: int | None = None
+    train: bool | None = None
+    optimizer: str | None = None  # None: the baseline's, else [tool.xlacli]'s, else sgd
+    out: Path | None = None
+    force: bool = False
+    devices: int | None = None  # SPMD devices; None: [tool.xlacli] devices
+    mode: str | None = None  # None: the baseline's, else lazy
+    hang_timeout: float | None = None  # stop a run where no rank progresses
 
 
-def run_check(request: CheckRequest) -> int:
-    """Run the check and return its exit code (raises ``XlacliError`` for failures).
+@dataclass(frozen=True)
+class CheckRun:
+    """A check: the run, and its counts against the baseline (or the baseline written).
 
-    A check that cannot run (exit 2, 3, 4, 130) still writes its ``--junit``
-    and ``--github`` outputs: an error entry with the reason, so a CI reporter
-    shows why rather than nothing.
+    ``outcome`` is None when the baseline was written (``update_baseline``) or
+    the run failed (``error``; the report is the partial one).
     """
-    try:
-        return _run_check(request)
-    except XlacliError as error:
-        if error.exit_code != EXIT_CHECK_FAILED:
-            _report_error_to_ci(error, request)
-        raise
+
+    report: RunReport
+    error: XlacliError | None
+    baseline_path: Path
+    outcome: CheckOutcome | None = None
+    written: Baseline | None = None  # the baseline this run wrote
+    updating: bool = False  # asked to write the baseline, not to compare with it
+
+    def failure(self, allow_improvements: bool = False) -> CheckFailed | None:
+        """The check's failure (exit 1): a regression, or an improvement beyond the
+        tolerance unless ``allow_improvements`` (the baseline is then stale)."""
+        outcome = self.outcome
+        if outcome is not None and outcome.regressions:
+            names = ", ".join(result.name for result in outcome.regressions[:3])
+            more = len(outcome.regressions) - 3
+            return CheckFailed(
+                f"{counted(len(outcome.regressions), 'check')} "
+                f"regressed: {names}" + (f" and {more} more" if more > 0 else ""),
+            )
+        if outcome is not None and outcome.improvements and not allow_improvements:
+            return CheckFailed(
+                f"{counted(len(outcome.improvements), 'count')} improved beyond the "
+                f"tolerance; the baseline {display_path(self.baseline_path)} is stale",
+                hint="rerun with --update-baseline and commit it (or pass --allow-improvements)",
+            )
+        return None
 
 
-def _report_error_to_ci(error: XlacliError, request: CheckRequest) -> None:
-    if request.junit is not None:
-        with contextlib.suppress(XlacliError):  # the error being reported matters more
-            write_junit_error(error, request.junit)
-    if request.github:
-        write_github_error(error, to_stderr=request.output_format == "json")
+def run_check(request: CheckRequest) -> CheckRun:
+    """Capture the target and compare it with its baseline (or write the baseline).
 
+    The outcome is kept in the run folder (``check.json``); under a launcher
+    only rank 0 writes the baseline.
 
-def _run_check(request: CheckRequest) -> int:
+    Raises:
+        UsageError: no target, no baseline, or settings the baseline contradicts.
+        XlacliError: the capture could not start.
+    """
     config = load_config()
     target = configured_target(request.model, request.module, request.script_args, config, "check")
     baseline_path = request.baseline or config.baseline
@@ -102,16 +112,11 @@ def _run_check(request: CheckRequest) -> int:
             "no baseline to compare with",
             hint="pass --baseline FILE, or set baseline in [tool.xlacli] of pyproject.toml",
         )
-    label = display_path(target.path) + (f":{target.entry}" if target.entry else "")
-    baseline = None if request.update_baseline else load_baseline(baseline_path, label)
-    if baseline is not None:
-        chosen = _chosen_settings(request, config)
-        check_settings(baseline, {**chosen, "script_args": tuple(target.args)})
+    baseline = None if request.update_baseline else _checked_baseline(request, config, target)
     settings = _run_settings(request, baseline, config, script=target.is_script)
-    mode = _check_mode(request.mode, baseline, baseline_path)
     result = capture(
         target,
-        mode=mode,
+        mode=_check_mode(request.mode, baseline, baseline_path),
         steps=settings.steps,
         train=settings.train,
         optimizer=settings.optimizer,
@@ -123,117 +128,56 @@ def _run_check(request: CheckRequest) -> int:
         runs_dir=project_runs_dir(config),
         hang_timeout=request.hang_timeout,
     )
-    judge = _Judge(
-        baseline, baseline_path, settings.optimizer, config.memory_tolerance, tuple(target.args)
-    )
-    place = launched_rank()
-    if place is None:
-        return _judge(request, result, judge)
-    try:  # a rank of a launched run: rank 0 also judges the ranks together
-        code = _judge(request, result, judge, place)
-    except XlacliError:
-        _finish_rank(request, result, place, failed=True, updating=baseline is None)
-        raise
-    _finish_rank(request, result, place, failed=False, updating=baseline is None)
-    return code
-
-
-@dataclass(frozen=True)
-class _Judge:
-    """What a run is judged against."""
-
-    baseline: Baseline | None  # None: --update-baseline
-    path: Path
-    optimizer: str
-    memory_tolerance: float | None
-    script_args: tuple[str, ...] = ()  # recorded in the baseline: another is a mismatch
-
-
-def _finish_rank(
-    request: CheckRequest,
-    result: CaptureResult,
-    place: RankPlace,
-    *,
-    failed: bool,
-    updating: bool,
-) -> None:
-    out = result.paths.root.parent
-    merged = finish_rank(
-        place,
-        out,
-        failed=failed,
-        output_format=request.output_format,
-        timeout_s=request.ranks_timeout,
-        hang_timeout_s=request.hang_timeout,
-        done=report_saved if updating else check_finished,
-    )
-    if merged is not None and not failed:
-        check_ranks(merged, out)
-
-
-def _judge(
-    request: CheckRequest, result: CaptureResult, judge: _Judge, place: RankPlace | None = None
-) -> int:
-    """Compare the run with the baseline (or write it), print and save the outcome.
-    Under a launcher only rank 0 prints and writes the shared files."""
-    baseline, baseline_path = judge.baseline, judge.path
-    merger = place is None or place.is_merger
+    checked = CheckRun(result.report, result.error, baseline_path, updating=request.update_baseline)
     if result.error is not None:
-        _write_html(request, result.paths.root)
-        raise result.error
-    current = baseline_from_report(result.report, baseline_path, judge.optimizer, judge.script_args)
+        return checked
+    current = baseline_from_report(
+        result.report, baseline_path, settings.optimizer, tuple(target.args)
+    )
     if baseline is None:
-        if merger:  # one baseline: rank 0's
+        place = launched_rank()
+        if place is None or place.is_merger:  # one baseline: rank 0's
             write_baseline(current, baseline_path)
-        _write_html(request, result.paths.root)
-        print_message(
-            f"Baseline written to {display_path(baseline_path)}: "
-            f"{counted(current.compilations, 'compilation')}, "
-            f"{counted(current.distinct_graphs, 'graph')}. Commit it."
-        )
-        return 0
+        return CheckRun(result.report, None, baseline_path, written=current, updating=True)
+    outcome = _outcome(request, baseline, current, result.report, config)
+    save_check(check_json(outcome, result.report, baseline_path), result.paths.root)
+    return CheckRun(result.report, None, baseline_path, outcome)
+
+
+def _checked_baseline(
+    request: CheckRequest, config: ProjectConfig, target: ModelTarget
+) -> Baseline:
+    """The baseline, refused when the settings asked for contradict it."""
+    path = cast(Path, request.baseline or config.baseline)
+    label = display_path(target.path) + (f":{target.entry}" if target.entry else "")
+    baseline = load_baseline(path, label)
+    check_settings(baseline, {**_chosen_settings(request, config), "script_args": target.args})
+    return baseline
+
+
+def _outcome(
+    request: CheckRequest,
+    baseline: Baseline,
+    current: Baseline,
+    report: RunReport,
+    config: ProjectConfig,
+) -> CheckOutcome:
+    """Every check: the counts, the memory peaks, and the compile-time budget."""
     outcome = compare(baseline, current, request.tolerance)
-    memory_tolerance = _first(judge.memory_tolerance, DEFAULT_MEMORY_TOLERANCE)
     peaks = compare_peaks(
         baseline.peak_bytes,
         current.peak_bytes,
         current.peak_buffers,
         baseline.peak_buffers,
-        memory_tolerance,
+        _first(config.memory_tolerance, DEFAULT_MEMORY_TOLERANCE),
     )
-    outcome = CheckOutcome((*outcome.results, *peaks))
+    results = (*outcome.results, *peaks)
     if request.time_budget is not None:
         budget = check_time_budget(
-            result.report.total_compile_time_s, request.time_budget, request.time_tolerance
+            report.total_compile_time_s, request.time_budget, request.time_tolerance
         )
-        outcome = CheckOutcome((*outcome.results, budget))
-    if merger:  # the other ranks' outcomes are in their folders
-        print_check(outcome, result.report, baseline_path, request.output_format)
-    save_check(check_json(outcome, result.report, baseline_path), result.paths.root)
-    _write_html(request, result.paths.root)
-    if request.junit is not None and merger:
-        write_junit(outcome, request.junit, allow_improvements=request.allow_improvements)
-    if request.github and merger:
-        # Workflow commands go to stdout, unless stdout is reserved for JSON.
-        write_github(outcome, result.report, to_stderr=request.output_format == "json")
-    _verdict(outcome, request.allow_improvements, baseline_path)
-    return 0
-
-
-def _verdict(outcome: CheckOutcome, allow_improvements: bool, baseline_path: Path) -> None:
-    if outcome.regressions:
-        names = ", ".join(result.name for result in outcome.regressions[:3])
-        more = len(outcome.regressions) - 3
-        raise CheckFailed(
-            f"{counted(len(outcome.regressions), 'check')} "
-            f"regressed: {names}" + (f" and {more} more" if more > 0 else ""),
-        )
-    if outcome.improvements and not allow_improvements:
-        raise CheckFailed(
-            f"{counted(len(outcome.improvements), 'count')} "
-            f"improved beyond the tolerance; the baseline {display_path(baseline_path)} is stale",
-            hint="rerun with --update-baseline and commit it (or pass --allow-improvements)",
-        )
+        results = (*results, budget)
+    return CheckOutcome(results)
 
 
 @dataclass(frozen=True)
@@ -294,13 +238,6 @@ def _check_mode(requested: str | None, baseline: Baseline | None, path: Path) ->
             hint="check in the baseline's mode, or --update-baseline to record this one",
         )
     return mode
-
-
-def _write_html(request: CheckRequest, run_dir: Path) -> None:
-    if request.html:
-        from xlacli.render.html.run_page import announce_run_html
-
-        announce_run_html(run_dir)
 
 
 def _first(*values: T | None) -> T:

@@ -1,4 +1,8 @@
-"""The flow of ``xlacli profile``: warm up, trace the steps, summarize, view."""
+"""The capture of ``xlacli profile``: warm up, trace the steps, summarize.
+
+What is shown (the summary, the TensorBoard hint or server) is the command's
+(``cli/profile.py``); the Python API (``xlacli.profile``) calls this.
+"""
 
 from __future__ import annotations
 
@@ -6,25 +10,13 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.markup import escape
-
 import xlacli.defaults as defaults
 from xlacli.assemble.profile import summarize_profile
 from xlacli.capture.discover import ModelTarget
 from xlacli.config import load_config, project_runs_dir
 from xlacli.errors import CaptureError, UsageError
-from xlacli.flows.ranks import finish_rank, launched_rank, profile_finished
-from xlacli.flows.session import CaptureResult, capture, configured_target
-from xlacli.flows.tensorboard import (
-    DEFAULT_PORT,
-    check_port_free,
-    check_tensorboard_installed,
-    launch,
-    shell_command,
-)
-from xlacli.paths import display_path
+from xlacli.flows.session import CaptureResult, capture
 from xlacli.render.console import print_message
-from xlacli.render.profile import render_profile
 from xlacli.report.profile import ProfileSummary, save_summary
 
 DEFAULT_STEPS = defaults.PROFILE.steps
@@ -35,73 +27,20 @@ DEFAULT_MAX_TRACE_STEPS = 500
 
 @dataclass(frozen=True)
 class ProfileRequest:
-    """The options of ``xlacli profile``."""
+    """What a profile captures, past option parsing (None: the default)."""
 
-    model: str | None
-    steps: int | None
-    warmup: int | None
-    train: bool
-    optimizer: str
-    logdir: Path | None
-    name: str | None
-    tensorboard: bool
-    port: int
-    out: Path | None
-    force: bool
-    output_format: str
+    steps: int | None = None
+    warmup: int | None = None
+    train: bool = False
+    optimizer: str = "sgd"
+    logdir: Path | None = None  # None: RUN/tensorboard
+    name: str | None = None  # the session's name; None: the run folder's
+    out: Path | None = None
+    force: bool = False
     devices: int | None = None  # SPMD devices; None: [tool.xlacli] devices
     max_trace_steps: int = 0  # 0: DEFAULT_MAX_TRACE_STEPS
-    mode: str = "lazy"  # "dynamo": the step under torch.compile; "both": compared
-    html: bool = False
-    module: str | None = None  # -m MODULE
-    script_args: tuple[str, ...] = ()  # the script's arguments, after --
-    hang_timeout: float | None = None  # --hang-timeout: stop a run where no rank progresses
-    ranks_timeout: float = 300.0  # under a launcher: rank 0's wait for the other ranks
-
-
-def run_profile(request: ProfileRequest) -> int:
-    """Profile the model; raises ``XlacliError`` after the summary when the run failed."""
-    config = load_config()
-    target = configured_target(
-        request.model, request.module, request.script_args, config, "profile"
-    )
-    if request.tensorboard:
-        check_tensorboard_installed()
-        check_port_free(request.port)
-    if request.logdir is not None:
-        _prepare_logdir(request.logdir, request.name, request.force)
-    if request.mode == "both":
-        from xlacli.flows.modes import check_mode
-
-        check_mode(target, "dynamo")  # before the lazy run, not after it
-
-        return compare_profile(target, request)
-    result, summary = capture_profile(target, request)
-    place = launched_rank()
-    # Under a launcher, rank 0 prints (as JSON: only the merged report); the other
-    # ranks' summaries are in their folders.
-    if place is None or (place.is_merger and request.output_format != "json"):
-        render_profile(summary, request.output_format)
-    if place is not None:  # rank 0 adds the ranks side by side: the stragglers
-        finish_rank(
-            place,
-            result.paths.root.parent,
-            failed=result.error is not None,
-            output_format="json" if request.output_format == "json" else "text",
-            timeout_s=request.ranks_timeout,
-            hang_timeout_s=request.hang_timeout,
-            done=profile_finished,
-            compare_steps=False,
-        )
-    if request.html:
-        from xlacli.render.html.run_page import announce_run_html
-
-        announce_run_html(result.paths.root, result.report)
-    if result.error is not None:
-        raise result.error
-    if summary.trace_files and (place is None or place.is_merger):
-        _view(summary, request)
-    return 0
+    mode: str = "lazy"  # or "dynamo": the step under torch.compile
+    hang_timeout: float | None = None  # stop a run where no rank progresses
 
 
 def capture_profile(
@@ -153,7 +92,13 @@ def _trace_limit(request: ProfileRequest) -> int:
     return limit
 
 
-def _prepare_logdir(logdir: Path, name: str | None, force: bool) -> None:
+def prepare_logdir(logdir: Path, name: str | None, force: bool) -> None:
+    """A writable logdir, without the session ``name`` unless ``force`` replaces it.
+
+    Raises:
+        CaptureError: the logdir is not writable.
+        UsageError: the session exists and ``force`` is false.
+    """
     try:
         logdir.mkdir(parents=True, exist_ok=True)
         probe = logdir / ".xlacli-write-test"
@@ -172,65 +117,3 @@ def _prepare_logdir(logdir: Path, name: str | None, force: bool) -> None:
                 hint="pass another --name, or --force to replace it",
             )
         shutil.rmtree(session)
-
-
-def _view(summary: ProfileSummary, request: ProfileRequest) -> None:
-    logdir = Path(summary.logdir)
-    if not request.tensorboard:
-        # The command alone on its line (after the label), never cropped.
-        command = shell_command(Path(display_path(logdir)), request.port)
-        print_message(f"View the trace: [bold]{escape(command)}[/]")
-        print_message(f"  then open http://localhost:{request.port}/#profile")
-        return
-    process = launch(logdir, request.port, Path(summary.run_dir) / "tensorboard.log")
-    print_message(
-        f"TensorBoard is serving {display_path(logdir)} at "
-        f"[bold]http://localhost:{request.port}/#profile[/]  (Ctrl-C to stop)"
-    )
-    try:
-        process.wait()
-    except KeyboardInterrupt:
-        process.terminate()
-        process.wait()
-
-
-__all__ = ["DEFAULT_PORT", "ProfileRequest", "run_profile"]
-
-
-def compare_profile(target: ModelTarget, request: ProfileRequest) -> int:
-    """``xlacli profile MODEL --mode both``: profile each mode, print the table.
-
-    The median step time is the profiler's (the traced steps); the other
-    figures come from each run's report.
-
-    Raises:
-        XlacliError: the first mode's error, after the table is printed.
-    """
-    from xlacli.analysis.mode_figures import figures
-    from xlacli.flows.compare import mode_out, raise_first_error, run_modes
-    from xlacli.render.compare import render_comparison
-    from xlacli.report.profile import summary_to_dict
-
-    runs = run_modes(
-        lambda mode: capture_profile(target, request, mode, mode_out(request.out, mode))
-    )
-    reports = {mode: result.report for mode, (result, _) in runs.items()}
-    compared = {
-        mode: figures(
-            result.report,
-            summary.step_time_s.p50 if summary.step_time_s else None,
-            summary.host_split,
-        )
-        for mode, (result, summary) in runs.items()
-    }
-    profiles = {mode: summary_to_dict(summary) for mode, (_, summary) in runs.items()}
-    render_comparison(
-        reports, compared, request.output_format, command="profile", extra={"profiles": profiles}
-    )
-    if request.html:
-        from xlacli.render.html.run_page import announce_run_html
-
-        for result, _ in runs.values():
-            announce_run_html(result.paths.root, result.report)
-    raise_first_error(result for result, _ in runs.values())
-    return 0

@@ -136,3 +136,9 @@ def show_merged_run(out: Path, output_format: str) -> RanksReport:
     )
     render_ranks(merged, out, output_format)
     return merged
+
+
+def check_done(updating: bool) -> Callable[[Path], bool]:
+    """When a rank of ``check`` is done: its report saved (updating the baseline), else
+    its check."""
+    return report_saved if updating else check_finished

@@ -122,11 +122,3 @@ def select_removals(entries: list[RunEntry], keep: int | None, failed: bool) -> 
     if failed:
         chosen += [entry for entry in entries if entry.failed and entry not in chosen]
     return chosen
-
-
-def format_age(seconds: float) -> str:
-    """``45 s``, ``12 min``, ``3 h``, ``2 d``."""
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{seconds // size:.0f} {unit}"
-    return f"{seconds:.0f} s"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import xlacli.defaults as defaults
-from xlacli.analysis.phases import loop_step_count, script_step_phases
+from xlacli.analysis.phases import loop_steps_done
 from xlacli.assemble.graph_files import HloCache
 from xlacli.assemble.pipeline import build_report
 from xlacli.assemble.read import RawRun, read_raw_run
@@ -287,6 +287,8 @@ class _StepProgress:
         self._description = description
         self._last_phase = ""
         self._last_line = 0.0
+        self._final_line = ""  # what a CI log's last status line should say
+        self._printed_line = ""
 
     def __enter__(self) -> _StepProgress:
         self._progress.start()
@@ -294,6 +296,9 @@ class _StepProgress:
 
     def __exit__(self, *exc: object) -> None:
         self._progress.stop()
+        # A short run's last status line would otherwise be "0 steps done".
+        if self._log_lines and self._final_line and self._final_line != self._printed_line:
+            self._progress.console.print(self._final_line, highlight=False)
 
     def stopping(self, signal_name: str, *, tracing: bool) -> None:
         """The run was told to stop: say what it waits for, and for how long."""
@@ -315,20 +320,23 @@ class _StepProgress:
         if self._stopping is not None:
             detail = f"{self._what}… {time.monotonic() - self._stopping:.0f} s"
         # --steps counts the loop's iterations, not a script's setup syncs.
-        done = loop_step_count(list(script_step_phases(log.steps).values()))
+        done = loop_steps_done(log.steps)
         self._progress.update(self._task, completed=done, detail=detail)
         if self._log_lines:
             self._status_line(done, detail, log.setup is not None)
 
     def _status_line(self, done: int, detail: str, loaded: bool) -> None:
         phase = "steps" if loaded else detail
-        now = time.monotonic()
-        if phase == self._last_phase and (
-            phase != "steps" or now - self._last_line < STATUS_EVERY_S
-        ):
-            return
-        self._last_phase, self._last_line = phase, now
         total = self._progress.tasks[0].total
         steps = f"{done}" + (f" of {total:.0f}" if total else "")
         where = f"{steps} steps done, {detail}" if phase == "steps" else detail
-        self._progress.console.print(f"xlacli: {self._description}: {where}", highlight=False)
+        self._final_line = f"xlacli: {self._description}: {where}"
+        now = time.monotonic()
+        if self._final_line == self._printed_line or (
+            phase == self._last_phase
+            and (phase != "steps" or now - self._last_line < STATUS_EVERY_S)
+        ):
+            return  # nothing new, or a step line too soon after the last
+        self._last_phase, self._last_line = phase, now
+        self._printed_line = self._final_line
+        self._progress.console.print(self._final_line, highlight=False)

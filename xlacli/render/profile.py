@@ -136,8 +136,11 @@ def op_line(op: OpTime) -> str:
 
 
 def op_pass(op: OpTime) -> str:
-    """``bwd`` for an op that differentiates its line's forward op."""
-    return "bwd" if op.backward else "fwd" if op.user_line else ""
+    """``bwd`` for an op that differentiates its line's forward op, ``opt`` for an
+    optimizer's update."""
+    if not op.user_line:
+        return ""
+    return "bwd" if op.backward else "opt" if op.optimizer else "fwd"
 
 
 def _ops_table(summary: ProfileSummary) -> Table:
@@ -159,16 +162,14 @@ def _ops_table(summary: ProfileSummary) -> Table:
 
 
 def _lines_table(summary: ProfileSummary) -> Table:
-    table = plain_table(
-        ("line", "left"), ("device", "right"), ("forward", "right"), ("backward", "right")
-    )
+    # The optimizer column only when a line holds an optimizer's update (a training script).
+    optimizer = any(line.optimizer_s for line in summary.lines)
+    columns = [("line", "left"), ("device", "right"), ("forward", "right"), ("backward", "right")]
+    table = plain_table(*columns, *([("optimizer", "right")] if optimizer else []))
     for line in summary.lines:
-        table.add_row(
-            display_location(line.line),
-            format_seconds(line.time_s),
-            format_seconds(line.forward_s),
-            format_seconds(line.backward_s),
-        )
+        times: tuple[float, ...] = (line.time_s, line.forward_s, line.backward_s)
+        times += (line.optimizer_s,) if optimizer else ()
+        table.add_row(display_location(line.line), *(format_seconds(t) for t in times))
     return table
 
 

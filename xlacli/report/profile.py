@@ -34,16 +34,18 @@ class OpTime:
     module: str
     user_line: str | None = None  # file:line in the user's code (xlacli.analysis.op_lines)
     backward: bool = False  # the op differentiates user_line's forward op
+    optimizer: bool = False  # the op is the optimizer's update called at user_line
 
 
 @dataclass(frozen=True)
 class LineTime:
-    """Device time of the ops at one user line, forward and backward."""
+    """Device time of the ops at one user line: forward, backward and optimizer."""
 
     line: str  # file:line
     time_s: float
     forward_s: float
     backward_s: float
+    optimizer_s: float = 0.0  # the update an optimizer.step() at this line made
 
 
 @dataclass(frozen=True)

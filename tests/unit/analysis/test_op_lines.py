@@ -28,7 +28,8 @@ ENTRY %main (a: f32[4]) -> f32[4] {
   %dot.2 = f32[4]{0} multiply(%dot.1, %a)
   %copy.3 = f32[4]{0} copy(%dot.2)
   %sgd.4 = f32[4]{0} add(%copy.3, %a)
-  ROOT %fusion.5 = f32[4]{0} fusion(%sgd.4), kind=kLoop, calls=%fused
+  %step.6 = f32[4]{0} subtract(%sgd.4, %a)
+  ROOT %fusion.5 = f32[4]{0} fusion(%step.6), kind=kLoop, calls=%fused
 }
 """
 
@@ -39,6 +40,8 @@ STACKS = [
     StackedOp("", (), name="copy.3", op_name=""),  # XLA added it: no metadata
     StackedOp("aten__add", (SGD, HARNESS), name="sgd.4", op_name="aten__add"),
     StackedOp("", (), name="fusion.5", op_name=""),
+    # A script's own optimizer.step() (line 40): the user's line, as an optimizer update.
+    StackedOp("aten__sub", (SGD, Frame("train", "/u/train.py", 40)), name="step.6", op_name="s"),
     StackedOp("aten__exp", (Frame("f", "/u/model.py", 20),), name="inner", op_name="aten__exp"),
     StackedOp("aten__max", (Frame("f", "/u/model.py", 21),), name="root", op_name="aten__max"),
 ]
@@ -69,8 +72,12 @@ def test_a_fusion_at_its_roots_line(find):
 
 
 def test_the_optimizer_step_xlacli_runs_is_its_own_row(find):
-    assert find("sgd.4") == Attribution(OPTIMIZER_STEP, backward=False)
+    assert find("sgd.4") == Attribution(OPTIMIZER_STEP, backward=False, optimizer=True)
     assert find("a") is None  # a parameter has no line
+
+
+def test_a_scripts_optimizer_step_is_its_line_as_an_update(find):
+    assert find("step.6") == Attribution("/u/train.py:40", backward=False, optimizer=True)
 
 
 def test_lines_by_time_sum_forward_and_backward():
@@ -83,3 +90,46 @@ def test_lines_by_time_sum_forward_and_backward():
         ("/u/model.py:30", 1.0, 1.0, 0.0),
     ]
     assert share == pytest.approx(6.0 / 8.0)
+
+
+def test_lines_by_time_keep_the_optimizers_update_apart():
+    update = Attribution("/u/train.py:40", backward=False, optimizer=True)
+    forward = Attribution("/u/train.py:40", backward=False)
+    rows, _ = lines_by_time([(3.0, update), (1.0, forward)])
+    assert [(r.time_s, r.forward_s, r.backward_s, r.optimizer_s) for r in rows] == [
+        (4.0, 1.0, 0.0, 3.0)
+    ]
+
+
+CPU_PARALLEL = """HloModule m
+
+%fused_computation.1.clone (p.0: f32[4]) -> f32[4] {
+  %p.0 = f32[4]{0} parameter(0)
+  %reverse.1 = f32[4]{0} reverse(%p.0), dimensions={0}
+  ROOT %copy.2 = f32[4]{0} copy(%reverse.1)
+}
+
+%parallel_copy_reverse_fusion (p.1: f32[4]) -> f32[4] {
+  %p.1 = f32[4]{0} parameter(0)
+  ROOT %copy_reverse_fusion.clone = f32[4]{0} fusion(%p.1), kind=kLoop, calls=%fused_computation.1.clone
+}
+
+ENTRY %main (a: f32[4]) -> f32[4] {
+  %a = f32[4]{0} parameter(0)
+  %conv.3 = f32[4]{0} multiply(%a, %a)
+  ROOT %call.4 = f32[4]{0} call(%conv.3), to_apply=%parallel_copy_reverse_fusion
+}
+"""
+
+
+def test_an_op_xla_moved_into_a_parallel_call_at_what_the_call_reads():
+    """XLA:CPU clones a fusion into a ``parallel_*`` computation it calls: the copy
+    inside reads a parameter, which is what the call passed in."""
+    module = parse_hlo(CPU_PARALLEL)
+    stacks = [StackedOp("aten__mm", (LINEAR, USER), name="conv.3", op_name="aten__mm")]
+    finder = LineFinder(module, stacks, ROOTS)
+    by_name = {i.name: i for c in module.computations for i in c.instructions}
+    expected = Attribution("/u/model.py:12", backward=False)
+    assert finder.find(by_name["copy_reverse_fusion.clone"]) == expected
+    assert finder.find(by_name["call.4"]) == expected
+    assert finder.find(by_name["a"]) is None  # the entry's parameters have no caller

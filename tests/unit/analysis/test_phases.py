@@ -16,6 +16,7 @@ from xlacli.analysis.phases import (
     judge,
     loop_iterations,
     loop_step_count,
+    loop_steps_done,
     site_runs_before,
     timeline_edges,
 )
@@ -146,3 +147,10 @@ def test_the_timeline_edges_are_the_loops_after_setup_syncs():
     assert timeline_edges([SETUP, LOOP, LOOP], warmup=2) == TimelineEdges(loop_start=1, warm=None)
     assert timeline_edges([LOOP, LOOP], warmup=0) == TimelineEdges(loop_start=None, warm=None)
     assert loop_step_count(phases) == 4
+
+
+def test_the_progress_counts_loop_iterations_once_the_loop_is_found():
+    steps = [{"step": n} for n in range(4)]
+    assert loop_steps_done(steps) == 4  # no loop found yet: every sync
+    steps += [{"step": 4, "loop_start": 3}, {"step": 5, "loop_start": 3}]
+    assert loop_steps_done(steps) == 3

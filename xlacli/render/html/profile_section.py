@@ -8,6 +8,7 @@ from xlacli.paths import display_location
 from xlacli.render.html.context import RunContext
 from xlacli.render.html.svg import Segment, stacked_bar_svg, step_time_svg
 from xlacli.render.profile import BREAKDOWN_LABELS, device_line, op_line
+from xlacli.report.profile import OpTime
 from xlacli.units import format_seconds
 
 
@@ -39,18 +40,22 @@ def context(run: RunContext) -> dict[str, Any] | None:
         ],
         "window": format_seconds(window),
         "device": device_line(summary.breakdown).plain if window > 0 else None,
-        "ops": [
-            {"op": op, "source": op_line(op) + (" (backward)" if op.backward else "")}
-            for op in summary.top_ops
-        ],
+        "ops": [{"op": op, "source": op_line(op) + _pass_note(op)} for op in summary.top_ops],
         "lines": [
             {
                 "line": display_location(line.line),
                 "time": line.time_s,
                 "forward": line.forward_s,
                 "backward": line.backward_s,
+                "optimizer": line.optimizer_s,
             }
             for line in summary.lines
         ],
+        "optimizer_column": any(line.optimizer_s for line in summary.lines),
         "line_share": f"{summary.line_share:.0%}" if summary.line_share is not None else None,
     }
+
+
+def _pass_note(op: OpTime) -> str:
+    """After the op's line: which pass made it, when not the forward one."""
+    return " (backward)" if op.backward else " (optimizer)" if op.optimizer else ""
