@@ -98,7 +98,12 @@ def judge(
     site_phase: dict[Site, str] = {}
     verdicts = []
     for item in compiles:
-        first_at_site = item.site not in site_phase
+        # A site seen only in the setup (a loader whose first batch flushed the
+        # setup's work) starts afresh in the loop.
+        seen = site_phase.get(item.site)
+        first_at_site = seen is None or (seen == SETUP and item.step_phase == LOOP)
+        if first_at_site:
+            site_phase.pop(item.site, None)
         late = item.iteration is not None and item.iteration >= warmup
         phase = item.step_phase
         if phase == LOOP and first_at_site and late and new_phases:

@@ -154,3 +154,14 @@ def test_the_progress_counts_loop_iterations_once_the_loop_is_found():
     assert loop_steps_done(steps) == 4  # no loop found yet: every sync
     steps += [{"step": 4, "loop_start": 3}, {"step": 5, "loop_start": 3}]
     assert loop_steps_done(steps) == 3
+
+
+def test_a_site_first_seen_in_the_setup_starts_afresh_in_the_loop():
+    """A loader's first batch flushed the setup at its `next`; its later batches
+    (the loop) sync at the same line: their first compile is the loop's."""
+    loader = (Frame("next", "/lib/parallel_loader.py", 46), Frame("main", "/u/train.py", 40))
+    verdicts = judge(
+        [at(loader, 0, 0, "first_compile", phase=SETUP), at(loader, 1, 1, iteration=0)],
+        warmup=2,
+    )
+    assert verdicts == [Verdict(SETUP, False), Verdict(LOOP, False)]
