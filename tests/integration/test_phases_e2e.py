@@ -109,3 +109,70 @@ def test_a_wrappers_syncs_are_setup_and_steps_count_loop_iterations(fsdp):
     assert [e["cause"]["category"] for e in fsdp["events"] if e["phase"] == "loop"] == [
         "first_compile"
     ]
+
+
+def test_steps_count_the_loops_iterations_and_the_timeline_starts_there(fsdp, tmp_path):
+    """The report's steps are what --steps counts, not the wrapper's syncs, and
+    the timeline ends the warm-up after the loop's own first iterations."""
+    setup = sum(record["phase"] == "setup" for record in fsdp["step_records"])
+    assert (fsdp["steps"], fsdp["steps_requested"]) == (3, 3) and setup > 2
+    text = run_cli("report", fsdp["run_dir"], cwd=REPO).stdout
+    assert f"3 steps after {setup} setup syncs" in text
+    (line,) = [line for line in text.splitlines() if line.startswith("Steps: ")]
+    marks = line.removeprefix("Steps: ").split("   ")[0]
+    assert marks.index("┊") == setup and marks.index("│") == setup + 3, marks
+    assert f"┊ loop starts after {setup} setup syncs" in line
+    page = tmp_path / "report.html"
+    assert run_cli("report", fsdp["run_dir"], "--output", page, cwd=REPO).code == 0
+    assert page.read_text().count('class="setup-edge"') == 1
+
+
+@pytest.fixture(scope="module")
+def log_every(tmp_path_factory) -> tuple[int, dict, str]:
+    out = tmp_path_factory.mktemp("log_every") / "run"
+    script = EXAMPLES / "scripts" / "train_log_every.py"
+    result = run_cli(
+        "compile", script, "--out", out, "--format", "json", "--fail-on-recompile", "--",
+        "--steps", "10", "--log-every", "3", cwd=REPO,
+    )  # fmt: skip
+    return result.code, json.loads(result.stdout), result.stderr
+
+
+def test_a_log_every_n_steps_graph_is_periodic_not_a_recompile(log_every):
+    """Item 1: the running loss's reset, folded into the step after each log,
+    makes a second graph at the warm training site; it alternates with the
+    first and is cached when it comes round again: a periodic graph."""
+    code, report, stderr = log_every
+    assert code == 0, stderr
+    assert report["steady_state_compiles"] == 0
+    read, periodic = [e for e in report["events"] if e["phase"] == "periodic"]
+    # The log's read, a graph of its own in the same step, is part of it; it is
+    # the user's own line, not inside a library (no Dynamo frame of ours).
+    assert read["cause"]["category"] == "host_sync" and read["step"] == 3
+    assert read["cause"]["library_location"] is None
+    # running_loss starts as a device tensor: its first graph is no Python-number accumulator
+    assert "python_accumulator" not in [e["cause"]["category"] for e in report["events"]]
+    assert periodic["cause"]["category"] == "graph_structure" and periodic["step"] == 3
+    ran = [record["graph_hashes"] for record in report["step_records"]]
+    assert [step for step, hashes in enumerate(ran) if periodic["graph_hash"] in hashes] == [
+        3,
+        6,
+        9,
+    ]
+    text = run_cli("report", report["run_dir"], cwd=REPO).stdout
+    assert "Periodic graphs (2:" in text and "Steady-state recompiles" not in text
+
+
+def test_a_loaders_first_batch_flushing_the_setup_is_no_training_step(tmp_path):
+    """The loop's opening sync (MpDeviceLoader's first batch, a torch_xla.compile
+    function's clearing sync) runs the setup's pending work: --steps 3 is three
+    runs of the training graph, after one setup step."""
+    script = EXAMPLES / "scripts" / "train_loader_setup.py"
+    out = tmp_path / "run"
+    result = run_cli("compile", script, "--steps", "3", "--out", out, "--format", "json", cwd=REPO)
+    assert result.code == 0, result.stderr
+    report = json.loads(result.stdout)
+    phases = [(record["phase"], record["graph_hashes"]) for record in report["step_records"]]
+    (training,) = [g["hash"] for g in report["graphs"] if g["trigger"] == "torch_xla_compile"]
+    assert phases[0][0] == "setup" and training not in phases[0][1]
+    assert phases[1:] == [("loop", [training])] * 3 and report["steps"] == 3

@@ -97,7 +97,8 @@ def trainer(tmp_path_factory) -> dict:
     pytest.importorskip("transformers")
     pytest.importorskip("accelerate")
     out = tmp_path_factory.mktemp("trainer") / "run"
-    args = ("--train-samples", "16", "--eval-samples", "12", "--epochs", "1")
+    # Two epochs of 4 steps, a log every 2: the logging reset's graph recurs (item 1).
+    args = ("--train-samples", "32", "--eval-samples", "12", "--epochs", "2")
     return compile_json(out, "train_trainer.py", "--", *args)
 
 
@@ -119,3 +120,16 @@ def test_a_framework_call_gets_the_frameworks_sites_and_phases(trainer):
     # and hold the venv the libraries live in, so compare against the package folder.
     ours = str(Path(xlacli.__file__).resolve().parent) + "/"
     assert located and all(not loc.startswith(ours) for loc in located)
+
+
+def test_trainers_periodic_logging_graph_is_no_steady_state_recompile(trainer):
+    """Trainer's `tr_loss -= tr_loss` after each log runs in the next batch's
+    sync: a second graph at the warm training site, cached each time it comes
+    round again (item 1): periodic, not a steady-state recompile."""
+    assert trainer["steady_state_compiles"] == 0, [
+        (e["step"], e["cause"]["category"], e["cause"]["library_location"])
+        for e in trainer["events"]
+        if e["steady_state"]
+    ]
+    (periodic,) = [e for e in trainer["events"] if e["phase"] == "periodic"]
+    assert "aten::sub" in periodic["cause"]["detail"]  # tr_loss -= tr_loss

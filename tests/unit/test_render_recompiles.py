@@ -1,11 +1,13 @@
 """The recompile block: the user's line, the library line, also, grouped patterns."""
 
+import dataclasses
 import io
 
 from rich.console import Console
 
-from xlacli.render.recompiles import event_block, group_block, grouped
-from xlacli.report.run import CompileCause, CompileEvent
+from xlacli.analysis.phases import loop_step_count
+from xlacli.render.recompiles import event_block, group_block, grouped, timeline
+from xlacli.report.run import CompileCause, CompileEvent, RunReport, StepRecord
 
 
 def text(renderable) -> str:
@@ -51,3 +53,32 @@ def test_an_unsynced_loop_is_one_block_told_by_its_last_compile():
     assert [len(group) for group in groups] == [1, 3, 1]
     shown = text(group_block(groups[1]))
     assert "unsynced_loop ×3" in shown and "4 reads" in shown and "+1.50 s compile" in shown
+
+
+def run_report(phases, events) -> RunReport:
+    records = tuple(
+        StepRecord(step, 0.1, int(any(e.step == step for e in events)), 1, (), phase=phase)
+        for step, phase in enumerate(phases)
+    )
+    return RunReport(
+        model="/nowhere/train.py", device="CPU", steps=loop_step_count(phases),
+        steps_requested=loop_step_count(phases), train=True, run_dir="/nowhere/run",
+        compilations=len(events), executions=len(phases), total_compile_time_s=1.0,
+        total_execute_time_s=1.0, graphs=(), step_records=records, events=tuple(events),
+    )  # fmt: skip
+
+
+def test_the_timeline_ends_the_warm_up_after_the_loops_own_iterations():
+    """Three setup syncs, then the loop: its warm-up ends at its third iteration
+    (step 5), not at the run's second sync; a new phase is not an alarm."""
+    events = [
+        dataclasses.replace(event(0, "first_compile"), steady_state=False, phase="setup"),
+        dataclasses.replace(event(3, "first_compile"), steady_state=False),
+        dataclasses.replace(event(6, "first_compile"), steady_state=False, phase="new_phase"),
+    ]
+    shown = text(timeline(run_report(["setup"] * 3 + ["loop"] * 5, events)))
+    assert shown.startswith("Steps: ●··┊●·│·◆·")
+    assert "┊ loop starts after 3 setup syncs" in shown and "│ end of warm-up (2 steps)" in shown
+    assert "◆ new phase or periodic graph" in shown
+    model = text(timeline(run_report(["loop"] * 4, events[1:2])))
+    assert model.startswith("Steps: ··│·●") and "┊" not in model and "◆" not in model

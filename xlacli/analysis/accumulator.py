@@ -11,7 +11,8 @@ start the accumulator as a device tensor.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 
 from xlacli.analysis.compiled import CompiledGraph, ExplainContext, make_cause
 from xlacli.analysis.ir_compare import IrDifference
@@ -46,7 +47,10 @@ def accumulator_cause(
         return None
     if old.ir is None or new.ir is None:
         return None
-    constants = {_key(node) for node in old.ir.nodes if node.op == CONSTANT}
+    # The constant must be gone at that line: a tensor made on the device
+    # (`torch.zeros((), device=device)`) is a constant of the first graph too,
+    # but at the line that made it, and the accumulating line keeps its own.
+    constants = _constants(old.ir.nodes) - _constants(new.ir.nodes)
     for node in new.ir.nodes:
         if node.op != DEVICE_DATA or _key(node) not in constants:
             continue
@@ -63,3 +67,7 @@ def _key(node: IrNode) -> tuple[str, object]:
     location = node.location
     where = (location.file, location.line) if location is not None else None
     return node.shape.split("{")[0], where
+
+
+def _constants(nodes: Iterable[IrNode]) -> Counter[tuple[str, object]]:
+    return Counter(_key(node) for node in nodes if node.op == CONSTANT)

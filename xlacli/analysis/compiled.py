@@ -50,6 +50,11 @@ class ExplainContext:
     # A script's loop is its own: a site first seen after the warm-up is a new
     # phase. A model file's steps all run one step(): such a site is a change.
     new_phases: bool = True
+    # Per site (its frames), the (step, graph hash) of each graph it ran: a
+    # periodic graph alternates with its site's others (analysis/phases.py).
+    site_graphs: Mapping[tuple[Frame, ...], tuple[tuple[int, str], ...]] = field(
+        default_factory=dict
+    )
 
 
 def changed_node(

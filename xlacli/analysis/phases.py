@@ -16,7 +16,15 @@ Every compile belongs to a phase:
 - ``new_phase``: a site whose first graph comes after the loop's warm-up
   (evaluation, an epoch's tail, a final read), and that site's own warm-up:
   reported and counted, never a recompile until that site is warm;
-- ``after_loop``: after the last step (a final ``accuracy.item()``).
+- ``after_loop``: after the last step (a final ``accuracy.item()``);
+- ``periodic``: a warm site's second graph that alternates with the graph
+  it was compared with and runs again from the cache (a logging op every N
+  steps folded into the next batch's graph, gradient accumulation's update
+  every k steps): ops added or removed, never a change of shapes, dtypes,
+  values or shardings. It compiled once and the loop does not keep
+  compiling, so it is not a steady-state recompile, in scripts and model
+  files alike. The run must show it: with too few steps to see it recur, it
+  stays a steady-state recompile.
 
 A model file's steps all run the same ``step()``, so it has no new phases
 and keeps the global step rule: any compile after the warm-up (a site that
@@ -38,16 +46,22 @@ SETUP = "setup"
 LOOP = "loop"
 NEW_PHASE = "new_phase"
 AFTER_LOOP = "after_loop"
-PHASES = (SETUP, LOOP, NEW_PHASE, AFTER_LOOP)
+PERIODIC = "periodic"
+PHASES = (SETUP, LOOP, NEW_PHASE, PERIODIC, AFTER_LOOP)
 # How the terminal and the HTML page name a phase.
 PHASE_WORDS = {
     SETUP: "setup",
     LOOP: "loop",
     NEW_PHASE: "new phase",
+    PERIODIC: "periodic graph",
     AFTER_LOOP: "after the loop",
 }
 # Compiles that are part of warming up wherever they happen.
 EXPECTED_CATEGORIES = frozenset({"optimizer_state", "lazy_artefact"})
+# Compiles whose graph only gained or lost ops (no shape, dtype, value or
+# sharding changed): when the graph alternates with its site's earlier graph
+# and recurs from the cache, it is a periodic graph, not a recompile.
+STRUCTURE_CATEGORIES = frozenset({"graph_structure", "host_sync"})
 Site = tuple[Frame, ...]
 
 
@@ -61,6 +75,9 @@ class SiteCompile:
     iteration: int | None  # its loop iteration (None: setup or after the loop)
     site_runs: int  # earlier steps in which its site ran a graph
     category: str
+    # The earlier graph it was compared with ran again after it, and then it
+    # ran again itself, from the cache (``alternates``).
+    periodic: bool = False
 
 
 @dataclass(frozen=True)
@@ -81,7 +98,12 @@ def judge(
     site_phase: dict[Site, str] = {}
     verdicts = []
     for item in compiles:
-        first_at_site = item.site not in site_phase
+        # A site seen only in the setup (a loader whose first batch flushed the
+        # setup's work) starts afresh in the loop.
+        seen = site_phase.get(item.site)
+        first_at_site = seen is None or (seen == SETUP and item.step_phase == LOOP)
+        if first_at_site:
+            site_phase.pop(item.site, None)
         late = item.iteration is not None and item.iteration >= warmup
         phase = item.step_phase
         if phase == LOOP and first_at_site and late and new_phases:
@@ -96,6 +118,8 @@ def judge(
         site_warm = not first_at_site and item.site_runs >= warmup
         warm = site_warm if new_phases else late
         steady = item.step_phase == LOOP and warm and item.category not in EXPECTED_CATEGORIES
+        if steady and item.periodic and item.category in STRUCTURE_CATEGORIES:
+            phase, steady = PERIODIC, False
         verdicts.append(Verdict(phase, steady))
     return _reads_cutting_warm_graphs(compiles, verdicts)
 
@@ -104,16 +128,33 @@ def _reads_cutting_warm_graphs(
     compiles: Sequence[SiteCompile], verdicts: list[Verdict]
 ) -> list[Verdict]:
     """A value read first seen in a step where a warm site recompiles cut that
-    graph in two: it is part of the steady-state recompile, not a new phase."""
-    steady_steps = {
-        item.step for item, verdict in zip(compiles, verdicts, strict=True) if verdict.steady_state
-    }
-    return [
-        Verdict(LOOP, True)
-        if item.category == "host_sync" and item.step in steady_steps and item.step is not None
-        else verdict
-        for item, verdict in zip(compiles, verdicts, strict=True)
-    ]
+    graph in two: it is part of the steady-state recompile, not a new phase
+    (and part of the periodic graph, when the warm site's new graph is one)."""
+    paired = list(zip(compiles, verdicts, strict=True))
+    steady_steps = {item.step for item, verdict in paired if verdict.steady_state}
+    periodic_steps = {item.step for item, verdict in paired if verdict.phase == PERIODIC}
+    judged = []
+    for item, verdict in paired:
+        read = item.category == "host_sync" and item.step is not None
+        if read and item.step in steady_steps:
+            verdict = Verdict(LOOP, True)
+        elif read and item.step in periodic_steps and verdict.phase == NEW_PHASE:
+            verdict = Verdict(PERIODIC, False)
+        judged.append(verdict)
+    return judged
+
+
+def alternates(step: int | None, variant: str, site_runs: Sequence[tuple[int, str]]) -> bool:
+    """Whether graph ``variant``, compiled at ``step``, alternates with its site's
+    other graphs: after it, another graph ran at the site, and after that the
+    variant ran there again, from the cache. ``site_runs``: the (step, graph
+    hash) of each graph the site ran, in order. (The other graph need not be
+    the one it was compared with: Trainer's training graph is first compiled
+    at its logging sync, another site.)"""
+    if step is None:
+        return False
+    other = next((ran for ran, graph in site_runs if ran > step and graph != variant), None)
+    return other is not None and any(ran > other and graph == variant for ran, graph in site_runs)
 
 
 def site_runs_before(
@@ -156,3 +197,35 @@ def script_step_phases(steps: Sequence[Mapping[str, Any]]) -> dict[int, str]:
         event["step"]: SETUP if start is not None and event["step"] < start else LOOP
         for event in steps
     }
+
+
+@dataclass(frozen=True)
+class TimelineEdges:
+    """Where a timeline of steps draws its boundaries (indices into the steps)."""
+
+    loop_start: int | None  # the first loop step after setup syncs (None: no setup)
+    warm: int | None  # the first step after the loop's own warm-up (None: not reached)
+
+
+def timeline_edges(step_phases: Sequence[str], warmup: int) -> TimelineEdges:
+    """The boundaries of a timeline whose steps have these phases, in order.
+
+    The warm-up is the loop's: its first ``warmup`` iterations, counted after
+    the setup syncs, not the first ``warmup`` syncs of the run (a new phase's
+    sites have warm-ups of their own, and their compiles are marked as such).
+    """
+    setup = sum(1 for phase in step_phases if phase == SETUP)
+    loop_indices = [index for index, phase in enumerate(step_phases) if phase != SETUP]
+    warm = loop_indices[warmup] if 0 < warmup < len(loop_indices) else None
+    return TimelineEdges(loop_start=setup if 0 < setup < len(step_phases) else None, warm=warm)
+
+
+def loop_step_count(step_phases: Sequence[str]) -> int:
+    """The steps of a run that are loop iterations (what ``--steps N`` counts)."""
+    return sum(1 for phase in step_phases if phase != SETUP)
+
+
+def loop_steps_done(steps: Sequence[Mapping[str, Any]]) -> int:
+    """The loop iterations among the child's step events so far (a progress count)."""
+    start = next((e["loop_start"] for e in steps if e.get("loop_start") is not None), None)
+    return sum(1 for e in steps if start is None or e.get("step", start) >= start)

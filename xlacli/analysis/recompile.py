@@ -10,7 +10,7 @@ first node that differs.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from xlacli.analysis.compiled import (
@@ -34,7 +34,7 @@ from xlacli.analysis.patterns import (
     pattern_cause,
     read_hint,
 )
-from xlacli.analysis.phases import SiteCompile, judge
+from xlacli.analysis.phases import SiteCompile, alternates, judge
 from xlacli.analysis.sharding_change import input_sharding_change
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrNode
@@ -87,7 +87,10 @@ def explain_compiles(
             )
         )
         previous.append(graph)
-    facts = [_site_compile(graph, event) for graph, event in zip(graphs, events, strict=True)]
+    facts = [
+        _site_compile(graph, event, context.site_graphs)
+        for graph, event in zip(graphs, events, strict=True)
+    ]
     verdicts = judge(facts, context.warmup, new_phases=context.new_phases)
     return [
         replace(event, steady_state=verdict.steady_state, phase=verdict.phase)
@@ -95,7 +98,11 @@ def explain_compiles(
     ]
 
 
-def _site_compile(graph: CompiledGraph, event: CompileEvent) -> SiteCompile:
+def _site_compile(
+    graph: CompiledGraph,
+    event: CompileEvent,
+    site_graphs: Mapping[tuple[Frame, ...], tuple[tuple[int, str], ...]],
+) -> SiteCompile:
     """A model file's unit tests and old callers give no site facts: a step
     then counts as one run of every site before it."""
     fallback = graph.step if graph.step_phase == "loop" else None
@@ -106,6 +113,7 @@ def _site_compile(graph: CompiledGraph, event: CompileEvent) -> SiteCompile:
         iteration=graph.iteration if graph.iteration is not None else fallback,
         site_runs=graph.site_runs if graph.site_runs is not None else (graph.step or 0),
         category=event.cause.category,
+        periodic=alternates(graph.step, graph.graph_hash, site_graphs.get(graph.frames, ())),
     )
 
 

@@ -196,6 +196,16 @@ def execution_records(raw: RawRun) -> list[ExecutionRecord]:
     ]
 
 
+def site_graph_runs(run: OrganisedRun) -> dict[tuple[Frame, ...], tuple[tuple[int, str], ...]]:
+    """Per site (the sync's frames), the (step, graph hash) of each graph it ran,
+    in order (runs outside every step left out)."""
+    runs: dict[tuple[Frame, ...], list[tuple[int, str]]] = {}
+    for event, step in zip(run.raw.executions, run.execute_steps, strict=True):
+        if event.graph_hash is not None and step is not None:
+            runs.setdefault(event.frames, []).append((step, event.graph_hash))
+    return {site: tuple(ran) for site, ran in runs.items()}
+
+
 def _steady_median(times: list[float]) -> float | None:
     """Median execution time, leaving out the first run when there are others:
     a program's first run pays one-time costs (on XLA:CPU, 30 ms for a graph

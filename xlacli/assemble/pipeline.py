@@ -15,6 +15,7 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
+from xlacli.analysis.phases import loop_step_count
 from xlacli.assemble.graph_files import HloCache
 from xlacli.assemble.organise import OrganisedRun, organise_run
 from xlacli.assemble.processors import PROCESSORS, DynamoSection, MemorySection, Processor
@@ -91,11 +92,13 @@ def freeze_report(
     raw, request = run.raw, run.request
     memory: MemorySection = sections.get("memory") or MemorySection()
     dynamo: DynamoSection = sections.get("dynamo") or DynamoSection()
+    loop_steps = loop_step_count([record.phase for record in run.step_records])
     return RunReport(
         model=model_label,
         device=(raw.log.start or {}).get("device", "unknown"),
-        steps=len(raw.log.steps),
-        steps_requested=request.planned_steps(len(raw.log.steps)),
+        # What --steps N counts: the loop's iterations, not a script's setup syncs.
+        steps=loop_steps,
+        steps_requested=request.planned_steps(loop_steps),
         train=request.train,
         run_dir=str(run.paths.root),
         compilations=len(raw.compiles),

@@ -29,7 +29,7 @@ from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_com
 from xlacli.analysis.spmd_graph import attach_spmd
 from xlacli.analysis.user_lines import memory_at_user_lines, user_lines
 from xlacli.assemble.advice import ADVISORS
-from xlacli.assemble.organise import OrganisedRun, is_value_read
+from xlacli.assemble.organise import OrganisedRun, is_value_read, site_graph_runs
 from xlacli.parse.debug_log import AnalysisEvent
 from xlacli.parse.eager_ops import is_eager
 from xlacli.paths import source_line
@@ -121,7 +121,11 @@ def recompile_events(run: OrganisedRun, done: Sections) -> tuple[CompileEvent, .
     """Every compile explained (``analysis/recompile.py``), with Dynamo's causes
     where Dynamo compiled the frame."""
     context = ExplainContext(
-        run.warmup, run.locator, shardings=run.shardings, new_phases=run.request.is_script
+        run.warmup,
+        run.locator,
+        shardings=run.shardings,
+        new_phases=run.request.is_script,
+        site_graphs=site_graph_runs(run),
     )
     events = mark_eager(explain_compiles(list(run.compiled), context), run.raw.compiles)
     dynamo: DynamoSection = done.get("dynamo") or DynamoSection()

@@ -13,6 +13,7 @@ from xlacli.analysis.dynamo import dynamo_window_note
 from xlacli.analysis.host_split import host_split, op_tracing_s, tracing_note
 from xlacli.analysis.host_timeline import host_timeline
 from xlacli.analysis.op_lines import finder_for, lines_by_time
+from xlacli.analysis.phases import SETUP, script_step_phases
 from xlacli.analysis.profile_summary import (
     CompiledModule,
     InstructionIndex,
@@ -61,8 +62,10 @@ def summarize_profile(
     op_times, op_source = _op_times(files, events, Path(report.run_dir), notes)
     executions = _window(execution_records(raw), raw.log, "executions")
     clocked = bool(stood_aside) and not steps  # no trace: the child's own step clock
-    if clocked:  # no window: the steps the child clocked after the warm-up
-        executions = [r for r in execution_records(raw) if (r.step or 0) >= report.warmup]
+    durations = _durations(steps, raw.log, report.warmup if clocked else None)
+    if clocked:  # no window: the loop's steps the child clocked after its warm-up
+        ran = {step.step for step in durations}
+        executions = [r for r in execution_records(raw) if r.step in ran]
     if stood_aside:
         notes.append(_stood_aside_note(stood_aside, clocked))
     graphs = {g.hash: g for g in report.graphs}
@@ -73,7 +76,6 @@ def summarize_profile(
     notes.extend(_window_notes(report, window_compiles, completed))
     split = host_split(traced_events, timeline)
     both = _both_command(report, len(completed))
-    durations = _durations(steps, raw.log, report.warmup if clocked else None)
     times = step_times(durations)
     first_traced = next((e for e in raw.log.steps if e.get("traced")), {})
     batch = batch_size(first_traced.get("input_signature", ()))
@@ -147,11 +149,13 @@ def _window_notes(report: RunReport, window_compiles: int, completed: set[int]) 
 
 
 def _durations(steps: list[ProfiledStep], log: ChildLog, warmup: int | None) -> list[ProfiledStep]:
-    """The traced steps; without a trace (``warmup`` given), the steps after
-    the warm-up as the child timed them."""
+    """The traced steps; without a trace (``warmup`` given), the loop's steps after
+    its warm-up as the child timed them (a script's setup syncs are not steps)."""
     if warmup is None:
         return steps
-    clocked = [e for e in log.steps if e.get("step", 0) >= warmup and e.get("wall_time_s")]
+    phases = script_step_phases(log.steps)
+    loop = [e for e in log.steps if phases.get(e.get("step", -1)) != SETUP]
+    clocked = [e for e in loop[warmup:] if e.get("wall_time_s")]
     return [ProfiledStep(e["step"], 0.0, float(e["wall_time_s"])) for e in clocked]
 
 

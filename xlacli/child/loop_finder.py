@@ -3,12 +3,18 @@
 A script syncs before its loop too: a wrapper that shards or flattens
 parameters (an FSDP auto-wrap syncs once per wrapped module), a warm-up
 forward. Those are the **setup** phase; ``--steps N`` counts loop iterations.
-The loop is recognised at the first sync that comes from a loop's machinery
-(an ``MpDeviceLoader`` iteration, ``xm.optimizer_step``, a profiler
-``StepTrace``, a ``torch_xla.compile`` function), or from the script's own
+The loop is recognised at the first sync that ends an iteration of a loop's
+machinery (an ``MpDeviceLoader`` iteration, ``xm.optimizer_step``, a profiler
+``StepTrace``, a ``torch_xla.compile`` function's end), or at the script's own
 ``mark_step``/``sync`` at a line (with the same stack) that synced before:
 that earlier sync was the loop's first iteration. After that, every sync is
 a loop iteration.
+
+Some of the machinery syncs *before* an iteration: a new ``MpDeviceLoader``
+iterator syncs when it hands out its first batch, and a ``torch_xla.compile``
+function syncs what is pending before it traces. Before the loop, what they
+run is the setup's work (the model's initialisation, moved to the device),
+so they do not start the loop: they are setup too.
 
 A sync made by a library (FSDP's own ``torch_xla.sync()`` while it wraps)
 recurs too, but is not the script's loop, so it never starts one.
@@ -16,8 +22,10 @@ recurs too, but is not the script's loop, so it never starts one.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from types import FrameType
+from typing import Any
 
 from xlacli.parse.frames import CodeRoots, Frame
 
@@ -27,8 +35,11 @@ LOOP_MACHINERY = (
     ("torch_xla/core/xla_model.py", "optimizer_step"),
     ("torch_xla/debug/profiler.py", "__exit__"),  # StepTrace
     ("torch_xla/torch_xla.py", "_compile"),  # a torch_xla.compile function's end
-    ("torch_xla/torch_xla.py", "_clear_pending_ops_before_compile"),  # and its start
 )
+# Machinery that syncs before an iteration: a torch_xla.compile function's
+# start; a loader's first batch (LOADER_NEXT on a loader not seen before).
+OPENING_SYNCS = (("torch_xla/torch_xla.py", "_clear_pending_ops_before_compile"),)
+LOADER_NEXT = LOOP_MACHINERY[0]
 # The functions a script calls to sync, which call the step marker.
 SYNC_FUNCTIONS = (
     ("torch_xla/torch_xla.py", "sync"),
@@ -40,6 +51,15 @@ LOOP = "loop"
 SyncSite = tuple[tuple[str, int], ...]
 
 
+@dataclass(frozen=True)
+class SyncStack:
+    """What a sync's stack says about the loop."""
+
+    machinery: bool  # a loop's machinery made the sync
+    opening: bool  # ... before an iteration (a new loader's first batch, a compile's start)
+    user_site: SyncSite | None  # the script's own sync: its stack
+
+
 @dataclass
 class LoopFinder:
     """Tells setup syncs from loop iterations, one sync at a time."""
@@ -48,34 +68,45 @@ class LoopFinder:
     loop_start: int | None = None  # the first loop step (may be an earlier sync)
     iterations: int = 0
     _user_syncs: dict[SyncSite, int] = field(default_factory=dict)  # site -> its first step
+    _loaders: weakref.WeakSet[Any] = field(default_factory=weakref.WeakSet)  # seen iterators
 
     def classify(self, step: int, frame: FrameType | None) -> str:
         """The phase of step ``step``, whose sync's stack starts at ``frame``."""
         if self.loop_start is None:
-            machinery, user_site = _read_stack(frame, self.roots)
-            if machinery:
+            stack = _read_stack(frame, self.roots, self._loaders)
+            if stack.machinery and not stack.opening:
                 self.loop_start = step
-            elif user_site is not None and user_site in self._user_syncs:
+            elif stack.user_site is not None and stack.user_site in self._user_syncs:
                 # The same line synced before: that sync was the first iteration.
-                self.loop_start = self._user_syncs[user_site]
+                self.loop_start = self._user_syncs[stack.user_site]
                 self.iterations += 1
             else:
-                if user_site is not None:
-                    self._user_syncs[user_site] = step
+                if stack.user_site is not None and not stack.machinery:
+                    self._user_syncs[stack.user_site] = step
                 return SETUP
         self.iterations += 1
         return LOOP
 
+    def saw_empty_sync(self, frame: FrameType | None) -> None:
+        """A sync that ran nothing (no step): a loader handing out its first batch
+        with nothing pending is still no longer new."""
+        if self.loop_start is None:
+            _read_stack(frame, self.roots, self._loaders)
 
-def _read_stack(frame: FrameType | None, roots: CodeRoots) -> tuple[bool, SyncSite | None]:
-    """(a loop's machinery is on the stack, the sync's site when the script's
-    own code called ``sync``/``mark_step``)."""
+
+def _read_stack(
+    frame: FrameType | None, roots: CodeRoots, loaders: weakref.WeakSet[Any]
+) -> SyncStack:
     stack: list[tuple[str, int]] = []
     caller: Frame | None = None
-    machinery = False
+    machinery = opening = False
     while frame is not None:
         code = frame.f_code
         path = code.co_filename.replace("\\", "/")
+        if _matches(path, code.co_name, OPENING_SYNCS):
+            opening = True
+        elif _matches(path, code.co_name, (LOADER_NEXT,)):
+            opening = opening or _first_batch(frame, loaders)
         if _matches(path, code.co_name, LOOP_MACHINERY):
             machinery = True
         if caller is None and not _matches(path, code.co_name, SYNC_FUNCTIONS):
@@ -83,7 +114,22 @@ def _read_stack(frame: FrameType | None, roots: CodeRoots) -> tuple[bool, SyncSi
         stack.append((path, frame.f_lineno))
         frame = frame.f_back
     user = caller is not None and roots.is_user(caller)
-    return machinery, tuple(stack) if user else None
+    return SyncStack(machinery or opening, opening, tuple(stack) if user else None)
+
+
+def _first_batch(frame: FrameType, loaders: weakref.WeakSet[Any]) -> bool:
+    """Whether this ``PerDeviceLoader.next`` is its iterator's first (each epoch
+    makes a new one): its sync runs what came before the loop's first batch."""
+    loader = frame.f_locals.get("self")
+    if loader is None:
+        return False
+    try:
+        if loader in loaders:
+            return False
+        loaders.add(loader)
+    except TypeError:  # no weak reference to it: take it as an iteration
+        return False
+    return True
 
 
 def _matches(path: str, function: str, known: tuple[tuple[str, str], ...]) -> bool:

@@ -37,6 +37,7 @@ class StepRecorder:
         self.observers = observers
         self.max_trace_steps = max_trace_steps  # reliability: bound the trace's memory
         self.steps_done = 0
+        self._window_opened = False
 
     def warn(self, message: str) -> None:
         self.events.write("warning", message=message)
@@ -47,14 +48,21 @@ class StepRecorder:
         self.events.write("setup", **fields, **self.tracker.delta(), **reads)
         self.observers.after_step(None)
 
-    def begin(self, step: int) -> None:
-        """Step ``step`` starts: open the trace at the first recorded step."""
+    def begin(self, step: int, iteration: int | None = None) -> None:
+        """Step ``step`` starts: open the trace at the first recorded step.
+
+        ``iteration``: the loop iterations done before it (default ``step``): a
+        script's setup syncs are not warm-up steps, so the window opens after
+        the loop's own warm-up.
+        """
         raise_if_stop_requested()
         if self.window is None:
             return
-        if step == self.warmup:
+        done = step if iteration is None else iteration
+        if done == self.warmup and not self._window_opened:
+            self._window_opened = True
             self.window.start()
-        if self.max_trace_steps is not None and step - self.warmup == self.max_trace_steps:
+        if self.max_trace_steps is not None and done - self.warmup == self.max_trace_steps:
             self.window.stop()  # the profiler holds the trace in memory until it stops
         self.window.enter_step(step)
 

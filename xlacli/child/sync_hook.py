@@ -114,6 +114,7 @@ class SyncHook:
         if self.stopped or lookups is None:
             return context
         if _graph_lookups() == lookups and _dynamo_runs() == self._dynamo_runs_at_step:
+            self.loop.saw_empty_sync(sys._getframe(1))  # 1: sync()
             return context  # nothing was pending, nothing ran: not a step boundary
         if self.wait:
             # Executions run asynchronously; waiting keeps each step's
@@ -139,7 +140,7 @@ class SyncHook:
             self.stopped = True
             raise StepLimitReached
         self._dynamo_runs_at_step = _dynamo_runs()
-        self.recorder.begin(self.step)
+        self.recorder.begin(self.step, iteration=self.loop.iterations)
         self._started = time.perf_counter()
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import xlacli.defaults as defaults
+from xlacli.analysis.phases import loop_steps_done
 from xlacli.assemble.graph_files import HloCache
 from xlacli.assemble.pipeline import build_report
 from xlacli.assemble.profile import summarize_profile
@@ -359,14 +360,16 @@ class _StepProgress:
             detail = counted(compiles, "compilation")
         if self._stopping is not None:
             detail = f"{self._what}… {time.monotonic() - self._stopping:.0f} s"
-        self._progress.update(self._task, completed=len(log.steps), detail=detail)
+        # --steps counts the loop's iterations, not a script's setup syncs.
+        done = loop_steps_done(log.steps)
+        self._progress.update(self._task, completed=done, detail=detail)
         if self._log_lines:
-            self._status_line(log, detail)
+            self._status_line(done, detail, log.setup is not None)
 
-    def _status_line(self, log: ChildLog, detail: str) -> None:
-        phase = "steps" if log.setup is not None else detail
+    def _status_line(self, done: int, detail: str, loaded: bool) -> None:
+        phase = "steps" if loaded else detail
         total = self._progress.tasks[0].total
-        steps = f"{len(log.steps)}" + (f" of {total:.0f}" if total else "")
+        steps = f"{done}" + (f" of {total:.0f}" if total else "")
         where = f"{steps} steps done, {detail}" if phase == "steps" else detail
         self._final_line = f"xlacli: {self._description}: {where}"
         now = time.monotonic()

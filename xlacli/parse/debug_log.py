@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from xlacli.parse.frames import Frame, parse_frame
+from xlacli.parse.frames import Frame, parse_frame, without_our_wrappers
 
 _PREFIXES = {
     "Compilation Analysis: ": "compile",
@@ -65,7 +65,7 @@ class _Builder:
     section: str = ""
 
     def build(self, shared: _Shared) -> AnalysisEvent:
-        frames = tuple(self.frames)
+        frames = without_our_wrappers(tuple(self.frames))
         return AnalysisEvent(
             self.kind,
             " ".join(self.cause).strip(),

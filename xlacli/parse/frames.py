@@ -116,3 +116,22 @@ def _package(file: str) -> str | None:
         if marker in file:
             return file.rsplit(marker, 1)[1].split("/", 1)[0].removesuffix(".py")
     return None
+
+
+# Dynamo's ``disable()`` wrapper, which xlacli puts around its own wrappers of
+# torch methods (``child/dynamo.py``): a frame of ours in effect.
+_DYNAMO_DISABLE = ("_fn", "/torch/_dynamo/eval_frame.py")
+
+
+def without_our_wrappers(frames: tuple[Frame, ...]) -> tuple[Frame, ...]:
+    """``frames`` (innermost first) without the Dynamo ``disable()`` frame that
+    calls one of xlacli's wrappers: a bare run has neither, and it is not a
+    library line the user's code went through."""
+    kept = []
+    for index, frame in enumerate(frames):
+        calls_ours = index > 0 and frames[index - 1].file.startswith(XLACLI_PACKAGE)
+        function, file = _DYNAMO_DISABLE
+        if calls_ours and frame.function == function and frame.file.endswith(file):
+            continue
+        kept.append(frame)
+    return tuple(kept) if len(kept) < len(frames) else frames

@@ -12,7 +12,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from xlacli.analysis.phases import EXPECTED_CATEGORIES
+from xlacli.analysis.phases import EXPECTED_CATEGORIES, SETUP
 from xlacli.paths import display_location, display_path
 from xlacli.render.advice import advice_view
 from xlacli.render.console import print_trimmed, stdout_console
@@ -89,6 +89,9 @@ def _title(report: RunReport) -> Text:
         if report.steps == report.steps_requested
         else f"{report.steps} of {report.steps_requested} {what}"
     )
+    setup = sum(1 for record in report.step_records if record.phase == SETUP)
+    if setup:  # the steps are the loop's iterations; a script's setup syncs come first
+        steps += f" after {counted(setup, 'setup sync')}"
     suffix = f", torch_xla {versions}" if versions else ""
     return Text.assemble(
         (f"xlacli {report.command} ", "bold"),

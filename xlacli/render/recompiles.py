@@ -9,18 +9,33 @@ from rich.markup import escape
 from rich.padding import Padding
 from rich.text import Text
 
-from xlacli.analysis.phases import AFTER_LOOP, LOOP, NEW_PHASE, SETUP
+from xlacli.analysis.phases import (
+    AFTER_LOOP,
+    LOOP,
+    NEW_PHASE,
+    PERIODIC,
+    SETUP,
+    TimelineEdges,
+    timeline_edges,
+)
 from xlacli.paths import display_location, source_line
 from xlacli.report.run import CompileEvent, FallbackOp, RunReport
 from xlacli.units import format_seconds
+from xlacli.words import counted
 
-COMPILED, CACHED = "●", "·"
+COMPILED, CACHED, NEW_SITE = "●", "·", "◆"
+SETUP_EDGE, WARM_EDGE = "┊", "│"
 INDENT = " " * 6
 # The compiles that are not steady-state recompiles, by phase (analysis/phases.py).
 PHASE_HEADINGS = (
     (SETUP, "Setup compiles ({n}, before the loop)"),
     (LOOP, "Warm-up compiles ({n}, expected)"),
     (NEW_PHASE, "New phases ({n}: sites whose first graph came after the warm-up, not recompiles)"),
+    (
+        PERIODIC,
+        "Periodic graphs ({n}: a warm site's second graph, alternating with its first "
+        "and cached when it recurs, not recompiles)",
+    ),
     (AFTER_LOOP, "After the loop ({n})"),
 )
 
@@ -54,27 +69,46 @@ def recompile_view(report: RunReport) -> RenderableType:
 
 
 def timeline(report: RunReport) -> Text:
-    """``steps 0-4: ●··│●·`` with the warm-up boundary and graphs per step."""
+    """``steps 0-4: ●··│●·`` with the loop's warm-up boundary and graphs per step.
+
+    The boundary is where the loop's own warm-up ends (analysis/phases.py), after
+    any setup syncs; a new phase's or a periodic graph's compile is not an alarm.
+    """
     compiled_steps = {event.step for event in report.events}
     steady_steps = {event.step for event in report.events if event.steady_state}
+    # Steps whose only compiles start a new phase or a periodic graph.
+    expected = {e.step for e in report.events if e.phase in (NEW_PHASE, PERIODIC)} - steady_steps
+    edges = timeline_edges([record.phase for record in report.step_records], report.warmup)
     text = Text("Steps: ", style="bold")
-    for record in report.step_records:
-        if record.step == report.warmup and record.step > 0:
-            text.append("│", style="dim")
+    for index, record in enumerate(report.step_records):
+        if index == edges.loop_start:
+            text.append(SETUP_EDGE, style="dim")
+        if index == edges.warm:
+            text.append(WARM_EDGE, style="dim")
         if record.step in compiled_steps:
-            style = "bold red" if record.step in steady_steps else "yellow"
-            text.append(COMPILED, style=style)
+            if record.step in expected:
+                text.append(NEW_SITE, style="cyan")
+            else:
+                text.append(COMPILED, style="bold red" if record.step in steady_steps else "yellow")
         else:
-            text.append(CACHED, style="green")
-    legend = f"   {COMPILED} compiled  {CACHED} cached"
-    if 0 < report.warmup < len(report.step_records):
-        legend += f"  │ end of warm-up ({report.warmup} steps)"
-    text.append(legend, style="dim")
+            text.append(CACHED, style="dim" if record.phase == SETUP else "green")
+    text.append(_timeline_legend(report, edges, bool(expected)), style="dim")
     per_step = report.executions_per_step
     if per_step and max(per_step) > 1:
         text.append("\nGraphs run per step: " + " ".join(map(str, per_step)), style="yellow")
         text.append(f"  (more than 1: {_why_several(report)})", style="dim")
     return text
+
+
+def _timeline_legend(report: RunReport, edges: TimelineEdges, expected: bool) -> str:
+    legend = f"   {COMPILED} compiled  {CACHED} cached"
+    if expected:
+        legend += f"  {NEW_SITE} new phase or periodic graph"
+    if edges.loop_start is not None:
+        legend += f"  {SETUP_EDGE} loop starts after {counted(edges.loop_start, 'setup sync')}"
+    if edges.warm is not None:
+        legend += f"  {WARM_EDGE} end of warm-up ({report.warmup} steps)"
+    return legend
 
 
 def _why_several(report: RunReport) -> str:

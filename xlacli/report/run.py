@@ -116,7 +116,7 @@ class CompileEvent:
     steady_state: bool
     cause: CompileCause
     compared_with: str | None = None  # the earlier graph it was compared with
-    phase: str = "loop"  # setup, loop, new_phase or after_loop (analysis/phases.py)
+    phase: str = "loop"  # setup, loop, new_phase, periodic or after_loop (analysis/phases.py)
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,19 @@ from xlacli.analysis.phases import (
     AFTER_LOOP,
     LOOP,
     NEW_PHASE,
+    PERIODIC,
     SETUP,
     SiteCompile,
+    TimelineEdges,
     Verdict,
+    alternates,
     count_before,
     judge,
     loop_iterations,
+    loop_step_count,
+    loop_steps_done,
     site_runs_before,
+    timeline_edges,
 )
 from xlacli.parse.frames import Frame
 
@@ -22,9 +28,9 @@ READ = (Frame("main", "/u/train.py", 55),)
 WRAP = (Frame("mark_step", "/lib/fsdp.py", 9), Frame("main", "/u/train.py", 30))
 
 
-def at(site, step, runs, category="graph_structure", phase=LOOP, iteration=None):
+def at(site, step, runs, category="graph_structure", phase=LOOP, iteration=None, periodic=False):
     iteration = step if iteration is None and phase == LOOP else iteration
-    return SiteCompile(site, step, phase, iteration, runs, category)
+    return SiteCompile(site, step, phase, iteration, runs, category, periodic)
 
 
 def test_train_then_evaluate_has_no_steady_state_recompile():
@@ -100,3 +106,62 @@ def test_a_model_files_late_value_read_is_a_change_not_a_new_phase():
     compiles = [at(TRAIN, 0, 0, "first_compile"), at(READ, 3, 0, "host_sync")]
     assert judge(compiles, warmup=2, new_phases=False)[1] == Verdict(LOOP, True)
     assert judge(compiles, warmup=2)[1] == Verdict(NEW_PHASE, False)  # a script's
+
+
+def test_a_graph_that_alternates_with_its_sites_first_and_recurs_is_periodic():
+    """A logging op every 2 steps folded into the next batch's graph (Trainer):
+    A A L A L A... The variant ran again after the base did, from the cache."""
+
+    def site(*graphs: str) -> list[tuple[int, str]]:
+        return list(enumerate(graphs))
+
+    assert alternates(3, "L", site("A", "A", "A", "L", "A", "L", "A"))
+    assert alternates(3, "L", site("X", "X", "B", "L", "B", "L"))  # B compiled at another site
+    assert not alternates(3, "L", site("A", "A", "A", "L", "A"))  # not seen to recur
+    assert not alternates(3, "L", site("A", "A", "A", "L", "L", "L"))  # replaced A for good
+    assert not alternates(None, "L", site("A", "L", "A", "L"))
+    verdicts = judge(
+        [
+            at(TRAIN, 0, 0, "first_compile"),
+            at(READ, 2, 0, "host_sync"),  # the logging read that cut the step
+            at(TRAIN, 2, 2, periodic=True),
+        ],
+        warmup=2,
+    )
+    assert verdicts == [Verdict(LOOP, False), Verdict(PERIODIC, False), Verdict(PERIODIC, False)]
+
+
+def test_a_periodic_change_of_shapes_or_values_is_still_a_recompile():
+    for category in ("input_shape", "constant_value", "intermediate_shape", "sharding"):
+        compiles = [at(TRAIN, 0, 0, "first_compile"), at(TRAIN, 5, 5, category, periodic=True)]
+        assert judge(compiles, warmup=2)[1] == Verdict(LOOP, True), category
+    model_file = [at(TRAIN, 0, 0, "first_compile"), at(TRAIN, 3, 3, periodic=True)]
+    assert judge(model_file, warmup=2, new_phases=False)[1] == Verdict(PERIODIC, False)
+    assert judge([model_file[0], at(TRAIN, 3, 3)], warmup=2)[1] == Verdict(LOOP, True)
+
+
+def test_the_timeline_edges_are_the_loops_after_setup_syncs():
+    assert timeline_edges([LOOP] * 5, warmup=2) == TimelineEdges(loop_start=None, warm=2)
+    phases = [SETUP] * 3 + [LOOP] * 4
+    assert timeline_edges(phases, warmup=2) == TimelineEdges(loop_start=3, warm=5)
+    assert timeline_edges([SETUP, LOOP, LOOP], warmup=2) == TimelineEdges(loop_start=1, warm=None)
+    assert timeline_edges([LOOP, LOOP], warmup=0) == TimelineEdges(loop_start=None, warm=None)
+    assert loop_step_count(phases) == 4
+
+
+def test_the_progress_counts_loop_iterations_once_the_loop_is_found():
+    steps = [{"step": n} for n in range(4)]
+    assert loop_steps_done(steps) == 4  # no loop found yet: every sync
+    steps += [{"step": 4, "loop_start": 3}, {"step": 5, "loop_start": 3}]
+    assert loop_steps_done(steps) == 3
+
+
+def test_a_site_first_seen_in_the_setup_starts_afresh_in_the_loop():
+    """A loader's first batch flushed the setup at its `next`; its later batches
+    (the loop) sync at the same line: their first compile is the loop's."""
+    loader = (Frame("next", "/lib/parallel_loader.py", 46), Frame("main", "/u/train.py", 40))
+    verdicts = judge(
+        [at(loader, 0, 0, "first_compile", phase=SETUP), at(loader, 1, 1, iteration=0)],
+        warmup=2,
+    )
+    assert verdicts == [Verdict(SETUP, False), Verdict(LOOP, False)]

@@ -1,5 +1,6 @@
 from tests.conftest import GOLDEN
 from xlacli.parse.debug_log import parse_debug_log
+from xlacli.parse.frames import XLACLI_PACKAGE, Frame, without_our_wrappers
 
 
 def test_compiles_and_executions_in_order():
@@ -36,3 +37,14 @@ def test_every_execution_names_its_graph():
 
 def test_unrelated_lines_are_ignored():
     assert parse_debug_log("hello\nComputation hash: abc\n") == []
+
+
+def test_dynamos_disable_frame_around_our_wrapper_is_dropped():
+    """xlacli's `.item()` wrapper runs under `torch._dynamo.disable`: its `_fn`
+    frame is no library line the user's read went through (a bare run has none)."""
+    ours = Frame("read", XLACLI_PACKAGE + "child/value_reads.py", 77)
+    disable = Frame("_fn", "/venv/site-packages/torch/_dynamo/eval_frame.py", 1044)
+    user = Frame("_train_update", "/u/train.py", 49)
+    assert without_our_wrappers((ours, disable, user)) == (ours, user)
+    compiled = (Frame("f", "/u/train.py", 3), disable, user)  # the user's own disable()
+    assert without_our_wrappers(compiled) == compiled

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from xlacli.analysis.phases import TimelineEdges
 from xlacli.assemble.source_snippets import load_snippets, read_snippet, save_snippets
 from xlacli.render.check import save_check
 from xlacli.render.html import run_page
@@ -260,8 +261,16 @@ def test_check_section_lists_regressions_first(hostile_run: Path) -> None:
 
 
 def test_timeline_svg_has_a_box_before_it_paints() -> None:
-    svg = timeline_svg([TimelineMark(0, "cached", False, '"<hover>"')], warmup=0)
+    svg = timeline_svg([TimelineMark(0, "cached", False, '"<hover>"')])
     assert 'viewBox="0 0 ' in svg and "&#34;&lt;hover&gt;&#34;" in svg
+
+
+def test_timeline_svg_draws_the_loops_start_and_its_warm_up_end() -> None:
+    marks = [TimelineMark(step, "cached", False, "") for step in range(6)]
+    svg = timeline_svg(marks, TimelineEdges(loop_start=2, warm=4))
+    pitch = 15  # a mark and its gap
+    assert f'class="setup-edge" x1="{2 * pitch - 1.5}"' in svg
+    assert f'class="boundary" x1="{4 * pitch - 1.5}"' in svg
 
 
 def test_snippet_of_an_unreadable_or_out_of_range_location(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from xlacli.analysis.phases import LOOP, PHASE_WORDS, SETUP, timeline_edges
 from xlacli.assemble.source_snippets import SourceSnippet
 from xlacli.errors import EXIT_CHECK_FAILED, EXIT_INCOMPLETE
 from xlacli.paths import display_location, display_path
@@ -12,6 +13,7 @@ from xlacli.render.compile_report import TRIGGER_WORDS
 from xlacli.render.html.context import RunContext, event_anchor, graph_anchor
 from xlacli.render.html.svg import TimelineMark, timeline_svg
 from xlacli.render.problems import problem_lines
+from xlacli.render.recompiles import step_label
 from xlacli.report.run import CompileEvent, StepRecord
 from xlacli.units import format_seconds, short_hash
 
@@ -64,10 +66,13 @@ def timeline_context(run: RunContext) -> dict[str, Any] | None:
     for event in report.events:
         by_step.setdefault(event.step, []).append(event)
     marks = [_mark(record, by_step.get(record.step, [])) for record in report.step_records]
+    # The loop's own warm-up, after any setup syncs (analysis/phases.py).
+    edges = timeline_edges([record.phase for record in report.step_records], report.warmup)
     return {
-        "svg": timeline_svg(marks, report.warmup),
+        "svg": timeline_svg(marks, edges),
         "steps": len(marks),
         "warmup": report.warmup,
+        "edges": edges,
         "steady": sum(mark.steady_recompile for mark in marks),
     }
 
@@ -82,9 +87,11 @@ def _mark(record: StepRecord, events: list[CompileEvent]) -> TimelineMark:
     else:
         kind = "cached"
     hover = [f"step {record.step}: {kind}", f"wall {format_seconds(record.wall_time_s)}"]
+    if record.phase == SETUP:
+        hover.append("setup (before the loop)")
     hover += [
         f"compiled {short_hash(event.graph_hash)} in {format_seconds(event.compile_time_s)}"
-        f" ({event.cause.category})"
+        f" ({event.cause.category}, {PHASE_WORDS.get(event.phase, event.phase)})"
         for event in events
     ]
     if record.graph_hashes:
@@ -139,7 +146,8 @@ def _event_item(
     before, arrow, after = cause.detail.partition(" -> ")
     return {
         "anchor": event_anchor(index),
-        "step": event.step,
+        "step": step_label(event),
+        "phase": PHASE_WORDS.get(event.phase, event.phase) if event.phase != LOOP else None,
         "steady": event.steady_state,
         "category": cause.category,
         "location": display_location(cause.location) or "unknown location",

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
+from xlacli.analysis.phases import TimelineEdges
 from xlacli.units import format_seconds
 
 MARK_WIDTH = 12
@@ -42,8 +43,9 @@ class Segment:
     seconds: float
 
 
-def timeline_svg(marks: Sequence[TimelineMark], warmup: int) -> Markup:
-    """One mark per step; the warm-up boundary as a dashed line."""
+def timeline_svg(marks: Sequence[TimelineMark], edges: TimelineEdges | None = None) -> Markup:
+    """One mark per step; the loop's start after setup syncs and the end of its
+    warm-up as lines (``edges``: indices into ``marks``)."""
     pitch = MARK_WIDTH + MARK_GAP
     width = max(pitch * len(marks), pitch)
     parts = [
@@ -73,9 +75,11 @@ def timeline_svg(marks: Sequence[TimelineMark], warmup: int) -> Markup:
         parts.append("</g>")
         if index % every == 0:
             parts.append(f'<text x="{x + MARK_WIDTH / 2}" y="44">{mark.step}</text>')
-    if 0 < warmup < len(marks):
-        edge = warmup * pitch - MARK_GAP / 2
-        parts.append(f'<line class="boundary" x1="{edge}" y1="0" x2="{edge}" y2="32"></line>')
+    edges = edges or TimelineEdges(loop_start=None, warm=None)
+    for css, at in (("setup-edge", edges.loop_start), ("boundary", edges.warm)):
+        if at:
+            edge = at * pitch - MARK_GAP / 2
+            parts.append(f'<line class="{css}" x1="{edge}" y1="0" x2="{edge}" y2="32"></line>')
     parts.append("</svg>")
     return Markup("".join(parts))
 
