@@ -27,7 +27,7 @@ from xlacli.analysis.locate import Locator
 from xlacli.analysis.memory_facts import with_memory_facts
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
 from xlacli.analysis.spmd_graph import attach_spmd
-from xlacli.analysis.user_lines import memory_at_user_lines, user_lines
+from xlacli.analysis.user_lines import graph_walk, memory_at_user_lines
 from xlacli.assemble.advice import ADVISORS
 from xlacli.assemble.organise import OrganisedRun, is_value_read
 from xlacli.parse.debug_log import AnalysisEvent
@@ -99,8 +99,11 @@ def _at_user_lines(
     """The peak and buffers at the user's lines (``analysis/user_lines.py``)."""
     if memory is None:
         return None
-    walked = user_lines(run.hlo.stacks(files.get("hlo_stacks")), run.roots)
-    return memory_at_user_lines(memory, walked) if walked else memory
+    stacks = run.hlo.stacks
+    walk = graph_walk(
+        stacks(files.get("hlo_after_stacks")), stacks(files.get("hlo_stacks")), run.roots
+    )
+    return memory_at_user_lines(memory, walk)
 
 
 def dynamo_record(run: OrganisedRun, done: Sections) -> DynamoSection:

@@ -28,6 +28,7 @@ from types import ModuleType
 from typing import Any
 
 from xlacli.errors import ModelError, UsageError
+from xlacli.paths import near_path
 
 MODEL_NAMES = ("get_model", "model")
 INPUT_NAMES = ("get_inputs", "example_inputs")
@@ -77,7 +78,10 @@ def check_model_file(target: ModelTarget) -> ModelTarget:
     """
     path = target.path
     if not path.exists():
-        raise UsageError(f"model file not found: {path}")
+        near = near_path(path, (".py",))
+        raise UsageError(
+            f"model file not found: {path}" + (f" (did you mean {near}?)" if near else "")
+        )
     if path.is_dir():
         raise UsageError(f"{path} is a folder; expected a model file such as {path}/model.py")
     if path.suffix != ".py":
@@ -256,8 +260,10 @@ def _check_defined_names(target: ModelTarget, names: set[str] | None) -> None:
     shown = ", ".join(sorted(n for n in names if not n.startswith("_"))) or "nothing"
     if target.entry is not None:
         if target.entry not in names:
+            close = difflib.get_close_matches(target.entry, sorted(names), 1, 0.75)
             raise UsageError(
-                f"{target.path} defines no {target.entry!r} (it defines: {shown})",
+                f"{target.path} defines no {target.entry!r} "
+                + (f"(did you mean {close[0]}?)" if close else f"(it defines: {shown})"),
                 hint="PATH.py:NAME selects a function NAME() returning (model, inputs)",
             )
         return

@@ -74,12 +74,16 @@ def diff_hlo_command(
     Exits 0 when the programs are the same (renumbered or reordered counts as
     the same), 1 when they differ, 2 on bad input.
     """
+    from xlacli.flows.runs import resolve_run, run_by_name
     from xlacli.hlo.gc_pause import gc_paused
     from xlacli.hlo.inputs import diff_paths, run_graph_files
 
     chosen = options.file_format(output_format, output)
     if right_graph is not None:  # RUN HASH HASH: two graphs of one run
-        left, right = run_graph_files(left, (str(right), right_graph), stage.value)
+        run = resolve_run(left)  # a path or a run's name; "does not exist" lists the runs
+        left, right = run_graph_files(run, (str(right), right_graph), stage.value)
+    else:  # two runs may be named as `xlacli runs` lists them
+        left, right = run_by_name(left), run_by_name(right)
     with gc_paused(freeze=True):
         report = diff_paths(left, right, stage.value)
     # Two run folders: also their memory and precision, graph by graph. Imported only

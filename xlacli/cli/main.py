@@ -13,6 +13,7 @@ from typer.core import TyperCommand
 
 from xlacli import __version__
 from xlacli.capture.signals import exit_on_sigterm
+from xlacli.cli.usage import ClickError, NoArgsIsHelp, command_line_error
 from xlacli.errors import EXIT_INTERRUPTED, XlacliError
 from xlacli.render.console import print_error
 
@@ -157,7 +158,17 @@ def main(argv: list[str] | None = None) -> int:
     """
     previous = exit_on_sigterm()
     try:
-        app(args=argv, prog_name="xlacli")
+        code = app(args=_spelt_out(argv), prog_name="xlacli", standalone_mode=False)
+        return code if isinstance(code, int) else 0
+    except NoArgsIsHelp as help_page:  # bare `xlacli`: the help
+        help_page.show()  # type: ignore[attr-defined]
+        return int(help_page.exit_code)  # type: ignore[attr-defined]
+    except ClickError as error:  # a bad flag or command: one line, exit 2
+        print_error(command_line_error(error))
+        return int(getattr(error, "exit_code", 2))
+    except typer.Abort:
+        print("xlacli: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except SystemExit as exit_:
         code = exit_.code
         return code if isinstance(code, int) else (0 if code is None else 1)
@@ -167,4 +178,15 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-    return 0
+
+
+def _spelt_out(argv: list[str] | None) -> list[str]:
+    """What a newcomer types for help and the version, as the options they are:
+    ``xlacli help compile`` is ``xlacli compile --help``, ``xlacli version`` is
+    ``xlacli --version``."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["help"]:
+        return [*words[1:2], "--help"]
+    if words == ["version"]:
+        return ["--version"]
+    return words

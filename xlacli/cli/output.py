@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from xlacli.errors import UsageError
+from xlacli.paths import write_text_file
 
 
 def write_output(text: str, output: Path | None) -> None:
@@ -17,8 +17,5 @@ def write_output(text: str, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
         return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as error:
-        raise UsageError(f"cannot write {output}: {error.strerror or error}") from None
+    write_text_file(output, text)
     print(output)

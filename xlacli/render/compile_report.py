@@ -83,7 +83,7 @@ def natural_width(renderable: RenderableType) -> int:
 
 def _title(report: RunReport) -> Text:
     versions = report.versions.get("torch_xla")
-    what = "training steps" if report.train else "steps"
+    what = "training steps" if report.trained else "steps"
     steps = (
         f"{report.steps} {what}"
         if report.steps == report.steps_requested

@@ -12,14 +12,13 @@ from rich.text import Text
 
 from xlacli.analysis.spmd_changes import spmd_change_summary
 from xlacli.hlo.changes import CHANGE_KINDS, Change, DiffReport, ModuleDiff, Pattern, SourceRef
-from xlacli.paths import display_path
+from xlacli.paths import display_path, display_walked
 
 TOP_PATTERNS = 20
 TOP_OPCODES = 12
 _OP_WIDTH = 24
 NARROW_BELOW = 110  # columns: below, the pattern table drops its torch op column
 _KIND_STYLE = {"changed": "yellow", "added": "green", "removed": "red"}
-_SITE_PACKAGES = "site-packages/"
 _TABLE_STYLE: dict[str, Any] = {
     "title_justify": "left",
     "caption_justify": "left",
@@ -164,7 +163,7 @@ def _pattern_table(patterns: tuple[Pattern, ...], details: bool, narrow: bool) -
     shown = patterns if details else patterns[:TOP_PATTERNS]
     table = Table(title="changes, grouped (most repeated first)", **_TABLE_STYLE)
     # The source line is what the user acts on: it keeps its width, "what" wraps.
-    sources = [_source_text(pattern.source) for pattern in shown]
+    sources = [source_text(pattern.source, inside=not narrow) for pattern in shown]
     table.add_column("count", justify="right", no_wrap=True)
     table.add_column("change", no_wrap=True)
     table.add_column("opcode", no_wrap=True)
@@ -195,7 +194,7 @@ def _change_lines(changes: tuple[Change, ...]) -> Text:
         assert side is not None
         names = " → ".join(f"%{ref.name}" for ref in (change.left, change.right) if ref)
         what = "; ".join(change.details) or side.shape
-        source = _source_text(change.source)
+        source = source_text(change.source)
         text.append("\n  ")
         text.append(f"{change.kind:<8}", style=_KIND_STYLE[change.kind])
         text.append(f" {change.opcode_text}  {names} in {side.computation}: {what}")
@@ -211,13 +210,11 @@ def _op_text(source: SourceRef | None) -> str:
     return source.op_type or source.op_name
 
 
-def _source_text(source: SourceRef | None) -> str:
-    """``file:line`` made short: after site-packages/, or relative to the working folder."""
+def source_text(source: SourceRef | None, *, inside: bool = True) -> str:
+    """The user's ``file:line`` (``~`` when lent by a neighbour), short as paths
+    are shown, with the library line it went through when ``inside``:
+    ``model.py:12 (inside torch/nn/modules/linear.py:134)``."""
     if source is None or not source.location:
         return ""
-    location = source.location
-    if _SITE_PACKAGES in location:
-        location = location.split(_SITE_PACKAGES, 1)[1]
-    else:
-        location = display_path(location)
+    location = display_walked(source.location, source.library if inside else None) or ""
     return f"~{location}" if source.inherited else location

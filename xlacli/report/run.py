@@ -195,7 +195,7 @@ class RunReport:
     device: str
     steps: int  # steps completed
     steps_requested: int
-    train: bool
+    train: bool  # --train: xlacli's own training step (ignored when the file defines step())
     run_dir: str
     compilations: int
     executions: int
@@ -224,6 +224,9 @@ class RunReport:
     scan_advice: tuple[ScanAdvice, ...] = ()
     bucket_advice: tuple[BucketAdvice, ...] = ()
     value_read_costs: tuple[ValueReadCost, ...] = ()
+    # What the steps did, whoever drove them (xlacli's --train, a model file's own
+    # step(), a script's loop): a backward pass or an optimizer step ran.
+    trained: bool = False
 
     @property
     def steady_state_compiles(self) -> int:
@@ -305,6 +308,7 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         steps=data.get("steps", 0),
         steps_requested=data.get("steps_requested") or data.get("steps", 0),
         train=data.get("train", False),
+        trained=data.get("trained", data.get("train", False)),
         run_dir=data.get("run_dir", ""),
         compilations=data.get("compilations", 0),
         executions=data.get("executions", 0),

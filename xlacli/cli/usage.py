@@ -1,0 +1,64 @@
+"""Click's own usage errors (a misspelt flag or command, a missing argument, a
+value of the wrong type) as xlacli's one line and hint, exit 2 like every usage
+error, instead of click's four lines of usage, "Try ...", a blank and "Error:"."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from xlacli.errors import UsageError
+
+try:  # typer 0.28 carries a click of its own
+    from typer._click import exceptions as _click_errors
+except ImportError:  # older typer runs on click itself
+    from click import exceptions as _click_errors  # type: ignore[no-redef]
+
+ClickError: type[Exception] = _click_errors.ClickException
+# A bare `xlacli` raises it to print the help page (click 8.2 and later).
+NoArgsIsHelp: type[Exception] = getattr(_click_errors, "NoArgsIsHelpError", type(None))
+
+# Click's suggestion, "No such option: --stpes Did you mean --steps?", and typer's
+# for commands, "No such command 'compil'. Did you mean 'compile'?".
+_SUGGESTION = re.compile(r"\.?\s*\(?(?:Did you mean|Possible options:) (?P<what>.+?)\??\)?$")
+# "'lazzy' is not one of 'lazy', 'dynamo', 'both'": the value and the choices.
+_CHOICE = re.compile(r"'(?P<value>[^']*)' is not one of (?P<choices>'.*')")
+# Click's words for a number that is none.
+_PLAINER = {
+    "is not a valid int range": "is not a whole number",
+    "is not a valid integer": "is not a whole number",
+}
+
+
+def command_line_error(error: Any) -> UsageError:
+    """The error, worded as xlacli's, with the help page to read as its hint."""
+    message = error.format_message().strip()
+    suggestion = _SUGGESTION.search(message)
+    if suggestion is not None:
+        message = (
+            message[: suggestion.start()].rstrip(" .") + f" (did you mean {suggestion['what']}?)"
+        )
+    else:
+        message = message.rstrip(".")
+    for said, plainer in _PLAINER.items():
+        message = message.replace(said, plainer)
+    message = message[:1].lower() + message[1:] + _closest_choice(message)
+    return UsageError(message, hint=f"`{_command_path(error)} --help` shows the usage")
+
+
+def _command_path(error: Any) -> str:
+    """``xlacli compile`` for an error in compile's options, else ``xlacli``."""
+    context = getattr(error, "ctx", None)
+    return context.command_path if context is not None else "xlacli"
+
+
+def _closest_choice(message: str) -> str:
+    """`` (did you mean lazy?)`` for a choice one typo away, else ""."""
+    import difflib
+
+    choice = _CHOICE.search(message)
+    if choice is None:
+        return ""
+    choices = re.findall(r"'([^']*)'", choice["choices"])
+    close = difflib.get_close_matches(choice["value"], choices, 1, 0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
