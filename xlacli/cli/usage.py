@@ -15,8 +15,14 @@ except ImportError:  # older typer runs on click itself
     from click import exceptions as _click_errors  # type: ignore[no-redef]
 
 ClickError: type[Exception] = _click_errors.ClickException
+
+
+class _NeverRaised(Exception):
+    """Stands for an error this click does not have."""
+
+
 # A bare `xlacli` raises it to print the help page (click 8.2 and later).
-NoArgsIsHelp: type[Exception] = getattr(_click_errors, "NoArgsIsHelpError", type(None))
+NoArgsIsHelp: type[Exception] = getattr(_click_errors, "NoArgsIsHelpError", _NeverRaised)
 
 # Click's suggestion, "No such option: --stpes Did you mean --steps?", and typer's
 # for commands, "No such command 'compil'. Did you mean 'compile'?".

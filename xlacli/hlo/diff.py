@@ -21,6 +21,7 @@ from xlacli.hlo.graph import HloGraph, build_graph
 from xlacli.hlo.match import Matching, match_graphs
 from xlacli.hlo.model import HloModule
 from xlacli.hlo.patterns import group_patterns
+from xlacli.parse.frames import outside_xlacli
 from xlacli.parse.stack_walk import SourceWalk
 from xlacli.paths import split_location
 
@@ -242,12 +243,15 @@ def _source(graph: HloGraph, node: int, walk: SourceWalk | None = None) -> Sourc
 
 
 def _walked(source: SourceRef, name: str, walk: SourceWalk | None) -> SourceRef:
-    """The source at the user's line when the stacks walk it there, the library line kept."""
+    """The source at the user's line when the stacks walk it there, the library
+    line kept; a line of xlacli's own harness (moving an input) is no one's line."""
     walked = walk.walk(source.location, name) if walk else None
-    if walked is None:
-        return source
-    file, line = split_location(walked.user)
-    return dataclasses.replace(source, file=file, line=line or 0, library=walked.library)
+    if walked is not None:
+        file, line = split_location(walked.user)
+        return dataclasses.replace(source, file=file, line=line or 0, library=walked.library)
+    if source.file and outside_xlacli(source.location) is None:
+        return dataclasses.replace(source, file="", line=0)
+    return source
 
 
 def _short(literal: str | None) -> str:
