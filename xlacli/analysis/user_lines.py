@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from xlacli.parse.frames import CodeRoots
 from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.parse.stack_walk import SourceWalk, line_walk
-from xlacli.report.memory import BufferRecord, GraphMemory
+from xlacli.report.memory import BufferRecord, GraphMemory, GraphPrecision
 
 
 def graph_walk(
@@ -26,9 +26,15 @@ def graph_walk(
     return line_walk(optimized, roots).with_libraries_of(line_walk(unoptimized, roots))
 
 
-def memory_at_user_lines(memory: GraphMemory, walk: SourceWalk) -> GraphMemory:
-    """The peak's and the buffers' lines as the user's, the library's kept beside."""
-    biggest = tuple(_buffer_at_user_line(buffer, walk) for buffer in memory.biggest)
+def memory_at_user_lines(
+    memory: GraphMemory, walk: SourceWalk, backward: str | None = None
+) -> GraphMemory:
+    """The peak's and the buffers' lines as the user's, the library's kept beside.
+
+    ``backward``: the ``loss.backward()`` line of the graph's step, for the
+    buffers of ops the autograd engine made (an op with no line of its own).
+    """
+    biggest = tuple(_buffer_at_user_line(buffer, walk, backward) for buffer in memory.biggest)
     walked = walk.walk(memory.peak_site, memory.peak_at or "")
     if walked is None:
         return dataclasses.replace(memory, biggest=biggest)
@@ -37,8 +43,19 @@ def memory_at_user_lines(memory: GraphMemory, walk: SourceWalk) -> GraphMemory:
     )
 
 
-def _buffer_at_user_line(buffer: BufferRecord, walk: SourceWalk) -> BufferRecord:
+def _buffer_at_user_line(
+    buffer: BufferRecord, walk: SourceWalk, backward: str | None
+) -> BufferRecord:
+    if buffer.source is None and buffer.op and backward is not None:
+        return dataclasses.replace(buffer, source=backward)
     walked = walk.walk(buffer.source, buffer.name.partition("{")[0])
     if walked is None:
         return buffer
     return dataclasses.replace(buffer, source=walked.user, library_source=walked.library)
+
+
+def precision_at_user_lines(precision: GraphPrecision, walk: SourceWalk) -> GraphPrecision:
+    """The user's line of each library line the f64 instructions come from."""
+    walked = {source: walk.walk(source) for source in precision.f64_sources}
+    users = {source: found.user for source, found in walked.items() if found is not None}
+    return dataclasses.replace(precision, f64_user_lines=users) if users else precision

@@ -51,3 +51,12 @@ def test_a_line_reached_from_several_user_lines_or_none_stays():
     ]
     memory = _memory(_buffer("dot.1"))
     assert memory_at_user_lines(memory, graph_walk(None, ops, ROOTS)) == memory
+
+
+def test_an_op_of_the_autograd_engine_is_at_the_backward_line():
+    """No Python frame of its own: the step's loss.backward() made it."""
+    backward_op = BufferRecord("broadcast.3{}", 10, "f32[2]", "temporary", "aten__expand", None)
+    argument = BufferRecord("copy.1{}", 10, "f32[2]", "argument", "", None)
+    memory = _memory(backward_op, argument)
+    moved = memory_at_user_lines(memory, graph_walk(None, None, ROOTS), "/me/train.py:50")
+    assert [b.source for b in moved.biggest] == ["/me/train.py:50", None]
