@@ -87,7 +87,7 @@ def near_path(path: Path, suffixes: tuple[str, ...] = ()) -> Path | None:
             close = [
                 match
                 for wanted in (part, *(part + suffix for suffix in suffixes))
-                for match in difflib.get_close_matches(wanted, names, 1, 0.75)
+                for match in difflib.get_close_matches(wanted, names, 1, 0.6)
             ]
             if not close:
                 return None

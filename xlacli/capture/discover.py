@@ -85,11 +85,21 @@ def check_model_file(target: ModelTarget) -> ModelTarget:
     if path.is_dir():
         raise UsageError(f"{path} is a folder; expected a model file such as {path}/model.py")
     if path.suffix != ".py":
-        raise UsageError(f"{path} is not a Python file (expected a .py model file)")
+        raise UsageError(
+            f"{path} is not a Python file (expected a .py model file)",
+            hint=f"export the notebook as a script: jupyter nbconvert --to script {path}"
+            if path.suffix == ".ipynb"
+            else None,
+        )
     source = read_python_source(path)
     try:
         tree = ast.parse(source, filename=str(path))
     except SyntaxError as error:
+        if error.lineno is None:  # null bytes: a binary file, not Python at all
+            raise UsageError(
+                f"{path} is not Python source: {error.msg}",
+                hint="give the model file or script itself (a text file of Python code)",
+            ) from None
         where = f"{path}:{error.lineno}" + (f":{error.offset}" if error.offset else "")
         line = (error.text or "").rstrip()
         raise UsageError(

@@ -79,7 +79,7 @@ class _PlainUsage(TyperCommand):
         return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
 
 
-def _register() -> None:
+def _register() -> tuple[str, ...]:
     # Command modules are imported here, not at their definition, so that each
     # stays a plain function that tests can call without the typer app.
     from xlacli.cli import check as check_cmd
@@ -144,9 +144,10 @@ def _register() -> None:
         app.command(
             name, cls=_PlainUsage, context_settings=settings, epilog=options.epilog(*examples)
         )(error_boundary(command))
+    return tuple(name for name, *_ in commands)
 
 
-_register()
+COMMAND_NAMES = _register()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,14 +158,15 @@ def main(argv: list[str] | None = None) -> int:
     child first and keep the partial report.
     """
     previous = exit_on_sigterm()
+    words = _spelt_out(argv)
     try:
-        code = app(args=_spelt_out(argv), prog_name="xlacli", standalone_mode=False)
+        code = app(args=words, prog_name="xlacli", standalone_mode=False)
         return code if isinstance(code, int) else 0
     except NoArgsIsHelp as help_page:  # bare `xlacli`: the help
         help_page.show()  # type: ignore[attr-defined]
         return int(help_page.exit_code)  # type: ignore[attr-defined]
     except ClickError as error:  # a bad flag or command: one line, exit 2
-        print_error(command_line_error(error))
+        print_error(command_line_error(error, words, COMMAND_NAMES))
         return int(getattr(error, "exit_code", 2))
     except typer.Abort:
         print("xlacli: interrupted", file=sys.stderr)

@@ -27,6 +27,8 @@ NoArgsIsHelp: type[Exception] = getattr(_click_errors, "NoArgsIsHelpError", _Nev
 # Click's suggestion, "No such option: --stpes Did you mean --steps?", and typer's
 # for commands, "No such command 'compil'. Did you mean 'compile'?".
 _SUGGESTION = re.compile(r"\.?\s*\(?(?:Did you mean|Possible options:) (?P<what>.+?)\??\)?$")
+# -o/--out given to a command that writes a file (--output), not a run folder.
+_RUN_FOLDER_OPTION = re.compile(r"^(no such option: (?:-o|--out))\b")
 # "'lazzy' is not one of 'lazy', 'dynamo', 'both'": the value and the choices.
 _CHOICE = re.compile(r"'(?P<value>[^']*)' is not one of (?P<choices>'.*')")
 # Click's words for a number that is none.
@@ -36,7 +38,9 @@ _PLAINER = {
 }
 
 
-def command_line_error(error: Any) -> UsageError:
+def command_line_error(
+    error: Any, argv: list[str] | None = None, commands: tuple[str, ...] = ()
+) -> UsageError:
     """The error, worded as xlacli's, with the help page to read as its hint."""
     message = error.format_message().strip()
     suggestion = _SUGGESTION.search(message)
@@ -49,13 +53,24 @@ def command_line_error(error: Any) -> UsageError:
     for said, plainer in _PLAINER.items():
         message = message.replace(said, plainer)
     message = message[:1].lower() + message[1:] + _closest_choice(message)
-    return UsageError(message, hint=f"`{_command_path(error)} --help` shows the usage")
+    path = _command_path(error, argv, commands)
+    wrong_out = _RUN_FOLDER_OPTION.match(message)
+    if wrong_out is not None and path in ("xlacli report", "xlacli diff-hlo"):
+        message = (
+            f"{wrong_out[1]} (did you mean --output FILE? -o and --out name the run "
+            "folder compile, profile and check create)"
+        )
+    return UsageError(message, hint=f"`{path} --help` shows the usage")
 
 
-def _command_path(error: Any) -> str:
-    """``xlacli compile`` for an error in compile's options, else ``xlacli``."""
+def _command_path(error: Any, argv: list[str] | None, commands: tuple[str, ...]) -> str:
+    """``xlacli compile`` for an error in compile's options (from the error's
+    context, else from the words typed), else ``xlacli``."""
     context = getattr(error, "ctx", None)
-    return context.command_path if context is not None else "xlacli"
+    if context is not None and context.parent is not None:
+        return str(context.command_path)
+    command = next((word for word in argv or () if not word.startswith("-")), None)
+    return f"xlacli {command}" if command in commands else "xlacli"
 
 
 def _closest_choice(message: str) -> str:

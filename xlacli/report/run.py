@@ -273,20 +273,34 @@ def load_report(run_dir: Path) -> RunReport:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
+        inside = _run_folder_above(run_dir)
         raise UsageError(
-            f"{run_dir} is not an xlacli run folder (no {REPORT_FILE})",
-            hint="run `xlacli compile MODEL.py` first; it prints its run folder",
+            f"{run_dir} is not an xlacli run folder (no {REPORT_FILE})"
+            + (f"; it is inside the run folder {inside}" if inside else ""),
+            hint=f"xlacli report {inside}"
+            if inside
+            else "run `xlacli compile MODEL.py` first; it prints its run folder",
         ) from None
     except (UnicodeDecodeError, json.JSONDecodeError):
+        inside = _run_folder_above(run_dir)
         raise UsageError(
-            f"{run_dir} is not an xlacli run folder or report.json (it is not JSON)",
-            hint=NOT_A_RUN_HINT,
+            f"{run_dir} is not an xlacli run folder or report.json (it is not JSON)"
+            + (f"; it is inside the run folder {inside}" if inside else ""),
+            hint=f"xlacli report {inside}" if inside else NOT_A_RUN_HINT,
         ) from None
     except OSError as error:
         raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
     report = report_from_dict(data, source=str(path))
     # A run folder may have been moved or copied since: it is where it is now.
     return dataclasses.replace(report, run_dir=str(path.parent.resolve()))
+
+
+def _run_folder_above(path: Path) -> Path | None:
+    """The run folder a path lies inside (``RUN/graphs/HASH``), if any."""
+    for parent in list(path.parents)[:3]:
+        if (parent / REPORT_FILE).is_file():
+            return parent
+    return None
 
 
 def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
