@@ -11,33 +11,18 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, run_cli
-from tests.integration.test_recompile_e2e import line_of, torch_xla_compiles
+from tests.integration.test_recompile_e2e import documented_run, line_of, torch_xla_compiles
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def capture(tmp_path_factory):
-    """``capture(example, steps=5)``: the JSON report of one run, each example run once."""
-    reports: dict[tuple[str, int], dict] = {}
+def capture(capture_once):
+    """``capture(example, steps=5)``: the JSON report of the example's documented
+    run, shared with every test (and the golden reports) that runs it."""
 
     def run(example: str, steps: int = 5) -> dict:
-        if (example, steps) not in reports:
-            out = tmp_path_factory.mktemp(example) / "run"
-            result = run_cli(
-                "compile",
-                f"examples/recompile/{example}.py",
-                "--steps",
-                str(steps),
-                "--out",
-                out,
-                "--format",
-                "json",
-                cwd=REPO,
-            )
-            assert result.code == 0, result.stderr
-            reports[example, steps] = json.loads(result.stdout)
-        return reports[example, steps]
+        return documented_run(capture_once, example, steps).report
 
     return run
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import EXAMPLES, GOLDEN, REPO, run_cli
+from tests.conftest import EXAMPLES, GOLDEN, REPO
 
 REPORTS = GOLDEN / "reports"
 UPDATE = os.environ.get("XLACLI_UPDATE_GOLDENS") == "1"
@@ -93,13 +93,11 @@ def _name(path: Path) -> str:
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_report_matches_golden(name: str, tmp_path: Path) -> None:
-    args = COMMANDS[name]
-    script_args = args[args.index("--") :] if "--" in args else []
-    own = args[: len(args) - len(script_args)]
-    result = run_cli("compile", *own, "--out", tmp_path / "run", *script_args, cwd=REPO)
-    report_file = tmp_path / "run" / "report.json"
-    assert report_file.exists(), result.stderr
+def test_report_matches_golden(name: str, capture_once) -> None:
+    # The example's documented command, run once for every test that runs it.
+    captured = capture_once("compile", *COMMANDS[name])
+    report_file = captured.run / "report.json"
+    assert report_file.exists(), captured.result.stderr
     report = normalize(json.loads(report_file.read_text()))
     if report.get("dynamo"):
         # torch_xla's Dynamo bridge clears and restores counters while it extracts a
