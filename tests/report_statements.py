@@ -102,7 +102,10 @@ RULES = (
         "N (training) steps in the title",
         re.compile(r"^xlacli compile .*?(\d+)(?: of \d+)? (training )?steps", re.M),
         lambda data, m: (
-            int(m.group(1)) == data.get("steps") and bool(m.group(2)) == bool(data.get("train"))
+            # Training: what the steps did (a backward or an optimizer step), whoever
+            # ran them; reports older than the field said it of --train alone.
+            int(m.group(1)) == data.get("steps")
+            and bool(m.group(2)) == bool(data.get("trained", data.get("train")))
         ),
     ),
     Rule(

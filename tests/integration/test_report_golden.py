@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import EXAMPLES, GOLDEN, REPO
+from tests.report_statements import contradictions
 
 REPORTS = GOLDEN / "reports"
 UPDATE = os.environ.get("XLACLI_UPDATE_GOLDENS") == "1"
@@ -98,6 +99,9 @@ def test_report_matches_golden(name: str, capture_once) -> None:
     captured = capture_once("compile", *COMMANDS[name])
     report_file = captured.run / "report.json"
     assert report_file.exists(), captured.result.stderr
+    # Its text report says nothing its JSON contradicts ("training steps" included).
+    data = json.loads(report_file.read_text())
+    assert contradictions(captured.result.stdout, data) == [], captured.result.stdout
     report = normalize(json.loads(report_file.read_text()))
     if report.get("dynamo"):
         # torch_xla's Dynamo bridge clears and restores counters while it extracts a
