@@ -86,7 +86,16 @@ RULES = (
     Rule(
         "Warm-up compiles (N",
         re.compile(r"Warm-up compiles \((\d+)"),
-        lambda data, m: int(m.group(1)) == len(data.get("events", [])) - _steady(data),
+        # The loop's compiles only: a script's setup, new phases and after-the-loop
+        # compiles have headings of their own (render/recompiles.py).
+        lambda data, m: (
+            int(m.group(1))
+            == sum(
+                1
+                for e in data.get("events", [])
+                if not e.get("steady_state") and e.get("phase", "loop") == "loop"
+            )
+        ),
     ),
     Rule(
         "N compilations",

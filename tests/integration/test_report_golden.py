@@ -61,16 +61,22 @@ def normalize(value: Any, key: str = "") -> Any:
     """The report with volatile fields dropped and machine paths made portable."""
     if isinstance(value, dict):
         return {
-            k: normalize(v, k)
+            _portable(k): normalize(v, k)  # keys may be paths too (f64_user_lines)
             for k, v in sorted(value.items())
             if not _VOLATILE_KEY.search(k) and not (key == "counters" and k in _VOLATILE_COUNTERS)
         }
     if isinstance(value, list):
         return [normalize(v, key) for v in value]
     if isinstance(value, str):
-        value = value.replace(str(REPO) + "/", "")
-        return re.sub(r"\S*/site-packages/", "<site-packages>/", value)
+        return _portable(value)
     return value
+
+
+def _portable(text: str) -> str:
+    """Machine paths as every checkout writes them: relative to the repository, and
+    ``<site-packages>/`` for the virtual environment's packages."""
+    text = text.replace(str(REPO) + "/", "")
+    return re.sub(r"\S*/site-packages/", "<site-packages>/", text)
 
 
 COMMANDS = example_commands()
