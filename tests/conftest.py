@@ -98,3 +98,65 @@ def wait_for_events(run: Path, marker: str, count: int, timeout: float = 120) ->
             return
         time.sleep(0.2)
     raise AssertionError(f"{events} never held {marker!r} {count} times")
+
+
+@dataclass(frozen=True)
+class Capture:
+    """One ``xlacli`` run shared by every test that runs the same command."""
+
+    run: Path  # its run folder (--out)
+    result: CliResult
+
+    @property
+    def report(self) -> dict:
+        return json.loads((self.run / "report.json").read_text())
+
+
+def _shared_root(factory: pytest.TempPathFactory) -> Path:
+    """A folder every pytest-xdist worker of this session sees (the parent of the
+    workers' own base folders), so that each capture runs once per session."""
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def capture_once(tmp_path_factory: pytest.TempPathFactory):
+    """``capture_once("compile", "examples/mlp.py", "--steps", "3")``: the command run
+    once per session from the checkout's root with ``--out`` a shared run folder
+    (before a script's ``--``), whichever test or worker asks first; the others
+    wait for it and read the same folder. Only for tests that read the run: a test
+    that changes its folder runs its own command."""
+    import fcntl
+    import hashlib
+
+    root = _shared_root(tmp_path_factory) / "captures"
+
+    def capture(*args: str | Path) -> Capture:
+        words = [str(arg) for arg in args]
+        folder = root / hashlib.sha256("\0".join(words).encode()).hexdigest()[:16]
+        folder.mkdir(parents=True, exist_ok=True)
+        saved = folder / "result.json"
+        with (folder / "lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            if not saved.exists():
+                at = words.index("--") if "--" in words else len(words)
+                out = ["--out", str(folder / "run")]
+                result = run_cli(*words[:at], *out, *words[at:], cwd=REPO, timeout=900)
+                saved.write_text(json.dumps([result.code, result.stdout, result.stderr]))
+        code, stdout, stderr = json.loads(saved.read_text())
+        return Capture(folder / "run", CliResult(code, stdout, stderr, REPO))
+
+    return capture
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``pytest -n N`` (``--dist loadgroup``, in pyproject.toml), keep each
+    module whose tests share a module-scoped capture on one worker: split between
+    two, each worker would run the capture again (the docs' commands, each run after
+    those before it, would run twice)."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        definitions = info.name2fixturedefs.values() if info is not None else ()
+        if any(d.scope == "module" for defs in definitions for d in defs):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))

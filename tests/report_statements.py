@@ -86,7 +86,16 @@ RULES = (
     Rule(
         "Warm-up compiles (N",
         re.compile(r"Warm-up compiles \((\d+)"),
-        lambda data, m: int(m.group(1)) == len(data.get("events", [])) - _steady(data),
+        # The loop's compiles only: a script's setup, new phases and after-the-loop
+        # compiles have headings of their own (render/recompiles.py).
+        lambda data, m: (
+            int(m.group(1))
+            == sum(
+                1
+                for e in data.get("events", [])
+                if not e.get("steady_state") and e.get("phase", "loop") == "loop"
+            )
+        ),
     ),
     Rule(
         "N compilations",
@@ -102,7 +111,10 @@ RULES = (
         "N (training) steps in the title",
         re.compile(r"^xlacli compile .*?(\d+)(?: of \d+)? (training )?steps", re.M),
         lambda data, m: (
-            int(m.group(1)) == data.get("steps") and bool(m.group(2)) == bool(data.get("train"))
+            # Training: what the steps did (a backward or an optimizer step), whoever
+            # ran them; reports older than the field said it of --train alone.
+            int(m.group(1)) == data.get("steps")
+            and bool(m.group(2)) == bool(data.get("trained", data.get("train")))
         ),
     ),
     Rule(

@@ -31,6 +31,15 @@ def display_location(location: str | None) -> str | None:
     return display_path(file) + (f":{line}" if line is not None else "")
 
 
+def display_walked(location: str | None, library: str | None) -> str | None:
+    """The user's line with the library line it went through, as recompiles show
+    it: ``model.py:12 (inside torch/nn/modules/linear.py:134)``."""
+    where = display_location(location)
+    if where and library:
+        return f"{where} (inside {display_location(library)})"
+    return where
+
+
 def split_location(location: str) -> tuple[str, int | None]:
     """``"a/b.py:12"`` -> ``("a/b.py", 12)``; no line -> ``(location, None)``."""
     file, sep, line = location.rpartition(":")
@@ -55,3 +64,48 @@ def source_line(location: str, base: Path | None = None) -> str | None:
     except OSError:
         return None
     return None
+
+
+def near_path(path: Path, suffixes: tuple[str, ...] = ()) -> Path | None:
+    """An existing path one typo away from ``path``, for "did you mean ...?":
+    ``examples/mlp`` -> ``examples/mlp.py`` (with ``suffixes=(".py",)``),
+    ``exmaples/mpl.py`` -> ``examples/mlp.py``; None when nothing is that close.
+    Each missing part is matched among its folder's entries (hidden ones left out)."""
+    import difflib
+
+    for suffix in suffixes:
+        if path.suffix != suffix and path.with_name(path.name + suffix).exists():
+            return path.with_name(path.name + suffix)
+    found = Path(path.anchor) if path.is_absolute() else Path()
+    for part in path.parts[1:] if path.is_absolute() else path.parts:
+        candidate = found / part
+        if not candidate.exists():
+            try:
+                names = [p.name for p in found.iterdir() if not p.name.startswith(".")]
+            except OSError:
+                return None
+            close = [
+                match
+                for wanted in (part, *(part + suffix for suffix in suffixes))
+                for match in difflib.get_close_matches(wanted, names, 1, 0.6)
+            ]
+            if not close:
+                return None
+            candidate = found / close[0]
+        found = candidate
+    return found if found != path and found.exists() else None
+
+
+def write_text_file(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (UTF-8), making its folders.
+
+    Raises:
+        UsageError: it cannot be written (a folder, no permission, a file in the way).
+    """
+    from xlacli.errors import UsageError
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror or error}") from None

@@ -54,8 +54,12 @@ def mlp(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def dynamic(tmp_path_factory):
-    return _capture(tmp_path_factory, "dynamic", "examples/dynamic_shapes.py", "--steps", "4")
+def dynamic(capture_once):
+    # The documented command, shared with the golden report (mlp's --format json is this
+    # file's test of JSON alone on stdout).
+    captured = capture_once("compile", "examples/dynamic_shapes.py", "--steps", "4")
+    assert captured.result.code == 0, captured.result.stderr
+    return captured.result, captured.report
 
 
 def _metrics(report: dict):

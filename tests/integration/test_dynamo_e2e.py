@@ -55,6 +55,14 @@ def _compile(tmp_path_factory, name: str, *args: str) -> tuple[str, dict]:
     return result.stdout, json.loads((run / "report.json").read_text())
 
 
+def _documented(capture_once, example: str, *args: str) -> tuple[str, dict]:
+    """The example's documented ``compile`` run (text on stdout) and its report.json,
+    shared with the golden reports, which run the same command."""
+    captured = capture_once("compile", f"examples/dynamo/{example}", *args)
+    assert captured.result.code == 0, captured.result.stderr
+    return captured.result.stdout, captured.report
+
+
 def _profile(run: Path, model: str, *args: str) -> dict:
     """Run ``xlacli profile`` with JSON on stdout; returns the summary."""
     result = run_cli("profile", model, *args, "--out", run, "--format", "json", cwd=REPO)
@@ -67,10 +75,8 @@ def _metrics(report: dict):
 
 
 @pytest.fixture(scope="module")
-def graph_break(tmp_path_factory):
-    return _compile(
-        tmp_path_factory, "gb", str(DYNAMO / "graph_break.py"), "--mode", "dynamo", "--steps", "3"
-    )
+def graph_break(capture_once):
+    return _documented(capture_once, "graph_break.py", "--mode", "dynamo", "--steps", "3")
 
 
 @pytest.fixture(scope="module")
@@ -99,8 +105,8 @@ def guard(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def user_compiled(tmp_path_factory):
-    return _compile(tmp_path_factory, "clean", str(DYNAMO / "clean.py"), "--steps", "3")
+def user_compiled(capture_once):
+    return _documented(capture_once, "clean.py", "--steps", "3")
 
 
 def test_graph_break_reason_and_exact_line(graph_break):

@@ -49,6 +49,10 @@ def test_next_is_a_short_diff_of_the_recompiled_graphs(compiled, project):
     diff = run_cli(*command[1:], cwd=project)
     assert diff.code == 1, diff.stderr  # the graphs differ
     assert "s64[4,16]" in diff.stdout
+    # Each change at the user's line, torch.nn's line beside it; none at xlacli's own.
+    linear = "examples/dynamic_shapes.py:24 (inside torch/nn/modules/linear.py:"
+    assert linear in diff.stdout, diff.stdout
+    assert "child/steps.py" not in diff.stdout, diff.stdout
 
 
 def test_a_hash_prefix_naming_no_graph_lists_the_graphs(project):
@@ -116,3 +120,55 @@ def test_remove_failed_and_keep(tmp_path, project):
 def test_diff_hlo_of_files_that_are_not_hlo():
     result = run_cli("diff-hlo", REPO / "README.md", REPO / "pyproject.toml")
     assert_clean_error(result, 2, "README.md is not HLO", "diff-hlo compares HLO text files")
+
+
+# --- newcomer inputs nobody tried (issue 27): one line, exit 2, the nearest right thing ---
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [("exmaples/mlp.py", "examples/mlp.py"), ("examples/mpl.py", "examples/mlp.py"),
+     ("examples/mlp", "examples/mlp.py")],
+)  # fmt: skip
+def test_a_model_path_one_typo_away_is_named(typed, meant):
+    result = run_cli("compile", typed, cwd=REPO)
+    assert_clean_error(result, 2, f"model file not found: {typed} (did you mean {meant}?)")
+
+
+def test_run_names_and_folders_near_a_run(project):
+    run = _run(project)
+    model = "dynamic_shapes"  # the model's name alone: the newest run of it
+    result = run_cli("report", model, cwd=project)
+    assert_clean_error(result, 2, f"{model} does not exist (did you mean {run.name}?)")
+    inside = run_cli("report", run / "graphs", cwd=project)
+    assert_clean_error(inside, 2, f"it is inside the run folder {run}", f"xlacli report {run}")
+    typo = run_cli("diff-hlo", run, run.with_name(run.name[:-1] + "x"), cwd=project)
+    assert_clean_error(typo, 2, "no such file or folder (did you mean ")
+
+
+def test_diff_hlo_takes_a_runs_name(project):
+    report = json.loads((_run(project) / "report.json").read_text())
+    hashes = [graph["hash"][:8] for graph in report["graphs"]]
+    result = run_cli("diff-hlo", _run(project).name, *hashes, cwd=project)
+    assert result.code == 1, result.stderr  # the two graphs differ
+
+
+def test_odd_files_given_as_a_model(tmp_path):
+    (tmp_path / "weights.py").write_bytes(b"\x00\x01\x02PK")
+    binary = run_cli("compile", "weights.py", cwd=tmp_path)
+    assert_clean_error(binary, 2, "weights.py is not Python source")
+    (tmp_path / "model.ipynb").write_text("{}")
+    notebook = run_cli("compile", "model.ipynb", cwd=tmp_path)
+    assert_clean_error(notebook, 2, "not a Python file", "jupyter nbconvert --to script")
+
+
+def test_the_run_folder_flag_on_a_command_that_writes_a_file(project):
+    result = run_cli("report", "-o", "page.html", cwd=project)
+    assert_clean_error(result, 2, "no such option: -o (did you mean --output FILE?")
+    assert "Usage:" not in result.stderr and len(result.stderr.splitlines()) == 2
+
+
+def test_an_output_that_cannot_be_written(project, tmp_path):
+    (tmp_path / "file").write_text("")
+    result = run_cli("report", "--output", tmp_path / "file" / "page.html", cwd=project)
+    assert_clean_error(result, 2, "cannot write")

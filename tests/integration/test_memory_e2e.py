@@ -15,25 +15,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES, MODELS, run_cli
+from tests.conftest import MODELS, run_cli
 
 pytestmark = pytest.mark.e2e
 VARIANTS = ("block", "block_bf16", "block_checkpoint")
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict[str, tuple[Path, dict, str]]:
-    """Each example compiled for one step: (run folder, report.json, terminal report)."""
-    root = tmp_path_factory.mktemp("memory")
+def runs(capture_once) -> dict[str, tuple[Path, dict, str]]:
+    """Each example compiled for one step, as its docstring says (the golden reports
+    run the same commands): (run folder, report.json, terminal report)."""
     captured = {}
     for variant in VARIANTS:
-        run = root / variant
-        result = run_cli(
-            "compile", EXAMPLES / "memory" / f"{variant}.py", "--steps", "1", "--out", run
-        )
-        assert result.code == 0, result.stderr
-        report = json.loads((run / "report.json").read_text())
-        captured[variant] = (run, report, result.stdout)
+        run = capture_once("compile", f"examples/memory/{variant}.py", "--steps", "1")
+        assert run.result.code == 0, run.result.stderr
+        captured[variant] = (run.run, run.report, run.result.stdout)
     return captured
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES, REPO, run_cli
+from tests.conftest import EXAMPLES, REPO, Capture, run_cli
 from xlacli.parse.metrics_report import parse_metrics_report
 
 pytestmark = pytest.mark.e2e
@@ -53,15 +53,23 @@ def compile_json(tmp_path: Path, example: str, *args: str) -> dict:
     return json.loads(result.stdout)
 
 
+def documented_run(capture_once, example: str, steps: int = 5) -> Capture:
+    """The example's documented ``compile --steps N`` run, shared with every test
+    (and the golden reports) that runs the same command."""
+    captured = capture_once("compile", f"examples/recompile/{example}.py", "--steps", str(steps))
+    assert captured.result.code == 0, captured.result.stderr
+    return captured
+
+
 def torch_xla_compiles(report: dict) -> int:
     metrics = parse_metrics_report((Path(report["run_dir"]) / "metrics.txt").read_text())
     return metrics.counter("UncachedCompile")
 
 
 @pytest.mark.parametrize("example", sorted(CASES))
-def test_category_line_and_counter(tmp_path, example):
+def test_category_line_and_counter(capture_once, example):
     category, fragment, step = CASES[example]
-    report = compile_json(tmp_path, example)
+    report = documented_run(capture_once, example).report
     assert len(report["events"]) == report["compilations"] == torch_xla_compiles(report)
     steady = [e for e in report["events"] if e["steady_state"]]
     assert report["steady_state_compiles"] == len(steady) >= 1
@@ -75,8 +83,8 @@ def test_category_line_and_counter(tmp_path, example):
     assert report["events"][0]["cause"]["category"] in ("first_compile", "host_sync")
 
 
-def test_details_say_before_and_after(tmp_path):
-    report = compile_json(tmp_path, "input_shape")
+def test_details_say_before_and_after(capture_once):
+    report = documented_run(capture_once, "input_shape").report
     (event,) = [e for e in report["events"] if e["steady_state"]]
     assert event["cause"]["detail"] == "input 0 shape s64[4,16] -> s64[4,24]"
     assert event["compared_with"] == report["events"][0]["graph_hash"]
@@ -91,8 +99,8 @@ def test_stable_model_has_no_false_alarm(tmp_path):
     assert torch_xla_compiles(report) == 1
 
 
-def test_host_sync_counts_graphs_per_step_and_fallbacks(tmp_path):
-    report = compile_json(tmp_path, "host_sync")
+def test_host_sync_counts_graphs_per_step_and_fallbacks(capture_once):
+    report = documented_run(capture_once, "host_sync").report
     assert report["executions_per_step"] == [1, 1, 1, 2, 2]
     assert report["fallback_ops"] == [
         {
@@ -145,18 +153,8 @@ def test_fail_on_recompile_and_max_compiles(tmp_path):
     assert result.code == 0, result.stderr  # step 3 is inside a 4-step warm-up
 
 
-def test_terminal_blocks(tmp_path):
-    result = run_cli(
-        "compile",
-        "examples/recompile/constant_value.py",
-        "--steps",
-        "5",
-        "--out",
-        tmp_path / "run",
-        cwd=REPO,
-    )
-    assert result.code == 0, result.stderr
-    out = result.stdout
+def test_terminal_blocks(capture_once):
+    out = documented_run(capture_once, "constant_value").result.stdout
     assert "Steps: ●·│·●·" in out
     assert "Steady-state recompiles (1):" in out
     assert "constant_value" in out

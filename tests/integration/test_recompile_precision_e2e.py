@@ -11,33 +11,18 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, run_cli
-from tests.integration.test_recompile_e2e import line_of, torch_xla_compiles
+from tests.integration.test_recompile_e2e import documented_run, line_of, torch_xla_compiles
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def capture(tmp_path_factory):
-    """``capture(example, steps=5)``: the JSON report of one run, each example run once."""
-    reports: dict[tuple[str, int], dict] = {}
+def capture(capture_once):
+    """``capture(example, steps=5)``: the JSON report of the example's documented
+    run, shared with every test (and the golden reports) that runs it."""
 
     def run(example: str, steps: int = 5) -> dict:
-        if (example, steps) not in reports:
-            out = tmp_path_factory.mktemp(example) / "run"
-            result = run_cli(
-                "compile",
-                f"examples/recompile/{example}.py",
-                "--steps",
-                str(steps),
-                "--out",
-                out,
-                "--format",
-                "json",
-                cwd=REPO,
-            )
-            assert result.code == 0, result.stderr
-            reports[example, steps] = json.loads(result.stdout)
-        return reports[example, steps]
+        return documented_run(capture_once, example, steps).report
 
     return run
 
@@ -170,3 +155,37 @@ def test_saved_report_keeps_also(capture):
     loaded = load_report(Path(report["run_dir"]))
     (event,) = [e for e in loaded.events if e.cause.category == "host_sync"]
     assert event.cause.also[0].location == line_of("log_helper", "        log_metrics(step, loss)")
+
+
+def test_diff_hlo_names_the_users_line_inside_the_optimizer(capture):
+    """diff-hlo's source column walks torch.optim's line out to the user's call (issue 27)."""
+    report = capture("lr_warmup")
+    event = only(recompiles(report))
+    graphs = (report["run_dir"], event["compared_with"][:8], event["graph_hash"][:8])
+    result = run_cli("diff-hlo", *graphs, "--format", "json", cwd=REPO)
+    assert result.code == 1, result.stderr
+    sources = [p["source"] for p in json.loads(result.stdout)["patterns"] if p["source"]]
+    user = line_of("lr_warmup", "model.opt.step()")
+    walked = [s for s in sources if f"{s['file']}:{s['line']}" == user]
+    assert walked and all("torch/optim/" in s["library"] for s in walked), sources
+    assert not [s for s in sources if "/torch/optim/" in s["file"]], sources  # none left behind
+    text = run_cli("diff-hlo", *graphs, "--details", cwd=REPO)
+    shown = line_of("lr_warmup", "model.opt.step()", relative=True)
+    assert f"{shown} (inside torch/optim/" in text.stdout, text.stdout
+
+
+@pytest.mark.parametrize(
+    ("example", "steps", "trained"), [("lr_warmup", 5, True), ("unsynced_decode", 3, False)]
+)
+def test_a_model_files_own_step_is_called_what_it_did(capture, tmp_path, example, steps, trained):
+    """Text, JSON and HTML agree on training, whoever drove it (issue 27, item 3)."""
+    report = capture(example, steps=steps)
+    assert report["train"] is False  # no --train: the model file's own step() ran
+    assert report["trained"] is trained
+    text = run_cli("report", report["run_dir"], cwd=REPO)
+    title = next(line for line in text.stdout.splitlines() if line.startswith("xlacli compile"))
+    assert (f"{steps} training steps" in title) is trained, title
+    page = tmp_path / "run.html"
+    assert run_cli("report", report["run_dir"], "--output", page, cwd=REPO).code == 0
+    mode = "training" if trained else "inference"
+    assert f"<dt>mode</dt><dd>{mode}</dd>" in page.read_text()

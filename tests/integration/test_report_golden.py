@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import EXAMPLES, GOLDEN, REPO, run_cli
+from tests.conftest import EXAMPLES, GOLDEN, REPO
+from tests.report_statements import contradictions
 
 REPORTS = GOLDEN / "reports"
 UPDATE = os.environ.get("XLACLI_UPDATE_GOLDENS") == "1"
@@ -60,16 +61,22 @@ def normalize(value: Any, key: str = "") -> Any:
     """The report with volatile fields dropped and machine paths made portable."""
     if isinstance(value, dict):
         return {
-            k: normalize(v, k)
+            _portable(k): normalize(v, k)  # keys may be paths too (f64_user_lines)
             for k, v in sorted(value.items())
             if not _VOLATILE_KEY.search(k) and not (key == "counters" and k in _VOLATILE_COUNTERS)
         }
     if isinstance(value, list):
         return [normalize(v, key) for v in value]
     if isinstance(value, str):
-        value = value.replace(str(REPO) + "/", "")
-        return re.sub(r"\S*/site-packages/", "<site-packages>/", value)
+        return _portable(value)
     return value
+
+
+def _portable(text: str) -> str:
+    """Machine paths as every checkout writes them: relative to the repository, and
+    ``<site-packages>/`` for the virtual environment's packages."""
+    text = text.replace(str(REPO) + "/", "")
+    return re.sub(r"\S*/site-packages/", "<site-packages>/", text)
 
 
 COMMANDS = example_commands()
@@ -93,13 +100,14 @@ def _name(path: Path) -> str:
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_report_matches_golden(name: str, tmp_path: Path) -> None:
-    args = COMMANDS[name]
-    script_args = args[args.index("--") :] if "--" in args else []
-    own = args[: len(args) - len(script_args)]
-    result = run_cli("compile", *own, "--out", tmp_path / "run", *script_args, cwd=REPO)
-    report_file = tmp_path / "run" / "report.json"
-    assert report_file.exists(), result.stderr
+def test_report_matches_golden(name: str, capture_once) -> None:
+    # The example's documented command, run once for every test that runs it.
+    captured = capture_once("compile", *COMMANDS[name])
+    report_file = captured.run / "report.json"
+    assert report_file.exists(), captured.result.stderr
+    # Its text report says nothing its JSON contradicts ("training steps" included).
+    data = json.loads(report_file.read_text())
+    assert contradictions(captured.result.stdout, data) == [], captured.result.stdout
     report = normalize(json.loads(report_file.read_text()))
     if report.get("dynamo"):
         # torch_xla's Dynamo bridge clears and restores counters while it extracts a

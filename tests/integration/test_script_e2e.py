@@ -5,6 +5,7 @@ counts equal torch_xla's own (the same script run bare), steps stop at
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -101,3 +102,27 @@ def test_steps_stop_the_script_after_n_steps(tmp_path):
     assert [s["step"] for s in report["step_records"]] == [0, 1, 2]
     assert report["error"] is None
     assert not [e for e in report["events"] if e["steady_state"]]  # the short batch never ran
+
+
+def test_memory_and_warnings_at_the_scripts_lines_inside_the_libraries(script_run, tmp_path):
+    """A Hugging Face model trained by torch.optim: every memory line and warning at the
+    script's own line, the library's beside it, in text, JSON and HTML (issue 27)."""
+    script, report, _ = script_run
+    if script != "train_causal_lm.py":
+        pytest.skip("the transformers script")
+    assert report["trained"] is True and report["train"] is False  # the script's own loop
+    buffers = [b for g in report["graphs"] if g["memory"] for b in g["memory"]["biggest"]]
+    located = [b for b in buffers if b["op"]]
+    assert located and all(b["source"].startswith(str(SCRIPTS / script)) for b in located)
+    assert any("/torch/optim/" in (b["library_source"] or "") for b in located), located
+    optimizer_step = line_of(script, "        xm.optimizer_step(").rsplit(":", 1)[1]
+    text = run_cli("report", report["run_dir"], cwd=REPO).stdout
+    shown = f"{script}:{optimizer_step} (inside torch/optim/adam.py:"
+    assert "f64 instructions at examples/scripts/" + shown in text, text
+    assert "inside torch/optim/adam.py" not in text.replace(shown, ""), text
+    page = tmp_path / "run.html"
+    assert run_cli("report", report["run_dir"], "--output", page, cwd=REPO).code == 0
+    cells = re.findall(r'<td class="loc">(.*?)</td>', page.read_text())
+    assert any(cell.startswith(f"examples/scripts/{script}:") for cell in cells), cells
+    assert not [cell for cell in cells if cell.startswith(("torch/", "transformers/"))], cells
+    assert "(inside torch/optim/adam.py:" in page.read_text()

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping
 
 from xlacli.hlo.model import ArrayShape, HloModule, Instruction
-from xlacli.paths import display_location
+from xlacli.paths import display_location, display_walked
 from xlacli.report.memory import GraphPrecision, PrecisionMix
 
 MATMUL_OPCODES = ("dot", "convolution")
@@ -117,7 +118,7 @@ def precision_warnings(precision: GraphPrecision) -> list[str]:
             )
     f64 = requested.instructions.get("f64", 0)
     if f64:
-        warnings.append(_f64_warning(f64, precision.f64_sources))
+        warnings.append(_f64_warning(f64, precision.f64_sources, precision.f64_user_lines))
     return warnings
 
 
@@ -125,16 +126,20 @@ def precision_warnings(precision: GraphPrecision) -> list[str]:
 _EXPECTED_F64 = ("torch/optim/",)
 
 
-def _f64_warning(count: int, sources: tuple[str, ...]) -> str:
-    """Names the line; an optimizer's internals are expected, not the user's leak."""
+def _f64_warning(count: int, sources: tuple[str, ...], users: Mapping[str, str]) -> str:
+    """Names the line, the user's with the library's beside it; an optimizer's
+    internals are expected, not the user's leak."""
     known = [source for source in sources if source != "?"]
     if known and all(any(lib in source for lib in _EXPECTED_F64) for source in known):
+        where = (
+            f"at {_walked(known[0], users)}" if known[0] in users else f"inside {_shown(known[0])}"
+        )
         return (
-            f"{count} f64 instructions inside {_shown(known[0])}: the optimizer's own "
+            f"{count} f64 instructions {where}: the optimizer's own "
             "(step counts, bias corrections); expected, nothing to fix"
         )
     user = [source for source in known if not any(lib in source for lib in _EXPECTED_F64)]
-    where = f" at {_shown(user[0])}" if user else ""
+    where = f" at {_walked(user[0], users)}" if user else ""
     return (
         f"{count} f64 instructions{where}: a Python float or a numpy default (float64) "
         "leaked in; create tensors with dtype=torch.float32"
@@ -143,6 +148,11 @@ def _f64_warning(count: int, sources: tuple[str, ...]) -> str:
 
 def _shown(source: str) -> str:
     return display_location(source) or source
+
+
+def _walked(source: str, users: Mapping[str, str]) -> str:
+    """``model.py:12 (inside torch/optim/adam.py:466)``, or the line as it is."""
+    return display_walked(users[source], source) or source if source in users else _shown(source)
 
 
 def backend_note(precision: GraphPrecision) -> str | None:

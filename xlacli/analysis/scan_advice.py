@@ -27,6 +27,7 @@ from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
 from xlacli.analysis.scan_cost import GraphSize, ScanCost, fit_fresh_ratio, scan_cost
 from xlacli.parse.frames import Frame
 from xlacli.parse.hlo_stacks import StackedOp
+from xlacli.paths import display_location
 from xlacli.report.advice import ScanAdvice
 
 # Advise when the layers make at least this share of the graph's instructions.
@@ -191,7 +192,8 @@ def _advice(
 
 def _describe(key: tuple[str, str, tuple[tuple[str, int], ...]], count: int) -> str:
     op, _shape, frames = key
-    where = f"{frames[-1][0]}:{frames[-1][1]}" if frames else "?"
+    # As users read it (a library's file from its package), never the venv's absolute path.
+    where = display_location(f"{frames[-1][0]}:{frames[-1][1]}") if frames else "?"
     return f"{op.replace('__', '::', 1)} at {where} ({count}x)"
 
 

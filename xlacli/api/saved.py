@@ -95,7 +95,8 @@ def diff_hlo(
     ``HloModuleProto`` files, XLA dump folders, or run folders.
 
     Args:
-        left: The HLO before; with ``graph``, a run folder.
+        left: The HLO before; with ``graph``, a run folder. A run folder may be
+            named as ``xlacli runs`` lists it.
         right: The HLO after; with ``graph``, a graph's hash prefix in ``left``.
         graph: The other graph's hash prefix: two graphs of one run.
         stage: For folders, the HLO ``pre`` or ``post`` XLA's optimizations.
@@ -107,11 +108,15 @@ def diff_hlo(
         UsageError: missing inputs, or two of different kinds.
         HloParseError: malformed HLO (a ``UsageError``, with its position).
     """
+    from xlacli.flows.runs import resolve_run, run_by_name
     from xlacli.hlo.gc_pause import gc_paused
     from xlacli.hlo.inputs import diff_paths, run_graph_files
 
     before, after = Path(left), Path(right)
     if graph is not None:  # RUN HASH HASH: two graphs of one run
-        before, after = run_graph_files(before, (os.fspath(right), graph), stage)
+        run = resolve_run(before)  # a path or a run's name; "does not exist" lists the runs
+        before, after = run_graph_files(run, (os.fspath(right), graph), stage)
+    else:  # two runs may be named as `xlacli runs` lists them
+        before, after = run_by_name(before), run_by_name(after)
     with gc_paused(freeze=True):
         return diff_paths(before, after, stage)

@@ -122,6 +122,7 @@ def freeze_report(
         scan_advice=tuple(sections.get("scan_advice", ())),
         bucket_advice=tuple(sections.get("bucket_advice", ())),
         value_read_costs=tuple(sections.get("value_read_costs", ())),
+        trained=steps_trained(raw.log.steps),
     )
 
 
@@ -136,3 +137,12 @@ def _graph_with_sections(
         checkpoint=facts.checkpoint if facts else None,
         spmd=spmd.get(graph.hash),
     )
+
+
+# The step event's counts of what trains (child/backward_calls.py).
+_TRAINING_FIELDS = ("backward_calls", "optimizer_steps", "backward_sites")
+
+
+def steps_trained(steps: Sequence[dict[str, Any]]) -> bool:
+    """A step ran a backward pass or an optimizer step, whoever called it."""
+    return any(step.get(field) for step in steps for field in _TRAINING_FIELDS)

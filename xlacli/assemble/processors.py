@@ -27,14 +27,14 @@ from xlacli.analysis.locate import Locator
 from xlacli.analysis.memory_facts import with_memory_facts
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
 from xlacli.analysis.spmd_graph import attach_spmd
-from xlacli.analysis.user_lines import memory_at_user_lines, user_lines
+from xlacli.analysis.user_lines import graph_walk, memory_at_user_lines, precision_at_user_lines
 from xlacli.assemble.advice import ADVISORS
 from xlacli.assemble.organise import OrganisedRun, is_value_read, site_graph_runs
 from xlacli.parse.debug_log import AnalysisEvent
 from xlacli.parse.eager_ops import is_eager
 from xlacli.paths import source_line
 from xlacli.report.memory import CheckpointFacts, GraphMemory, GraphPrecision, RunMemory
-from xlacli.report.run import CompileEvent, DynamoRecord, FallbackOp
+from xlacli.report.run import CompileEvent, DynamoRecord, FallbackOp, GraphRecord
 from xlacli.report.sharding import GraphSpmd
 from xlacli.run.events import ChildLog
 
@@ -86,21 +86,25 @@ def memory_facts(run: OrganisedRun, done: Sections) -> MemorySection:
         run.raw.log.steps,
         zip(run.execute_steps, (event.graph_hash for event in run.raw.executions), strict=True),
     )
-    facts = {
-        g.hash: GraphFacts(_at_user_lines(run, g.files, g.memory), g.precision, g.checkpoint)
-        for g in graphs
-    }
+    backward = backward_lines(run.raw.log)
+    facts = {g.hash: _at_user_lines(run, g, backward.get(g.first_step)) for g in graphs}
     return MemorySection(facts, memory)
 
 
-def _at_user_lines(
-    run: OrganisedRun, files: Mapping[str, str], memory: GraphMemory | None
-) -> GraphMemory | None:
-    """The peak and buffers at the user's lines (``analysis/user_lines.py``)."""
-    if memory is None:
-        return None
-    walked = user_lines(run.hlo.stacks(files.get("hlo_stacks")), run.roots)
-    return memory_at_user_lines(memory, walked) if walked else memory
+def _at_user_lines(run: OrganisedRun, graph: GraphRecord, backward: str | None) -> GraphFacts:
+    """The peak, buffers and f64 lines at the user's lines (``analysis/user_lines.py``);
+    ``backward``: the ``loss.backward()`` line of the graph's first step."""
+    stacks, files = run.hlo.stacks, graph.files
+    walk = graph_walk(
+        stacks(files.get("hlo_after_stacks")), stacks(files.get("hlo_stacks")), run.roots
+    )
+    memory = graph.memory
+    if memory is not None:
+        memory = memory_at_user_lines(memory, walk, backward)
+    precision = graph.precision
+    if precision is not None:
+        precision = precision_at_user_lines(precision, walk)
+    return GraphFacts(memory, precision, graph.checkpoint)
 
 
 def dynamo_record(run: OrganisedRun, done: Sections) -> DynamoSection:
@@ -178,9 +182,7 @@ def _metadata_locator(
     first: dict[str, CompiledGraph] = {}
     for graph in compiled:
         first.setdefault(graph.graph_hash, graph)
-    backward = {
-        event.get("step"): sites[0] for event in log.steps if (sites := event.get("backward_sites"))
-    }
+    backward = backward_lines(log)
 
     def locate_for(graph_hash: str) -> Locate:
         graph = first.get(graph_hash)
@@ -194,6 +196,14 @@ def _metadata_locator(
         )
 
     return locate_for
+
+
+def backward_lines(log: ChildLog) -> dict[int | None, str]:
+    """Each step's first ``loss.backward()`` line: where the ops the autograd
+    engine made (no Python frame of their own) come from."""
+    return {
+        event.get("step"): sites[0] for event in log.steps if (sites := event.get("backward_sites"))
+    }
 
 
 def mark_eager(

@@ -28,6 +28,7 @@ from types import ModuleType
 from typing import Any
 
 from xlacli.errors import ModelError, UsageError
+from xlacli.paths import near_path
 
 MODEL_NAMES = ("get_model", "model")
 INPUT_NAMES = ("get_inputs", "example_inputs")
@@ -77,15 +78,28 @@ def check_model_file(target: ModelTarget) -> ModelTarget:
     """
     path = target.path
     if not path.exists():
-        raise UsageError(f"model file not found: {path}")
+        near = near_path(path, (".py",))
+        raise UsageError(
+            f"model file not found: {path}" + (f" (did you mean {near}?)" if near else "")
+        )
     if path.is_dir():
         raise UsageError(f"{path} is a folder; expected a model file such as {path}/model.py")
     if path.suffix != ".py":
-        raise UsageError(f"{path} is not a Python file (expected a .py model file)")
+        raise UsageError(
+            f"{path} is not a Python file (expected a .py model file)",
+            hint=f"export the notebook as a script: jupyter nbconvert --to script {path}"
+            if path.suffix == ".ipynb"
+            else None,
+        )
     source = read_python_source(path)
     try:
         tree = ast.parse(source, filename=str(path))
     except SyntaxError as error:
+        if error.lineno is None:  # null bytes: a binary file, not Python at all
+            raise UsageError(
+                f"{path} is not Python source: {error.msg}",
+                hint="give the model file or script itself (a text file of Python code)",
+            ) from None
         where = f"{path}:{error.lineno}" + (f":{error.offset}" if error.offset else "")
         line = (error.text or "").rstrip()
         raise UsageError(
@@ -256,8 +270,10 @@ def _check_defined_names(target: ModelTarget, names: set[str] | None) -> None:
     shown = ", ".join(sorted(n for n in names if not n.startswith("_"))) or "nothing"
     if target.entry is not None:
         if target.entry not in names:
+            close = difflib.get_close_matches(target.entry, sorted(names), 1, 0.75)
             raise UsageError(
-                f"{target.path} defines no {target.entry!r} (it defines: {shown})",
+                f"{target.path} defines no {target.entry!r} "
+                + (f"(did you mean {close[0]}?)" if close else f"(it defines: {shown})"),
                 hint="PATH.py:NAME selects a function NAME() returning (model, inputs)",
             )
         return

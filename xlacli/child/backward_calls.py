@@ -1,4 +1,5 @@
-"""The user's lines that run a backward pass (child process only: imports torch).
+"""The user's lines that run a backward pass, and whether the steps trained
+(child process only: imports torch).
 
 The autograd engine runs a backward pass outside Python, so the graph's
 backward ops carry no Python frame: torch_xla's HLO metadata for them has an
@@ -6,6 +7,11 @@ op name and no source line, and neither has the all-reduce the SPMD
 partitioner makes of a gradient. ``loss.backward()`` is the line that made
 them; this wrapper of ``torch.Tensor.backward`` notes it, once per call (a
 frame walk per step, nothing per op).
+
+Whoever drives the steps (xlacli's ``--train`` loop, a model file's own
+``step()``, a script's loop), a backward pass or an optimizer step in a step
+means the run trained: the reports say "training" from these counts, never
+from the options alone (``--train`` is ignored when the file defines step()).
 """
 
 from __future__ import annotations
@@ -22,31 +28,57 @@ from xlacli.parse.frames import CodeRoots, current_code_roots
 
 
 class BackwardCalls:
-    """Wraps ``torch.Tensor.backward``; ``delta`` gives the step's lines."""
+    """Wraps ``torch.Tensor.backward`` and watches every optimizer's ``step``;
+    ``delta`` gives the step's lines and counts."""
 
     def __init__(self) -> None:
         self._roots: CodeRoots = current_code_roots()
         self._original: Callable[..., Any] | None = torch.Tensor.backward
         self._sites: list[str] = []
+        self._calls = 0
+        self._optimizer_steps = 0
         original = self._original
         sites = self
 
         def backward(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
             if torch.compiler.is_compiling():  # Dynamo traces it: only the original call
                 return original(tensor, *args, **kwargs)
+            sites._calls += 1
             site = user_line(sys._getframe(1), sites._roots)
             if site is not None and site not in sites._sites:
                 sites._sites.append(site)
             return original(tensor, *args, **kwargs)
 
         torch.Tensor.backward = hidden_from_dynamo(backward)  # type: ignore[method-assign]
+        self._step_hook = _optimizer_step_hook(self._count_optimizer_step)
+
+    def _count_optimizer_step(self, *_: Any) -> None:
+        self._optimizer_steps += 1
 
     def delta(self) -> dict[str, Any]:
-        """``{"backward_sites": [...]}`` for the lines since the last call, or ``{}``."""
+        """``{"backward_sites": [...], "backward_calls": n, "optimizer_steps": n}``
+        for what ran since the last call; keys with nothing to say are left out."""
         sites, self._sites = self._sites, []
-        return {"backward_sites": sites} if sites else {}
+        counts = {"backward_calls": self._calls, "optimizer_steps": self._optimizer_steps}
+        self._calls = self._optimizer_steps = 0
+        return {
+            **({"backward_sites": sites} if sites else {}),
+            **{key: count for key, count in counts.items() if count},
+        }
 
     def close(self) -> None:
         if self._original is not None:
             torch.Tensor.backward = self._original  # type: ignore[method-assign]
             self._original = None
+        if self._step_hook is not None:
+            self._step_hook.remove()
+            self._step_hook = None
+
+
+def _optimizer_step_hook(hook: Callable[..., None]) -> Any:
+    """torch's global post-hook of every optimizer's ``step()``; None if this torch has none."""
+    try:
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+    except ImportError:
+        return None
+    return register_optimizer_step_post_hook(hook)

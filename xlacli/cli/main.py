@@ -13,6 +13,7 @@ from typer.core import TyperCommand
 
 from xlacli import __version__
 from xlacli.capture.signals import exit_on_sigterm
+from xlacli.cli.usage import ClickError, NoArgsIsHelp, command_line_error
 from xlacli.errors import EXIT_INTERRUPTED, XlacliError
 from xlacli.render.console import print_error
 
@@ -78,7 +79,7 @@ class _PlainUsage(TyperCommand):
         return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
 
 
-def _register() -> None:
+def _register() -> tuple[str, ...]:
     # Command modules are imported here, not at their definition, so that each
     # stays a plain function that tests can call without the typer app.
     from xlacli.cli import check as check_cmd
@@ -143,9 +144,10 @@ def _register() -> None:
         app.command(
             name, cls=_PlainUsage, context_settings=settings, epilog=options.epilog(*examples)
         )(error_boundary(command))
+    return tuple(name for name, *_ in commands)
 
 
-_register()
+COMMAND_NAMES = _register()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,8 +158,19 @@ def main(argv: list[str] | None = None) -> int:
     child first and keep the partial report.
     """
     previous = exit_on_sigterm()
+    words = _spelt_out(argv)
     try:
-        app(args=argv, prog_name="xlacli")
+        code = app(args=words, prog_name="xlacli", standalone_mode=False)
+        return code if isinstance(code, int) else 0
+    except NoArgsIsHelp as help_page:  # bare `xlacli`: the help
+        help_page.show()  # type: ignore[attr-defined]
+        return int(help_page.exit_code)  # type: ignore[attr-defined]
+    except ClickError as error:  # a bad flag or command: one line, exit 2
+        print_error(command_line_error(error, words, COMMAND_NAMES))
+        return int(getattr(error, "exit_code", 2))
+    except typer.Abort:
+        print("xlacli: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except SystemExit as exit_:
         code = exit_.code
         return code if isinstance(code, int) else (0 if code is None else 1)
@@ -167,4 +180,15 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-    return 0
+
+
+def _spelt_out(argv: list[str] | None) -> list[str]:
+    """What a newcomer types for help and the version, as the options they are:
+    ``xlacli help compile`` is ``xlacli compile --help``, ``xlacli version`` is
+    ``xlacli --version``."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["help"]:
+        return [*words[1:2], "--help"]
+    if words == ["version"]:
+        return ["--version"]
+    return words

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from xlacli.errors import UsageError
+from xlacli.paths import write_text_file
 
 if TYPE_CHECKING:
     from xlacli.api import ModeComparison, Run
@@ -22,10 +22,7 @@ def write_output(text: str, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
         return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as error:
-        raise UsageError(f"cannot write {output}: {error.strerror or error}") from None
+    write_text_file(output, text)
     print(output)
 
 

@@ -8,12 +8,14 @@ answered with the recent runs, so the user can pick one.
 
 from __future__ import annotations
 
+import difflib
 import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from xlacli.errors import UsageError
+from xlacli.paths import near_path
 
 RECENT = 5  # runs listed when a name is not found
 
@@ -124,14 +126,38 @@ def resolve_run(name: Path | None) -> Path:
         return name
     if len(name.parts) == 1 and (folder / name).exists():
         return folder / name
-    recent = [path.name for path in run_folders(folder)[:RECENT]]
+    runs = run_folders(folder)
+    recent = [path.name for path in runs[:RECENT]]
+    near = _near_run(name, runs)
     raise UsageError(
-        f"{name} does not exist",
+        f"{name} does not exist" + (f" (did you mean {near}?)" if near else ""),
         details="recent runs (newest first):\n" + "\n".join(f"  {r}" for r in recent)
         if recent
         else None,
         hint=f"name a run folder or one of the runs in {folder} (`xlacli runs` lists them)",
     )
+
+
+def run_by_name(path: Path) -> Path:
+    """``path``, or the run of that name in the runs folder when ``path`` does not exist."""
+    if not path.exists() and len(path.parts) == 1 and (runs_folder() / path).is_dir():
+        return runs_folder() / path
+    return path
+
+
+def _near_run(name: Path, runs: list[Path]) -> str | None:
+    """The run (or path) a misspelt or shortened name most likely means: the
+    newest run whose name starts with it (``mlp`` -> ``mlp-20260101-120000``),
+    else the closest name, else an existing path one typo away."""
+    text = str(name)
+    if len(name.parts) == 1:
+        names = [path.name for path in runs]
+        started = [run for run in names if run.startswith(text)]
+        close = started or difflib.get_close_matches(text, names, 1, 0.6)
+        if close:
+            return close[0]
+    near = near_path(name)
+    return str(near) if near is not None else None
 
 
 def remove_runs(entries: list[RunEntry]) -> None:

@@ -24,6 +24,9 @@ class SourceRef:
     file: str
     line: int
     inherited: bool = False
+    # The library line the metadata names, when file and line were walked out of
+    # the libraries to the user's call (parse/stack_walk.py); "" otherwise.
+    library: str = ""
 
     @property
     def location(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 
 from xlacli.hlo.changes import (
@@ -20,13 +21,22 @@ from xlacli.hlo.graph import HloGraph, build_graph
 from xlacli.hlo.match import Matching, match_graphs
 from xlacli.hlo.model import HloModule
 from xlacli.hlo.patterns import group_patterns
+from xlacli.parse.frames import outside_xlacli
+from xlacli.parse.stack_walk import SourceWalk
+from xlacli.paths import split_location
 
+# Each side's walk from a library line to the user's, when its stacks were dumped.
+Walks = tuple[SourceWalk | None, SourceWalk | None]
 _SOURCE_SEARCH_LIMIT = 32  # nodes visited to lend metadata to an instruction without any
 _LITERAL_WIDTH = 40
 
 
 def diff_modules(
-    left: HloModule, right: HloModule, label: str = "", paired_by: str = ""
+    left: HloModule,
+    right: HloModule,
+    label: str = "",
+    paired_by: str = "",
+    walks: Walks = (None, None),
 ) -> ModuleDiff:
     """Compare two modules by structure.
 
@@ -41,12 +51,14 @@ def diff_modules(
         label: A name for the pair in reports (default: the module name, or
             ``left → right`` when the names differ).
         paired_by: How the pair was found, for the report.
+        walks: Each side's walk from a library line to the user's
+            (``parse/stack_walk.py``); a change's source is then the user's line.
     """
     with gc_paused():
         left_graph, right_graph = build_graph(left), build_graph(right)
         left_fp, right_fp = fingerprint(left_graph), fingerprint(right_graph)
         matching = match_graphs(left_graph, left_fp, right_graph, right_fp)
-        classifier = _Classifier(left_graph, left_fp, right_graph, right_fp, matching)
+        classifier = _Classifier(left_graph, left_fp, right_graph, right_fp, matching, walks)
         unchanged, changes = classifier.classify()
     return ModuleDiff(
         label=label or (right.name if left.name == right.name else f"{left.name} → {right.name}"),
@@ -81,8 +93,10 @@ class _Classifier:
         right: HloGraph,
         right_fp: Fingerprints,
         matching: Matching,
+        walks: Walks = (None, None),
     ):
         self.left, self.left_fp = left, left_fp
+        self.walks = walks
         self.right, self.right_fp = right, right_fp
         self.matching = matching
 
@@ -94,7 +108,12 @@ class _Classifier:
         for node, other in enumerate(self.matching.left_to_right):
             if other < 0:
                 removed.append(
-                    Change(REMOVED, _ref(self.left, node), None, source=_source(self.left, node))
+                    Change(
+                        REMOVED,
+                        _ref(self.left, node),
+                        None,
+                        source=_source(self.left, node, self.walks[0]),
+                    )
                 )
             elif exact[node]:
                 unchanged += 1
@@ -105,7 +124,9 @@ class _Classifier:
                 else:
                     changed.append(change)
         added = [
-            Change(ADDED, None, _ref(self.right, node), source=_source(self.right, node))
+            Change(
+                ADDED, None, _ref(self.right, node), source=_source(self.right, node, self.walks[1])
+            )
             for node, other in enumerate(self.matching.right_to_left)
             if other < 0
         ]
@@ -133,7 +154,9 @@ class _Classifier:
         self._compare_children(node, other, reasons, details)
         if not reasons:
             return None
-        source = _source(self.right, other) or _source(self.left, node)
+        source = _source(self.right, other, self.walks[1]) or _source(
+            self.left, node, self.walks[0]
+        )
         return Change(
             CHANGED,
             _ref(self.left, node),
@@ -190,7 +213,7 @@ def _ref(graph: HloGraph, node: int) -> InstructionRef:
     )
 
 
-def _source(graph: HloGraph, node: int) -> SourceRef | None:
+def _source(graph: HloGraph, node: int, walk: SourceWalk | None = None) -> SourceRef | None:
     """The node's metadata source, or else the nearest one among its users and operands.
 
     Instructions XLA adds (copies, transposes, fused parameters) carry no
@@ -204,18 +227,31 @@ def _source(graph: HloGraph, node: int) -> SourceRef | None:
         current = queue.popleft()
         metadata = graph.nodes[current].metadata
         if metadata.op_type or metadata.source_file:
-            return SourceRef(
+            source = SourceRef(
                 metadata.op_type,
                 metadata.op_name,
                 metadata.source_file,
                 metadata.source_line,
                 inherited=current != node,
             )
+            return _walked(source, graph.nodes[current].name, walk)
         for neighbour in (*graph.users[current], *graph.children[current]):
             if neighbour not in seen:
                 seen.add(neighbour)
                 queue.append(neighbour)
     return None
+
+
+def _walked(source: SourceRef, name: str, walk: SourceWalk | None) -> SourceRef:
+    """The source at the user's line when the stacks walk it there, the library
+    line kept; a line of xlacli's own harness (moving an input) is no one's line."""
+    walked = walk.walk(source.location, name) if walk else None
+    if walked is not None:
+        file, line = split_location(walked.user)
+        return dataclasses.replace(source, file=file, line=line or 0, library=walked.library)
+    if source.file and outside_xlacli(source.location) is None:
+        return dataclasses.replace(source, file="", line=0)
+    return source
 
 
 def _short(literal: str | None) -> str:

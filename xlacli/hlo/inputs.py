@@ -13,19 +13,21 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, TypeVar
 
 from xlacli.errors import UsageError
 from xlacli.hlo.changes import DiffReport
-from xlacli.hlo.diff import diff_modules
+from xlacli.hlo.diff import Walks, diff_modules
 from xlacli.hlo.fingerprint import module_fingerprint
 from xlacli.hlo.model import HloModule
 from xlacli.hlo.parser import parse_hlo_file, parse_hlo_file_modules
+from xlacli.parse.frames import current_code_roots
+from xlacli.parse.stack_walk import DeferredWalk, file_walk, text_walk
 from xlacli.parse.xla_dump import list_dumped_modules
-from xlacli.paths import split_location
+from xlacli.paths import near_path, split_location
 
 if TYPE_CHECKING:
     from xlacli.report.run import GraphRecord
@@ -35,6 +37,8 @@ STAGES = ("pre", "post")
 _TRAILING_NUMBER = re.compile(r"\.\d+$")
 # The file of each stage: a key of a run folder's graph files, a role of a dump file.
 _STAGE_FILES = {"pre": "hlo_before", "post": "hlo_after"}
+# The protobufs that keep each stage's Python stacks, likewise.
+_STAGE_STACKS = {"pre": "hlo_stacks", "post": "hlo_after_stacks"}
 _SHORT_HASH = 8
 _MIN_LIKENESS = 0.5  # shared opcode counts over the larger module's instructions
 
@@ -47,6 +51,7 @@ class ModulePair:
     right: HloModule
     label: str = ""
     paired_by: str = ""  # how the pair was found: "graph hash", "site and order", "name"...
+    walks: Walks = (None, None)  # each side's walk to the user's lines, from its stacks
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +85,8 @@ def diff_paths(left: Path, right: Path, stage: str = "post") -> DiffReport:
         inputs=paired.inputs,
         stage=paired.stage,
         modules=tuple(
-            diff_modules(pair.left, pair.right, pair.label, pair.paired_by) for pair in paired.pairs
+            diff_modules(pair.left, pair.right, pair.label, pair.paired_by, pair.walks)
+            for pair in paired.pairs
         ),
         left_only=paired.left_only,
         right_only=paired.right_only,
@@ -93,7 +99,10 @@ def pair_inputs(left: Path, right: Path, stage: str = "post") -> PairedInputs:
         raise UsageError(f"unknown stage {stage!r}; expected pre or post")
     for path in (left, right):
         if not path.exists():
-            raise UsageError(f"{path}: no such file or folder")
+            near = near_path(path)
+            raise UsageError(
+                f"{path}: no such file or folder" + (f" (did you mean {near}?)" if near else "")
+            )
     if left.is_dir() != right.is_dir():
         folder, file = (left, right) if left.is_dir() else (right, left)
         raise UsageError(
@@ -115,7 +124,10 @@ def _pair_files(left: Path, right: Path) -> PairedInputs:
     left_modules = list(parse_hlo_file_modules(left))
     right_modules = list(parse_hlo_file_modules(right))
     if len(left_modules) == len(right_modules) == 1:
-        return PairedInputs("files", None, (ModulePair(left_modules[0], right_modules[0]),))
+        walks = (_text_walk(left), _text_walk(right))
+        return PairedInputs(
+            "files", None, (ModulePair(left_modules[0], right_modules[0], walks=walks),)
+        )
     pairs = [
         ModulePair(module, partner, paired_by="name")
         for module, partner in _pair_by(left_modules, right_modules, lambda m: m.name)
@@ -153,18 +165,25 @@ def _folder_kind(folder: Path) -> str:
     )
 
 
-def _dump_modules(folder: Path, stage: str) -> list[HloModule]:
-    """The modules of a dump folder at one stage, in compile order."""
+def _dump_modules(folder: Path, stage: str, walks: dict[int, DeferredWalk]) -> list[HloModule]:
+    """The modules of a dump folder at one stage, in compile order; each one's
+    walk to the user's lines goes into ``walks`` by the module's id."""
     role = _STAGE_FILES[stage]
-    return [
-        parse_hlo_file(module.files[role])
-        for module in list_dumped_modules(folder)
-        if role in module.files
-    ]
+    modules = []
+    for dumped in list_dumped_modules(folder):
+        if role in dumped.files:
+            module = parse_hlo_file(dumped.files[role])
+            walks[id(module)] = _stage_walk(folder, dumped.files, stage)
+            modules.append(module)
+    return modules
 
 
 def _pair_dump_folders(left: Path, right: Path, stage: str) -> PairedInputs:
-    left_modules, right_modules = _dump_modules(left, stage), _dump_modules(right, stage)
+    walks: dict[int, DeferredWalk] = {}
+    left_modules, right_modules = (
+        _dump_modules(left, stage, walks),
+        _dump_modules(right, stage, walks),
+    )
     if not left_modules and not right_modules:
         raise UsageError(
             f"{left} and {right} hold no {stage}-optimization HLO text",
@@ -178,7 +197,10 @@ def _pair_dump_folders(left: Path, right: Path, stage: str) -> PairedInputs:
     ]
     matched = [pair for key in keys for pair in _pair_by(left_modules, right_modules, key)]
     matched += _pair_alike(left_modules, right_modules)
-    pairs = [ModulePair(module, partner) for module, partner in matched]
+    pairs = [
+        ModulePair(module, partner, walks=(walks[id(module)], walks[id(partner)]))
+        for module, partner in matched
+    ]
     return _modules_paired("xla-dumps", stage, pairs, left_modules, right_modules)
 
 
@@ -249,6 +271,9 @@ def _pair_run_folders(left: Path, right: Path, stage: str) -> PairedInputs:
             else:
                 only.append(_graph_label(graph) + f" (no {stage}-optimization HLO)")
     modules = {id(graph): parse_hlo_file(side / graph.files[file_key]) for side, graph in readable}
+    walks = {
+        id(modules[id(graph)]): _stage_walk(side, graph.files, stage) for side, graph in readable
+    }
     # Only graphs with HLO take part (their site order was counted over all
     # graphs above, as check counts them): a graph without HLO paired by hash
     # would take its partner out of both the pairs and the unpaired lists.
@@ -258,7 +283,13 @@ def _pair_run_folders(left: Path, right: Path, stage: str) -> PairedInputs:
         (how, *pair) for how, key in keyed for pair in _pair_by(left_graphs, right_graphs, key)
     ]
     pairs = [
-        ModulePair(modules[id(left)], modules[id(right)], _graph_label(right), how)
+        ModulePair(
+            modules[id(left)],
+            modules[id(right)],
+            _graph_label(right),
+            how,
+            (walks[id(modules[id(left)])], walks[id(modules[id(right)])]),
+        )
         for how, left, right in records
     ]
     # What is left (another model file, a changed site) pairs by likeness.
@@ -266,7 +297,10 @@ def _pair_run_folders(left: Path, right: Path, stage: str) -> PairedInputs:
     free_right = [modules[id(g)] for g in right_graphs]
     labels = {id(modules[id(g)]): _graph_label(g) for g in (*left_graphs, *right_graphs)}
     for module, partner in _pair_alike(free_left, free_right):
-        pairs.append(ModulePair(module, partner, labels[id(partner)], "structural likeness"))
+        pair_walks = (walks[id(module)], walks[id(partner)])
+        pairs.append(
+            ModulePair(module, partner, labels[id(partner)], "structural likeness", pair_walks)
+        )
     left_only += [labels[id(module)] for module in free_left]
     right_only += [labels[id(module)] for module in free_right]
     return PairedInputs("run-folders", stage, tuple(pairs), tuple(left_only), tuple(right_only))
@@ -329,3 +363,19 @@ def _take_pairs(
     left[:] = [item for i, item in enumerate(left) if i not in taken_left]
     right[:] = [item for j, item in enumerate(right) if j not in taken_right]
     return pairs
+
+
+def _text_walk(path: Path) -> DeferredWalk:
+    """An HLO text file's walk, from the protobufs dumped beside it."""
+    return DeferredWalk(lambda: text_walk(path, current_code_roots()))
+
+
+def _stage_walk(folder: Path, files: Mapping[str, str | Path], stage: str) -> DeferredWalk:
+    """A kept module's walk: its stage's protobuf (names and library lines), and
+    the other stage's (library lines)."""
+    own_key = _STAGE_STACKS[stage]
+    own = folder / files[own_key] if own_key in files else None
+    others = [
+        folder / files[key] for key in _STAGE_STACKS.values() if key != own_key and key in files
+    ]
+    return DeferredWalk(lambda: file_walk(own, current_code_roots(), others))

@@ -43,6 +43,7 @@ def _pattern_key(change: Change) -> tuple[object, ...]:
         shape,
         source.op_type if source else "",
         source.location if source else "",
+        source.library if source else "",  # one user line calls several library lines
     )
 
 

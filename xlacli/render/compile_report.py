@@ -8,14 +8,13 @@ from collections.abc import Iterable
 
 from rich.console import Console, Group, RenderableType
 from rich.markup import escape
-from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from xlacli.analysis.phases import EXPECTED_CATEGORIES, SETUP
 from xlacli.paths import display_location, display_path
 from xlacli.render.advice import advice_view
-from xlacli.render.console import print_trimmed, stdout_console
+from xlacli.render.console import natural_width, print_trimmed, stdout_console
 from xlacli.render.dynamo import dynamo_view
 from xlacli.render.memory import memory_view
 from xlacli.render.problems import problem_lines
@@ -75,15 +74,9 @@ def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
     return Group(*parts)
 
 
-def natural_width(renderable: RenderableType) -> int:
-    """The columns a table takes when nothing is wrapped or cropped."""
-    console = Console(width=10_000)
-    return Measurement.get(console, console.options, renderable).maximum
-
-
 def _title(report: RunReport) -> Text:
     versions = report.versions.get("torch_xla")
-    what = "training steps" if report.train else "steps"
+    what = "training steps" if report.trained else "steps"
     steps = (
         f"{report.steps} {what}"
         if report.steps == report.steps_requested

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 
 from xlacli.errors import XlacliError
@@ -103,3 +104,20 @@ def plain_table(*columns: tuple[str, str]) -> Table:
     for name, justify in columns:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     return table
+
+
+def natural_width(renderable: RenderableType) -> int:
+    """The columns a table takes when nothing is wrapped or cropped."""
+    console = Console(width=10_000)
+    return Measurement.get(console, console.options, renderable).maximum
+
+
+def shows_whole(renderable: RenderableType, width: int, texts: Iterable[str]) -> bool:
+    """Whether each of ``texts`` (cells that never wrap: a ``file:line``) is shown
+    whole, on one line, when ``renderable`` is printed ``width`` columns wide."""
+    import io
+
+    console = Console(file=io.StringIO(), width=width, color_system=None, highlight=False)
+    console.print(renderable)
+    printed = console.file.getvalue()  # type: ignore[attr-defined]
+    return all(text in printed for text in texts)

@@ -12,14 +12,14 @@ from rich.text import Text
 
 from xlacli.analysis.spmd_changes import spmd_change_summary
 from xlacli.hlo.changes import CHANGE_KINDS, Change, DiffReport, ModuleDiff, Pattern, SourceRef
-from xlacli.paths import display_path
+from xlacli.paths import display_path, display_walked
+from xlacli.render.console import shows_whole
 
 TOP_PATTERNS = 20
 TOP_OPCODES = 12
 _OP_WIDTH = 24
 NARROW_BELOW = 110  # columns: below, the pattern table drops its torch op column
 _KIND_STYLE = {"changed": "yellow", "added": "green", "removed": "red"}
-_SITE_PACKAGES = "site-packages/"
 _TABLE_STYLE: dict[str, Any] = {
     "title_justify": "left",
     "caption_justify": "left",
@@ -75,14 +75,16 @@ def _module_dict(module: ModuleDiff) -> dict[str, Any]:
 
 def render_hlo_diff(report: DiffReport, console: Console, details: bool = False) -> None:
     """Print the terminal view of a report on ``console``."""
-    console.print(hlo_diff_text(report, details, narrow=console.width < NARROW_BELOW))
+    narrow = console.width < NARROW_BELOW
+    console.print(hlo_diff_text(report, details, narrow=narrow, width=console.width))
 
 
 def hlo_diff_text(
-    report: DiffReport, details: bool = False, *, narrow: bool = False
+    report: DiffReport, details: bool = False, *, narrow: bool = False, width: int | None = None
 ) -> RenderableType:
     """The summary: per module pair, counts, opcode histogram and patterns
-    (``narrow``: without the torch op column, so the source line stays whole)."""
+    (``narrow``: without the torch op column, so the source line stays whole;
+    ``width``: the library line each source went through, where it fits)."""
     verdict = ("identical", "bold green") if report.identical else ("different", "bold red")
     parts: list[RenderableType] = [
         Text.assemble(
@@ -95,7 +97,7 @@ def hlo_diff_text(
         parts.append(_pairing_text(report))
     for module in report.modules:
         if not module.identical:
-            parts.extend(_module_parts(module, details, narrow))
+            parts.extend(_module_parts(module, details, narrow, width))
     return Group(*parts)
 
 
@@ -112,7 +114,9 @@ def _pairing_text(report: DiffReport) -> Text:
     return text
 
 
-def _module_parts(module: ModuleDiff, details: bool, narrow: bool) -> list[RenderableType]:
+def _module_parts(
+    module: ModuleDiff, details: bool, narrow: bool, width: int | None
+) -> list[RenderableType]:
     counts = "  ".join(f"{kind} {module.count(kind):,}" for kind in ("changed", "added", "removed"))
     parts: list[RenderableType] = [
         Text(""),
@@ -132,7 +136,11 @@ def _module_parts(module: ModuleDiff, details: bool, narrow: bool) -> list[Rende
     if histogram is not None:
         parts.append(histogram)
     if module.patterns:
-        parts.append(_pattern_table(module.patterns, details, narrow))
+        table = _pattern_table(module.patterns, details, narrow, inside=width is not None)
+        sources = [source_text(pattern.source) for pattern in module.patterns[:TOP_PATTERNS]]
+        if width is not None and not shows_whole(table, width, sources):  # the user's line alone
+            table = _pattern_table(module.patterns, details, narrow, inside=False)
+        parts.append(table)
     if details and module.changes:
         parts.append(_change_lines(module.changes))
     return parts
@@ -160,11 +168,14 @@ def _opcode_table(module: ModuleDiff) -> Table | None:
     return table
 
 
-def _pattern_table(patterns: tuple[Pattern, ...], details: bool, narrow: bool) -> Table:
+def _pattern_table(
+    patterns: tuple[Pattern, ...], details: bool, narrow: bool, *, inside: bool
+) -> Table:
     shown = patterns if details else patterns[:TOP_PATTERNS]
     table = Table(title="changes, grouped (most repeated first)", **_TABLE_STYLE)
-    # The source line is what the user acts on: it keeps its width, "what" wraps.
-    sources = [_source_text(pattern.source) for pattern in shown]
+    # The source line is what the user acts on: it keeps its width, "what" wraps;
+    # the library line it went through (``inside``) only where the row has room.
+    sources = [source_text(pattern.source, inside=inside) for pattern in shown]
     table.add_column("count", justify="right", no_wrap=True)
     table.add_column("change", no_wrap=True)
     table.add_column("opcode", no_wrap=True)
@@ -195,7 +206,7 @@ def _change_lines(changes: tuple[Change, ...]) -> Text:
         assert side is not None
         names = " → ".join(f"%{ref.name}" for ref in (change.left, change.right) if ref)
         what = "; ".join(change.details) or side.shape
-        source = _source_text(change.source)
+        source = source_text(change.source)
         text.append("\n  ")
         text.append(f"{change.kind:<8}", style=_KIND_STYLE[change.kind])
         text.append(f" {change.opcode_text}  {names} in {side.computation}: {what}")
@@ -211,13 +222,11 @@ def _op_text(source: SourceRef | None) -> str:
     return source.op_type or source.op_name
 
 
-def _source_text(source: SourceRef | None) -> str:
-    """``file:line`` made short: after site-packages/, or relative to the working folder."""
+def source_text(source: SourceRef | None, *, inside: bool = True) -> str:
+    """The user's ``file:line`` (``~`` when lent by a neighbour), short as paths
+    are shown, with the library line it went through when ``inside``:
+    ``model.py:12 (inside torch/nn/modules/linear.py:134)``."""
     if source is None or not source.location:
         return ""
-    location = source.location
-    if _SITE_PACKAGES in location:
-        location = location.split(_SITE_PACKAGES, 1)[1]
-    else:
-        location = display_path(location)
+    location = display_walked(source.location, source.library if inside else None) or ""
     return f"~{location}" if source.inherited else location

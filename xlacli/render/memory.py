@@ -15,7 +15,7 @@ from rich.text import Text
 
 from xlacli.analysis.memory import largest_graph
 from xlacli.analysis.precision import backend_note, precision_warnings
-from xlacli.paths import display_location
+from xlacli.paths import display_walked
 from xlacli.report.memory import BufferRecord, CheckpointFacts, GraphPrecision, RunMemory
 from xlacli.report.run import GraphRecord, RunReport
 from xlacli.units import format_bytes, short_hash
@@ -61,7 +61,7 @@ def graph_line(graph: GraphRecord) -> Text:
     parts = []
     memory = graph.memory
     if memory is not None:
-        where = _with_library(memory.peak_site, memory.peak_library_site)
+        where = display_walked(memory.peak_site, memory.peak_library_site)
         parts.append(
             f"peak {format_bytes(memory.peak_bytes)} "
             f"(temporaries {format_bytes(memory.peak_temp_bytes)})"
@@ -137,19 +137,11 @@ def biggest_lines(buffers: tuple[BufferRecord, ...]) -> list[str]:
     # Largest buffer first (a group of equal buffers by the size of one), then the most.
     ordered = sorted(groups.items(), key=lambda item: (-item[0][1], -item[1]))
     for (shape, size, role, op, source, library), count in ordered[:BIGGEST_SHOWN]:
-        where = _with_library(source, library)
+        where = display_walked(source, library)
         made = ", ".join(part for part in (op, f"at {where}" if where else "") if part)
         times = f"{count} x " if count > 1 else ""
         lines.append(f"{times}{shape} {format_bytes(size)} {role}" + (f", {made}" if made else ""))
     return lines
-
-
-def _with_library(source: str | None, library: str | None) -> str | None:
-    """``model.py:12 (inside torch/nn/modules/linear.py:134)``, as recompiles show it."""
-    where = display_location(source)
-    if where and library:
-        return f"{where} (inside {display_location(library)})"
-    return where
 
 
 def _run_lines(memory: RunMemory) -> list[Text]:

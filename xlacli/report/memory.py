@@ -72,6 +72,8 @@ class GraphPrecision:
     # Where the requested f64 instructions come from (file:line of their metadata),
     # so that a warning names the line, and says when it is a library's own.
     f64_sources: tuple[str, ...] = ()
+    # The user's line each library f64 source was called from (optimizer.step()).
+    f64_user_lines: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,7 @@ def graph_precision_from_dict(data: Any) -> GraphPrecision | None:
         optimized=_mix_from_dict(data.get("optimized")),
         autocast=data.get("autocast"),
         f64_sources=tuple(data.get("f64_sources", ())),
+        f64_user_lines=dict(data.get("f64_user_lines", {})),
     )
 
 

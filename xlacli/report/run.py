@@ -195,7 +195,7 @@ class RunReport:
     device: str
     steps: int  # steps completed
     steps_requested: int
-    train: bool
+    train: bool  # --train: xlacli's own training step (ignored when the file defines step())
     run_dir: str
     compilations: int
     executions: int
@@ -224,6 +224,9 @@ class RunReport:
     scan_advice: tuple[ScanAdvice, ...] = ()
     bucket_advice: tuple[BucketAdvice, ...] = ()
     value_read_costs: tuple[ValueReadCost, ...] = ()
+    # What the steps did, whoever drove them (xlacli's --train, a model file's own
+    # step(), a script's loop): a backward pass or an optimizer step ran.
+    trained: bool = False
 
     @property
     def steady_state_compiles(self) -> int:
@@ -270,20 +273,34 @@ def load_report(run_dir: Path) -> RunReport:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
+        inside = _run_folder_above(run_dir)
         raise UsageError(
-            f"{run_dir} is not an xlacli run folder (no {REPORT_FILE})",
-            hint="run `xlacli compile MODEL.py` first; it prints its run folder",
+            f"{run_dir} is not an xlacli run folder (no {REPORT_FILE})"
+            + (f"; it is inside the run folder {inside}" if inside else ""),
+            hint=f"xlacli report {inside}"
+            if inside
+            else "run `xlacli compile MODEL.py` first; it prints its run folder",
         ) from None
     except (UnicodeDecodeError, json.JSONDecodeError):
+        inside = _run_folder_above(run_dir)
         raise UsageError(
-            f"{run_dir} is not an xlacli run folder or report.json (it is not JSON)",
-            hint=NOT_A_RUN_HINT,
+            f"{run_dir} is not an xlacli run folder or report.json (it is not JSON)"
+            + (f"; it is inside the run folder {inside}" if inside else ""),
+            hint=f"xlacli report {inside}" if inside else NOT_A_RUN_HINT,
         ) from None
     except OSError as error:
         raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
     report = report_from_dict(data, source=str(path))
     # A run folder may have been moved or copied since: it is where it is now.
     return dataclasses.replace(report, run_dir=str(path.parent.resolve()))
+
+
+def _run_folder_above(path: Path) -> Path | None:
+    """The run folder a path lies inside (``RUN/graphs/HASH``), if any."""
+    for parent in list(path.parents)[:3]:
+        if (parent / REPORT_FILE).is_file():
+            return parent
+    return None
 
 
 def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
@@ -305,6 +322,7 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         steps=data.get("steps", 0),
         steps_requested=data.get("steps_requested") or data.get("steps", 0),
         train=data.get("train", False),
+        trained=bool(data.get("trained", data.get("train", False))),
         run_dir=data.get("run_dir", ""),
         compilations=data.get("compilations", 0),
         executions=data.get("executions", 0),

@@ -15,9 +15,9 @@ from xlacli.hlo.changes import (
     DiffReport,
     InstructionRef,
     ModuleDiff,
-    SourceRef,
 )
-from xlacli.paths import display_location, display_path
+from xlacli.paths import display_path, write_text_file
+from xlacli.render.hlo_diff import source_text
 from xlacli.render.html.page import render_page
 from xlacli.render.html.text_blocks import MAX_LINES
 
@@ -47,8 +47,7 @@ def diff_page_html(report: DiffReport) -> str:
 
 def write_diff_html(report: DiffReport, output: Path) -> Path:
     """Write the page of ``report`` to ``output``."""
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(diff_page_html(report), encoding="utf-8")
+    write_text_file(output, diff_page_html(report))
     return output
 
 
@@ -82,7 +81,7 @@ def _module_item(module: ModuleDiff, files: _Files) -> dict[str, Any]:
         "header_changes": module.header_changes,
         "opcodes": _opcode_deltas(module),
         "patterns": [
-            {"pattern": pattern, "source": _source_text(pattern.source)}
+            {"pattern": pattern, "source": source_text(pattern.source)}
             for pattern in module.patterns
         ],
         "changes": [_change_item(change, module, files) for change in shown],
@@ -100,7 +99,7 @@ def _change_item(change: Change, module: ModuleDiff, files: _Files) -> dict[str,
         "kind": change.kind,
         "opcode": change.opcode_text,
         "details": change.details,
-        "source": _source_text(change.source),
+        "source": source_text(change.source),
         "left": _side(change.left, files.lines(module.left.file)),
         "right": _side(change.right, files.lines(module.right.file)),
     }
@@ -127,11 +126,3 @@ def _opcode_deltas(module: ModuleDiff) -> list[tuple[str, int, int]]:
     ]
     rows.sort(key=lambda row: (-abs(row[2] - row[1]), row[0]))
     return rows[:TOP_OPCODES]
-
-
-def _source_text(source: SourceRef | None) -> str:
-    """The Python line an instruction came from; ``~`` when lent by a user."""
-    if source is None or not source.location:
-        return ""
-    location = display_location(source.location) or ""
-    return f"~{location}" if source.inherited else location

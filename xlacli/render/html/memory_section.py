@@ -50,6 +50,7 @@ def _graph_item(graph: GraphRecord) -> dict[str, Any]:
         "anchor": graph_anchor(graph.hash),
         "memory": memory,
         "peak_site": display_location(memory.peak_site) if memory else "",
+        "peak_library": display_location(memory.peak_library_site) if memory else "",
         "matmuls": matmul_mix(precision) if precision is not None and has_matmuls else "",
         "autocast": precision.autocast if precision is not None else None,
         "checkpoint": checkpoint_summary(checkpoint)
@@ -63,6 +64,7 @@ def _graph_item(graph: GraphRecord) -> dict[str, Any]:
                 "role": buffer.role,
                 "op": buffer.op,
                 "source": display_location(buffer.source) or "",
+                "library": display_location(buffer.library_source) or "",
             }
             for buffer in (memory.biggest if memory else ())
         ],

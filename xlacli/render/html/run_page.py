@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.assemble.source_snippets import load_snippets
+from xlacli.paths import write_text_file
 from xlacli.render.check import load_check
 from xlacli.render.html import (
     advice_section,
@@ -108,8 +109,7 @@ def write_run_html(
     root = Path(report.run_dir)
     path = output or root / HTML_FILE
     page = run_page_html(report, page_path=path, profile=load_summary(root), check=load_check(root))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page, encoding="utf-8")
+    write_text_file(path, page)
     return path
 
 

@@ -28,7 +28,7 @@ def header(run: RunContext) -> dict[str, Any]:
         "versions": dict(sorted(report.versions.items())),
         "settings": {
             "steps": f"{report.steps} of {report.steps_requested}",
-            "mode": "training" if report.train else "inference",
+            "mode": "training" if report.trained else "inference",
             "warm-up": str(report.warmup),
             "run folder": display_path(report.run_dir),
         },
