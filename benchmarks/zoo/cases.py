@@ -132,6 +132,19 @@ TORCHVISION = (
     ),
 )
 
+# The smallest real builder of each family made small above: the same checks at
+# full depth, run when there is time (minutes of compile each on a loaded machine).
+TORCHVISION_FULL = (
+    _torchvision("resnext50_32x4d", cost=6),
+    _torchvision("wide_resnet50_2", cost=6),
+    _torchvision("densenet121", cost=6),
+    _torchvision("convnext_tiny", cost=6),
+    _torchvision("efficientnet_v2_s", cost=6),
+    _torchvision("vit_b_16", size=32, cost=6, image_size=32),
+    _torchvision("swin_t", cost=6),
+    _torchvision("maxvit_t", size=224, cost=8),
+)
+
 
 def _tokens(vocab: int, length: int = 8, batch: int = 2) -> torch.Tensor:
     return torch.randint(0, vocab, (batch, length), generator=torch.Generator().manual_seed(0))
@@ -335,5 +348,7 @@ SCRIPTS = (
     ),
 )
 
-CASES = {case.name: case for case in (*TORCHVISION, *TRANSFORMERS, *SCRIPTS)}
+CASES = {
+    case.name: case for case in (*TORCHVISION, *TRANSFORMERS, *SCRIPTS, *TORCHVISION_FULL)
+}
 MODES = ("inference", "training")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -36,9 +37,9 @@ if __package__ in (None, ""):  # run as a script: import the zoo from this check
 from benchmarks.zoo.results import Row, append_row, latest, read_rows, write_table  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGE = str((REPO / "xlacli").resolve()) + "/"
+PACKAGE = (REPO / "xlacli").resolve()
+FILE_LINE = re.compile(r"([^\s()'\"]+\.py):\d+")
 WARMUP = 2  # xlacli compile's default, said aloud: the bare loop runs warm-up + steps too
-LOCATION_KEYS = ("location", "library_location", "site", "framework_site", "source", "peak_site")
 
 
 def run_one(name: str, mode: str, steps: int, timeout: float, work: Path) -> Row:
@@ -156,19 +157,23 @@ def _problems(
     return problems
 
 
-def _xlacli_locations(data: Any) -> list[str]:
-    """Every location value in the report that points into xlacli's package."""
-    found: list[str] = []
+def _xlacli_locations(data: Any, key: str = "") -> list[str]:
+    """Every ``file.py:line`` in the report (its own stack dumps, ``frames``, aside)
+    that points into xlacli's package, written absolute or relative to the checkout."""
+    if key == "frames":
+        return []
     if isinstance(data, dict):
-        for key, value in data.items():
-            if key in LOCATION_KEYS and isinstance(value, str) and value.startswith(PACKAGE):
-                found.append(value)
-            elif key != "frames":
-                found += _xlacli_locations(value)
-    elif isinstance(data, list):
-        for value in data:
-            found += _xlacli_locations(value)
-    return found
+        return [found for k, value in data.items() for found in _xlacli_locations(value, k)]
+    if isinstance(data, list):
+        return [found for value in data for found in _xlacli_locations(value, key)]
+    if not isinstance(data, str):
+        return []
+    return [match.group(0) for match in FILE_LINE.finditer(data) if _in_package(match.group(1))]
+
+
+def _in_package(path: str) -> bool:
+    file = Path(path) if Path(path).is_absolute() else REPO / path
+    return file.resolve().is_relative_to(PACKAGE)
 
 
 def _last_line(text: str) -> str:

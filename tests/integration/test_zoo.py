@@ -24,11 +24,13 @@ def test_cheap_zoo_cases_pass(case, mode, tmp_path):
 
 def test_a_location_inside_xlacli_fails_the_verdict():
     report = {
-        "graphs": [{"frames": [f"to ({PACKAGE_FILE}:38)"], "site": "/u/train.py:3"}],
+        "graphs": [{"frames": [f"to ({PACKAGE_FILE}:38)"], "site": "/u/xlacli/train.py:3"}],
         "events": [{"cause": {"location": "/u/train.py:3", "library_location": None}}],
         "memory": {"biggest": [{"source": f"{PACKAGE_FILE}:38"}]},
+        "lines": [{"peak_library_site": "xlacli/child/transfers.py:40 (to)"}],
     }
-    assert _xlacli_locations(report) == [f"{PACKAGE_FILE}:38"]  # frames are not locations
+    # frames are stack dumps, not locations; a user's folder named xlacli is the user's
+    assert _xlacli_locations(report) == [f"{PACKAGE_FILE}:38", "xlacli/child/transfers.py:40"]
 
 
 def test_the_table_has_one_row_per_run():
