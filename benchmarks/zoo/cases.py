@@ -348,7 +348,5 @@ SCRIPTS = (
     ),
 )
 
-CASES = {
-    case.name: case for case in (*TORCHVISION, *TRANSFORMERS, *SCRIPTS, *TORCHVISION_FULL)
-}
+CASES = {case.name: case for case in (*TORCHVISION, *TRANSFORMERS, *SCRIPTS, *TORCHVISION_FULL)}
 MODES = ("inference", "training")

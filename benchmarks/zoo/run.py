@@ -34,7 +34,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: import the zoo from this checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.zoo.results import Row, append_row, latest, read_rows, write_table  # noqa: E402
+from benchmarks.zoo.results import Row, append_row, latest, read_rows, write_table
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = (REPO / "xlacli").resolve()
