@@ -39,6 +39,9 @@ from benchmarks.zoo.results import Row, append_row, latest, read_rows, write_tab
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = (REPO / "xlacli").resolve()
 FILE_LINE = re.compile(r"([^\s()'\"]+\.py):\d+")
+# XLA:CPU's backend optimisation off, in both runs: the zoo checks counts and stories,
+# not speed, and on a loaded machine compile time is most of a run (ZOO_XLA_FLAGS="" for off).
+QUICK_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 WARMUP = 2  # xlacli compile's default, said aloud: the bare loop runs warm-up + steps too
 
 
@@ -106,6 +109,8 @@ def _run(
     command: list[str], timeout: float, name: str, mode: str
 ) -> subprocess.CompletedProcess[str] | None:
     env = {**os.environ, "PJRT_DEVICE": "CPU", "ZOO_CASE": name, "ZOO_MODE": mode}
+    quick = os.environ.get("ZOO_XLA_FLAGS", QUICK_COMPILE)
+    env["XLA_FLAGS"] = " ".join(filter(None, [env.get("XLA_FLAGS"), quick]))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     # A session of its own: a timeout ends xlacli's child process too, not only xlacli.
     with subprocess.Popen(
@@ -203,10 +208,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=REPO / "docs" / "zoo-results.jsonl")
     parser.add_argument("--resume", action="store_true", help="skip runs that already passed")
     parser.add_argument("--table", type=Path, help="write the Markdown table here")
+    parser.add_argument("--keep", type=Path, help="keep the run folders here (to read reports)")
     args = parser.parse_args(argv)
     done = latest(read_rows(args.results)) if args.resume else {}
     failed = False
-    with tempfile.TemporaryDirectory(prefix="xlacli-zoo-") as work:
+    with tempfile.TemporaryDirectory(prefix="xlacli-zoo-") as temporary:
+        work = args.keep or temporary
         for name, mode in selected(args.only, args.modes):
             if done.get((name, mode)) is not None and done[name, mode].verdict == "pass":
                 continue
