@@ -42,7 +42,7 @@ FILE_LINE = re.compile(r"([^\s()'\"]+\.py):\d+")
 # XLA:CPU's backend optimisation off, in both runs: the zoo checks counts and stories,
 # not speed, and on a loaded machine compile time is most of a run (ZOO_XLA_FLAGS="" for off).
 QUICK_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
-WARMUP = 2  # xlacli compile's default, said aloud: the bare loop runs warm-up + steps too
+WARMUP = 2  # xlacli compile's default, said aloud: the first 2 of the --steps are warm-up
 
 
 def run_one(name: str, mode: str, steps: int, timeout: float, work: Path) -> Row:
@@ -102,7 +102,7 @@ def _bare_command(case: Any, mode: str, steps: int, out: Path) -> list[str]:
     bare = str(REPO / "benchmarks" / "zoo" / "bare.py")
     if case.script is not None:
         return [sys.executable, bare, "--script", case.script, str(out), "--", *case.args]
-    return [sys.executable, bare, case.name, mode, str(WARMUP + steps), str(out)]
+    return [sys.executable, bare, case.name, mode, str(steps), str(out)]
 
 
 def _run(
