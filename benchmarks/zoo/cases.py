@@ -32,7 +32,7 @@ class Case:
 def _torchvision(name: str, size: int = 64, cost: int = 2, **kwargs: Any) -> Case:
     """A torchvision classifier from its builder (``resnet18``): its real configuration."""
 
-    def build() -> Built:
+    def build() -> torch.nn.Module:
         import torchvision
 
         return getattr(torchvision.models, name)(weights=None, num_classes=10, **kwargs)
@@ -45,7 +45,7 @@ def _torchvision_mini(name: str, module: str, size: int, make: Callable[[Any], A
     machine, built from the family's own classes with fewer, narrower blocks:
     ``make(torchvision.models.<module>)``; the ops and their structure stay the family's."""
 
-    def build() -> Built:
+    def build() -> torch.nn.Module:
         import importlib
 
         return make(importlib.import_module(f"torchvision.models.{module}"))
