@@ -30,38 +30,119 @@ class Case:
 
 
 def _torchvision(name: str, size: int = 64, cost: int = 2, **kwargs: Any) -> Case:
-    def build() -> Built:
+    """A torchvision classifier from its builder (``resnet18``): its real configuration."""
+
+    def build() -> torch.nn.Module:
         import torchvision
 
+        return getattr(torchvision.models, name)(weights=None, num_classes=10, **kwargs)
+
+    return Case(name, "torchvision", _on_images(build, size), cost=cost)
+
+
+def _torchvision_mini(name: str, module: str, size: int, make: Callable[[Any], Any]) -> Case:
+    """A family whose smallest builder takes minutes to compile on a loaded 2-core
+    machine, built from the family's own classes with fewer, narrower blocks:
+    ``make(torchvision.models.<module>)``; the ops and their structure stay the family's."""
+
+    def build() -> torch.nn.Module:
+        import importlib
+
+        return make(importlib.import_module(f"torchvision.models.{module}"))
+
+    return Case(name, "torchvision", _on_images(build, size), cost=2)
+
+
+def _on_images(build: Callable[[], torch.nn.Module], size: int) -> Callable[[], Built]:
+    def built() -> Built:
         torch.manual_seed(0)
-        model = getattr(torchvision.models, name)(weights=None, num_classes=10, **kwargs)
+        model = build()
         images = torch.randn(2, 3, size, size, generator=torch.Generator().manual_seed(0))
         return model, (images,)
 
-    return Case(name, "torchvision", build, cost=cost)
+    return built
+
+
+def _convnext(m: Any) -> Any:
+    widths = (16, 32, 64, 128, None)
+    blocks = [m.CNBlockConfig(widths[i], widths[i + 1], 1) for i in range(4)]
+    return m.ConvNeXt(blocks, stochastic_depth_prob=0.1, num_classes=10)
+
+
+def _efficientnet_v2(m: Any) -> Any:
+    blocks = [
+        m.FusedMBConvConfig(1, 3, 1, 16, 16, 1),
+        m.FusedMBConvConfig(4, 3, 2, 16, 32, 1),
+        m.MBConvConfig(4, 3, 2, 32, 48, 1),
+        m.MBConvConfig(6, 3, 1, 48, 64, 1),
+    ]
+    return m.EfficientNet(blocks, dropout=0.2, last_channel=128, num_classes=10)
 
 
 TORCHVISION = (
     _torchvision("resnet18"),
-    _torchvision("resnext50_32x4d", cost=4),
-    _torchvision("wide_resnet50_2", cost=5),
     _torchvision("mobilenet_v2"),
     _torchvision("mobilenet_v3_small"),
     _torchvision("efficientnet_b0", cost=3),
     _torchvision("regnet_y_400mf", cost=3),
-    _torchvision("convnext_tiny", cost=4),
-    _torchvision("vit_b_16", size=224, cost=6, image_size=224),
-    _torchvision("swin_t", size=64, cost=5),
-    _torchvision("densenet121", cost=4),
     _torchvision("squeezenet1_0", cost=1),
     _torchvision("shufflenet_v2_x0_5"),
     _torchvision("mnasnet0_5"),
-    _torchvision("googlenet", size=64, cost=3, aux_logits=False, init_weights=False),
+    _torchvision("googlenet", cost=3, aux_logits=False, init_weights=False),
     _torchvision("inception_v3", size=80, cost=4, aux_logits=False, init_weights=False),
     _torchvision("vgg11", size=32, cost=3),
-    _torchvision("alexnet", size=64),
-    _torchvision("maxvit_t", size=64, cost=6),
-    _torchvision("efficientnet_v2_s", cost=5),
+    _torchvision("alexnet"),
+    _torchvision_mini(
+        "resnext_mini",
+        "resnet",
+        64,
+        lambda m: m.ResNet(m.Bottleneck, [1] * 4, groups=32, width_per_group=4, num_classes=10),
+    ),
+    _torchvision_mini(
+        "wide_resnet_mini",
+        "resnet",
+        64,
+        lambda m: m.ResNet(m.Bottleneck, [1] * 4, width_per_group=128, num_classes=10),
+    ),
+    _torchvision_mini(
+        "densenet_mini",
+        "densenet",
+        64,
+        lambda m: m.DenseNet(8, (2, 2, 2, 2), num_init_features=16, bn_size=2, num_classes=10),
+    ),
+    _torchvision_mini("convnext_mini", "convnext", 64, _convnext),
+    _torchvision_mini("efficientnet_v2_mini", "efficientnet", 64, _efficientnet_v2),
+    _torchvision_mini(
+        "vit_mini",
+        "vision_transformer",
+        32,
+        lambda m: m.VisionTransformer(32, 8, 2, 2, 32, 64, num_classes=10),
+    ),
+    _torchvision_mini(
+        "swin_mini",
+        "swin_transformer",
+        64,
+        lambda m: m.SwinTransformer([4, 4], 16, [2, 2], [2, 4], [4, 4], num_classes=10),
+    ),
+    _torchvision_mini(
+        "maxvit_mini",
+        "maxvit",
+        64,
+        lambda m: m.MaxVit((64, 64), 16, 4, [16, 32], [1, 1], 8, 0.1, num_classes=10),
+    ),
+)
+
+# The smallest real builder of each family made small above: the same checks at
+# full depth, run when there is time (minutes of compile each on a loaded machine).
+TORCHVISION_FULL = (
+    _torchvision("resnext50_32x4d", cost=6),
+    _torchvision("wide_resnet50_2", cost=6),
+    _torchvision("densenet121", cost=6),
+    _torchvision("convnext_tiny", cost=6),
+    _torchvision("efficientnet_v2_s", cost=6),
+    _torchvision("vit_b_16", size=32, cost=6, image_size=32),
+    _torchvision("swin_t", cost=6),
+    _torchvision("maxvit_t", size=224, cost=8),
 )
 
 
@@ -267,5 +348,5 @@ SCRIPTS = (
     ),
 )
 
-CASES = {case.name: case for case in (*TORCHVISION, *TRANSFORMERS, *SCRIPTS)}
+CASES = {case.name: case for case in (*TORCHVISION, *TRANSFORMERS, *SCRIPTS, *TORCHVISION_FULL)}
 MODES = ("inference", "training")

@@ -10,7 +10,10 @@ traceback, count as many compiles as the bare loop, call no ``first_compile`` a
 steady-state recompile, and name no location inside xlacli's package. Script
 cases run their training loop with an evaluation pass to the end, both ways.
 Rows are appended to ``--results`` (JSON lines) as they finish, so a sweep cut
-short keeps the rows that ran.
+short keeps the rows that ran; ``--resume`` skips the runs that already passed,
+and ``--table`` shows each run's latest row (``results.py``).
+
+    nice -n 19 python benchmarks/zoo/run.py --resume --table docs/zoo.md
 """
 
 from __future__ import annotations
@@ -18,30 +21,28 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import resource
+import signal
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+if __package__ in (None, ""):  # run as a script: import the zoo from this checkout
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.zoo.results import Row, append_row, latest, read_rows, write_table
+
 REPO = Path(__file__).resolve().parents[2]
-PACKAGE = str((REPO / "xlacli").resolve()) + "/"
-LOCATION_KEYS = ("location", "library_location", "site", "framework_site", "source", "peak_site")
-
-
-@dataclass(frozen=True)
-class Row:
-    """One zoo run and its verdict."""
-
-    model: str
-    family: str
-    mode: str
-    compiles: int | None
-    bare_compiles: int | None
-    wall_s: float
-    verdict: str  # "pass", or what failed
+PACKAGE = (REPO / "xlacli").resolve()
+FILE_LINE = re.compile(r"([^\s()'\"]+\.py):\d+")
+# XLA:CPU's backend optimisation off, in both runs: the zoo checks counts and stories,
+# not speed, and on a loaded machine compile time is most of a run (ZOO_XLA_FLAGS="" for off).
+QUICK_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+WARMUP = 2  # xlacli compile's default, said aloud: the first 2 of the --steps are warm-up
 
 
 def run_one(name: str, mode: str, steps: int, timeout: float, work: Path) -> Row:
@@ -50,11 +51,13 @@ def run_one(name: str, mode: str, steps: int, timeout: float, work: Path) -> Row
 
     case = CASES[name]
     out = work / f"{name}-{mode}"
-    started = time.perf_counter()
+    started, cpu_before = time.perf_counter(), _children_cpu()
     result = _run(_xlacli_command(case, mode, steps, out), timeout, case.name, mode)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, _children_cpu() - cpu_before
+    commit = _commit()
     if result is None:
-        return Row(name, case.family, mode, None, None, wall, f"timeout after {timeout:.0f} s")
+        verdict = f"timeout after {timeout:.0f} s"
+        return Row(name, case.family, mode, None, None, wall, verdict, cpu, commit)
     report = _report(result.stdout)
     bare_file = work / f"{name}-{mode}-bare.json"
     bare = _run(_bare_command(case, mode, steps, bare_file), timeout, case.name, mode)
@@ -65,9 +68,24 @@ def run_one(name: str, mode: str, steps: int, timeout: float, work: Path) -> Row
     if not bare_ok:
         why = "timeout" if bare is None else _last_line(bare.stderr)
         problems = [p for p in problems if p != "the bare run failed"] + [f"bare run: {why}"]
-    return Row(
-        name, case.family, mode, compiles, bare_compiles, wall, "; ".join(problems) or "pass"
-    )
+    verdict = "; ".join(problems) or "pass"
+    return Row(name, case.family, mode, compiles, bare_compiles, wall, verdict, cpu, commit)
+
+
+def _children_cpu() -> float:
+    """User + system seconds of the finished child processes (on a loaded machine,
+    the wall time says more about the neighbours than about the run)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _commit() -> str:
+    """The checkout's short commit, ``+`` when its work tree has changes."""
+    git = ["git", "-C", str(REPO)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run([*git, "status", "--porcelain", "--", "xlacli", "benchmarks/zoo"],
+                           capture_output=True, text=True)  # fmt: skip
+    return head.stdout.strip() + ("+" if dirty.stdout.strip() else "")
 
 
 def _xlacli_command(case: Any, mode: str, steps: int, out: Path) -> list[str]:
@@ -77,7 +95,7 @@ def _xlacli_command(case: Any, mode: str, steps: int, out: Path) -> list[str]:
         return [*base, case.script, *tail, "--", *case.args]
     train = ["--train"] if mode == "training" else []
     model = str(REPO / "benchmarks" / "zoo" / "zoo_model.py")
-    return [*base, model, "--steps", str(steps), *train, *tail]
+    return [*base, model, "--steps", str(steps), "--warmup", str(WARMUP), *train, *tail]
 
 
 def _bare_command(case: Any, mode: str, steps: int, out: Path) -> list[str]:
@@ -91,14 +109,21 @@ def _run(
     command: list[str], timeout: float, name: str, mode: str
 ) -> subprocess.CompletedProcess[str] | None:
     env = {**os.environ, "PJRT_DEVICE": "CPU", "ZOO_CASE": name, "ZOO_MODE": mode}
+    quick = os.environ.get("ZOO_XLA_FLAGS", QUICK_COMPILE)
+    env["XLA_FLAGS"] = " ".join(filter(None, [env.get("XLA_FLAGS"), quick]))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    try:
-        return subprocess.run(
-            ["nice", "-n", "19", *command],
-            cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return None
+    # A session of its own: a timeout ends xlacli's child process too, not only xlacli.
+    with subprocess.Popen(
+        ["nice", "-n", "19", *command], cwd=REPO, env=env, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    ) as process:  # fmt: skip
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            return None
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 def _report(stdout: str) -> dict[str, Any] | None:
@@ -137,40 +162,28 @@ def _problems(
     return problems
 
 
-def _xlacli_locations(data: Any) -> list[str]:
-    """Every location value in the report that points into xlacli's package."""
-    found: list[str] = []
+def _xlacli_locations(data: Any, key: str = "") -> list[str]:
+    """Every ``file.py:line`` in the report (its own stack dumps, ``frames``, aside)
+    that points into xlacli's package, written absolute or relative to the checkout."""
+    if key == "frames":
+        return []
     if isinstance(data, dict):
-        for key, value in data.items():
-            if key in LOCATION_KEYS and isinstance(value, str) and value.startswith(PACKAGE):
-                found.append(value)
-            elif key != "frames":
-                found += _xlacli_locations(value)
-    elif isinstance(data, list):
-        for value in data:
-            found += _xlacli_locations(value)
-    return found
+        return [found for k, value in data.items() for found in _xlacli_locations(value, k)]
+    if isinstance(data, list):
+        return [found for value in data for found in _xlacli_locations(value, key)]
+    if not isinstance(data, str):
+        return []
+    return [match.group(0) for match in FILE_LINE.finditer(data) if _in_package(match.group(1))]
+
+
+def _in_package(path: str) -> bool:
+    file = Path(path) if Path(path).is_absolute() else REPO / path
+    return file.resolve().is_relative_to(PACKAGE)
 
 
 def _last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.startswith("xlacli: error")]
     return (lines or text.strip().splitlines() or [""])[-1][:160]
-
-
-def table(rows: list[Row]) -> str:
-    """The Markdown table of ``docs/zoo.md``."""
-    lines = [
-        "| model | family | mode | compiles | bare compiles | wall time | verdict |",
-        "|---|---|---|---:|---:|---:|---|",
-    ]
-    for row in rows:
-        compiles = "-" if row.compiles is None else str(row.compiles)
-        bare = "-" if row.bare_compiles is None else str(row.bare_compiles)
-        lines.append(
-            f"| {row.model} | {row.family} | {row.mode} | {compiles} | {bare} "
-            f"| {row.wall_s:.0f} s | {row.verdict} |"
-        )
-    return "\n".join(lines) + "\n"
 
 
 def selected(only: list[str] | None, modes: list[str]) -> list[tuple[str, str]]:
@@ -192,21 +205,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", nargs="*", default=["inference", "training"])
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=900, help="seconds per run")
-    parser.add_argument("--results", type=Path, default=Path("zoo-results.jsonl"))
+    parser.add_argument("--results", type=Path, default=REPO / "docs" / "zoo-results.jsonl")
+    parser.add_argument("--resume", action="store_true", help="skip runs that already passed")
     parser.add_argument("--table", type=Path, help="write the Markdown table here")
+    parser.add_argument("--keep", type=Path, help="keep the run folders here (to read reports)")
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(REPO))
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="xlacli-zoo-") as work:
+    done = latest(read_rows(args.results)) if args.resume else {}
+    failed = False
+    with tempfile.TemporaryDirectory(prefix="xlacli-zoo-") as temporary:
+        work = args.keep or temporary
         for name, mode in selected(args.only, args.modes):
+            if done.get((name, mode)) is not None and done[name, mode].verdict == "pass":
+                continue
             row = run_one(name, mode, args.steps, args.timeout, Path(work))
-            rows.append(row)
-            with args.results.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(asdict(row)) + "\n")
+            append_row(args.results, row)
+            failed |= row.verdict != "pass"
             print(f"{name:20} {mode:10} {row.wall_s:6.0f} s  {row.verdict}", flush=True)
-    if args.table:
-        args.table.write_text(table(rows), encoding="utf-8")
-    return 0 if all(row.verdict == "pass" for row in rows) else 1
+            if args.table:  # after each run: the table is never behind the results
+                write_table(args.table, ordered(read_rows(args.results)))
+    return 1 if failed else 0
+
+
+def ordered(rows: list[Row]) -> list[Row]:
+    """Each run's latest row, in the order of ``cases.py``."""
+    from benchmarks.zoo.cases import CASES
+
+    rank = {name: i for i, name in enumerate(CASES)}
+    modes = {"script": 0, "inference": 1, "training": 2}
+    newest = latest(rows).values()
+    return sorted(newest, key=lambda row: (rank.get(row.model, len(rank)), modes.get(row.mode, 3)))
 
 
 if __name__ == "__main__":

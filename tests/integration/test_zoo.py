@@ -1,5 +1,5 @@
 """The zoo's cheapest cases, as CI runs them (the full sweep runs outside CI:
-python benchmarks/zoo/run.py; its table is docs/zoo.md)."""
+python benchmarks/zoo/run.py; its table is docs/zoo.md), and its bookkeeping."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.zoo.run import Row, _xlacli_locations, run_one, table
+from benchmarks.zoo.results import Row, append_row, read_rows, table, write_table
+from benchmarks.zoo.run import _xlacli_locations, main, ordered, run_one
 
 PACKAGE_FILE = str(Path(__file__).resolve().parents[2] / "xlacli" / "child" / "transfers.py")
 
@@ -23,13 +24,57 @@ def test_cheap_zoo_cases_pass(case, mode, tmp_path):
 
 def test_a_location_inside_xlacli_fails_the_verdict():
     report = {
-        "graphs": [{"frames": [f"to ({PACKAGE_FILE}:38)"], "site": "/u/train.py:3"}],
+        "graphs": [{"frames": [f"to ({PACKAGE_FILE}:38)"], "site": "/u/xlacli/train.py:3"}],
         "events": [{"cause": {"location": "/u/train.py:3", "library_location": None}}],
         "memory": {"biggest": [{"source": f"{PACKAGE_FILE}:38"}]},
+        "lines": [{"peak_library_site": "xlacli/child/transfers.py:40 (to)"}],
     }
-    assert _xlacli_locations(report) == [f"{PACKAGE_FILE}:38"]  # frames are not locations
+    # frames are stack dumps, not locations; a user's folder named xlacli is the user's
+    assert _xlacli_locations(report) == [f"{PACKAGE_FILE}:38", "xlacli/child/transfers.py:40"]
 
 
 def test_the_table_has_one_row_per_run():
-    rows = [Row("bert", "transformers", "training", 4, 4, 12.3, "pass")]
-    assert table(rows).splitlines()[2] == "| bert | transformers | training | 4 | 4 | 12 s | pass |"
+    rows = [Row("bert", "transformers", "training", 4, 4, 12.3, "pass", 20.6, "abc1234")]
+    line = table(rows).splitlines()[2]
+    assert line == "| bert | transformers | training | 4 | 4 | 12 s | 21 s | abc1234 | pass |"
+
+
+def _row(model: str, mode: str, verdict: str = "pass") -> Row:
+    return Row(model, "transformers", mode, 1, 1, 1.0, verdict)
+
+
+def test_a_rerun_replaces_the_row_and_rows_follow_the_cases(tmp_path):
+    results = tmp_path / "zoo.jsonl"
+    for row in (_row("gpt2", "training", "exit 3"), _row("bert", "inference")):
+        append_row(results, row)
+    append_row(results, _row("gpt2", "training"))
+    rows = ordered(read_rows(results))
+    assert [(r.model, r.mode, r.verdict) for r in rows] == [
+        ("bert", "inference", "pass"),
+        ("gpt2", "training", "pass"),
+    ]
+
+
+def test_the_table_replaces_the_old_one_and_keeps_the_prose(tmp_path):
+    doc = tmp_path / "zoo.md"
+    doc.write_text("# Zoo\n\nWhat ran.\n\n| model | old |\n|---|---|\n| x | y |\n\nAfter.\n")
+    write_table(doc, [_row("bert", "training")])
+    text = doc.read_text()
+    assert text.startswith("# Zoo\n\nWhat ran.\n\n| model | family |")
+    assert "| x | y |" not in text and text.endswith("| pass |\n\nAfter.\n")
+
+
+def test_resume_skips_what_passed_and_reruns_what_failed(tmp_path, monkeypatch):
+    results = tmp_path / "zoo.jsonl"
+    append_row(results, _row("bert", "inference"))
+    append_row(results, _row("bert", "training", "exit 3"))
+    ran = []
+
+    def fake_run(name, mode, steps, timeout, work):
+        ran.append((name, mode))
+        return _row(name, mode)
+
+    monkeypatch.setattr("benchmarks.zoo.run.run_one", fake_run)
+    assert main(["--only", "bert", "--resume", "--results", str(results)]) == 0
+    assert ran == [("bert", "training")]
+    assert [r.verdict for r in ordered(read_rows(results))] == ["pass", "pass"]
