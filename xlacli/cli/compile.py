@@ -65,37 +65,25 @@ def compile_command(
     model, script_args = options.split_script_args(ctx, model, module)
     warmup = defaults.COMPILE.warmup if warmup is None else warmup
     optimizer_name = (optimizer or options.OptimizerName.sgd).value
+    # What one mode and both modes run with alike.
+    settings = dict(
+        module=module,
+        args=script_args,
+        steps=steps,
+        warmup=warmup,
+        train=bool(train),
+        optimizer=optimizer_name,
+        devices=devices,
+        out=out,
+        force=force,
+        hang_timeout=hang_timeout,
+    )
     if mode is options.RunMode.both:
-        comparison = api.compile_modes(
-            model,
-            module=module,
-            args=script_args,
-            steps=steps,
-            warmup=warmup,
-            train=bool(train),
-            optimizer=optimizer_name,
-            devices=devices,
-            out=out,
-            force=force,
-            hang_timeout=hang_timeout,
-        )
+        comparison = api.compile_modes(model, **settings)  # type: ignore[arg-type]
         show_comparison(comparison, output_format.value)
         runs = list(comparison.runs.values())
     else:
-        run = api.compile_run(
-            model,
-            module=module,
-            args=script_args,
-            steps=steps,
-            warmup=warmup,
-            train=bool(train),
-            optimizer=optimizer_name,
-            devices=devices,
-            mode=mode.value,
-            out=out,
-            force=force,
-            hang_timeout=hang_timeout,
-        )
+        run = api.compile_run(model, mode=mode.value, **settings)  # type: ignore[arg-type]
         _show_run(run, output_format.value, ranks_timeout, hang_timeout)
         runs = [run]
     if html or output_format is options.OutputFormat.html:  # --format html: the page too

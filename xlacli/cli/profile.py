@@ -90,30 +90,8 @@ def profile_command(
     warmup = defaults.PROFILE.warmup if warmup is None else warmup
     optimizer_name = (optimizer or options.OptimizerName.sgd).value
     html = html or output_format is options.OutputFormat.html  # --format html: the page too
-    if mode is options.RunMode.both:
-        comparison = api.profile_modes(
-            model,
-            module=module,
-            args=script_args,
-            steps=steps,
-            warmup=warmup,
-            train=bool(train),
-            optimizer=optimizer_name,
-            devices=devices,
-            logdir=logdir,
-            name=name,
-            max_trace_steps=max_trace_steps,
-            out=out,
-            force=force,
-            hang_timeout=hang_timeout,
-        )
-        show_comparison(comparison, output_format.value, command="profile")
-        if html:
-            write_html(comparison.runs.values())
-        comparison.raise_error()
-        return 0
-    result = api.profile(
-        model,
+    # What one mode and both modes run with alike.
+    settings = dict(
         module=module,
         args=script_args,
         steps=steps,
@@ -121,7 +99,6 @@ def profile_command(
         train=bool(train),
         optimizer=optimizer_name,
         devices=devices,
-        mode=mode.value,
         logdir=logdir,
         name=name,
         max_trace_steps=max_trace_steps,
@@ -129,6 +106,14 @@ def profile_command(
         force=force,
         hang_timeout=hang_timeout,
     )
+    if mode is options.RunMode.both:
+        comparison = api.profile_modes(model, **settings)  # type: ignore[arg-type]
+        show_comparison(comparison, output_format.value, command="profile")
+        if html:
+            write_html(comparison.runs.values())
+        comparison.raise_error()
+        return 0
+    result = api.profile(model, mode=mode.value, **settings)  # type: ignore[arg-type]
     shown_here = _show_profile(result, output_format.value, ranks_timeout, hang_timeout)
     if html:
         write_html([result.run])
