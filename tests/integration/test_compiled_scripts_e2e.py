@@ -128,6 +128,35 @@ def test_the_later_torch_xla_compile_recompile_is_at_its_step(eager_run):
 
 
 @pytest.fixture(scope="module")
+def eager_loop_run(tmp_path_factory) -> dict:
+    return capture(tmp_path_factory.mktemp("eager_loop"), "eager_loop.py", "--steps", "6")
+
+
+def test_an_eager_loop_that_never_syncs_has_a_step_per_optimizer_step(eager_loop_run):
+    report, bare = eager_loop_run["report"], eager_loop_run["bare"]
+    assert report["steps"] == 6 and report["error"] is None
+    assert report["compilations"] == len(report["events"]) == bare["UncachedCompile"]
+    assert sum(s["compilations"] for s in report["step_records"]) == bare["UncachedCompile"]
+    # The eager ops' and the compiled forward's compiles: the first step, and the longer batch.
+    assert {e["step"] for e in report["events"]} == {0, 4}
+
+
+def test_an_eager_loops_compiled_forward_recompiles_at_the_call_with_the_batch_line(
+    eager_loop_run,
+):
+    guards = [
+        e for e in eager_loop_run["report"]["events"] if e["cause"]["category"] == "dynamo_guard"
+    ]
+    assert guards and all(e["step"] == 4 and e["steady_state"] for e in guards)
+    call = line_of("eager_loop.py", "loss = ((compiled(x) - target)")
+    for event in guards:  # the forward graph and its backward
+        assert event["cause"]["location"] == call
+        assert [a["location"] for a in event["cause"]["also"]] == [
+            line_of("eager_loop.py", "x = torch.randn(rows, 16")
+        ]
+
+
+@pytest.fixture(scope="module")
 def guard_run(tmp_path_factory) -> dict:
     return capture(tmp_path_factory.mktemp("guard"), "guard_value.py", "--steps", "5")
 

@@ -20,7 +20,7 @@ from xlacli.analysis.guard_causes import guard_cause
 from xlacli.analysis.guards import first_read_line, guard_read_location, guarded_value
 from xlacli.analysis.hints import hint_for
 from xlacli.parse.debug_log import AnalysisEvent
-from xlacli.parse.frames import CodeRoots, Frame
+from xlacli.parse.frames import CodeRoots, Frame, in_compiled_backward
 from xlacli.paths import split_location
 from xlacli.report.run import (
     CompileCause,
@@ -111,17 +111,15 @@ def _frames(log: ChildLog, user_files: frozenset[str]) -> list[DynamoFrameRecord
 
 def _guard_read(raw: dict[str, Any], user_files: frozenset[str]) -> str | None:
     """The user's line that read the failed guard's value: Dynamo's note, else
-    (a guard on a tensor argument has none) the compiled function's first read
-    of that argument."""
+    (a guard on a tensor or a global has none) the compiled function's first
+    read of that value."""
     reason = raw.get("guard_failure")
     noted = guard_read_location(reason, user_files)
     guarded = guarded_value(reason)
     file = raw.get("file", "")
-    if noted is not None or guarded is None or guarded.kind != "argument":
+    if noted is not None or guarded is None or file not in user_files:
         return noted
-    if file not in user_files:
-        return None
-    line = first_read_line(file, int(raw.get("line") or 0), guarded.name)
+    line = first_read_line(file, int(raw.get("line") or 0), guarded)
     return f"{file}:{line}" if line is not None else None
 
 
@@ -171,6 +169,14 @@ def xla_compile_owners(
             if (frame.function, split_location(frame.location)[0]) in running
             and (frame.step is None or step is None or frame.step <= step)
         ]
+        if not candidates and in_compiled_backward(event.frames):
+            # The autograd engine runs a compiled backward with none of the
+            # frame's code on the stack: the frame compiled last holds it.
+            candidates = [
+                i
+                for i, frame in enumerate(frames)
+                if frame.fx_ops and (frame.step is None or step is None or frame.step <= step)
+            ]
         owners.append(candidates[-1] if candidates else None)
     return owners
 
@@ -221,13 +227,16 @@ def apply_dynamo_causes(
         owner = owners[index] if index < len(owners) else None
         cause = None
         if owner is not None:
-            first_of_owner = owner not in seen_owners
-            seen_owners.add(owner)
             frame = record.frames[owner]
-            caller = (callers or {}).get(owner)
-            cause = (
-                _dynamo_cause(record, frame, event.cause, roots, caller) if first_of_owner else None
+            # A guard failure explains every graph the new frame compile made
+            # in its step (the forward, the backward); a later compile of the
+            # frame (a new size it received as a symbol) keeps its own cause.
+            caused = owner not in seen_owners or (
+                frame.guard_failure is not None and event.step == frame.step
             )
+            seen_owners.add(owner)
+            caller = (callers or {}).get(owner)
+            cause = _dynamo_cause(record, frame, event.cause, roots, caller) if caused else None
         explained.append(dataclasses.replace(event, cause=cause) if cause else event)
     return explained
 

@@ -32,15 +32,19 @@ class PassedValue:
     passed_at: str | None  # the call's "file:line" (None: a closure, not passed)
 
 
-def passed_value(definition: str, name: str, call: Frame | None) -> PassedValue | None:
-    """How ``name``, read by the function defined at ``definition`` (``file:line``
-    of its ``def``), came from the caller's ``call`` frame. None when the
-    source cannot say (no call frame, a function not in a readable file)."""
+def passed_value(
+    definition: str, name: str, call: Frame | None, index: int | None = None
+) -> PassedValue | None:
+    """How ``name`` (``index``: its item, for ``*args``), read by the function
+    defined at ``definition`` (``file:line`` of its ``def``), came from the
+    caller's ``call`` frame. None when the source cannot say (no call frame, a
+    function not in a readable file)."""
     def_file, _, def_line = definition.rpartition(":")
     function = function_at(def_file, int(def_line)) if def_line.isdigit() else None
     if function is None:
         return None
-    if name not in _parameters(function):
+    vararg = function.args.vararg
+    if name not in _parameters(function) and not (vararg and vararg.arg == name):
         # A closure: the enclosing function assigns it (around the call, when
         # the call is in that function too, so that the loop is known).
         here = call.line if call is not None and call.file == def_file else function.lineno
@@ -48,7 +52,7 @@ def passed_value(definition: str, name: str, call: Frame | None) -> PassedValue 
         return PassedValue(name, tuple(f"{def_file}:{n}" for n in lines), None)
     if call is None:
         return None
-    expression = _argument(call, function, name)
+    expression = _argument(call, function, name, index)
     variable = expression.id if isinstance(expression, ast.Name) else None
     lines = _assignments(call.file, variable, call.line) if variable else ()
     return PassedValue(variable, tuple(f"{call.file}:{n}" for n in lines), call.location)
@@ -59,19 +63,30 @@ def _parameters(function: _Function) -> list[str]:
     return [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
 
 
-def _argument(call: Frame, function: _Function, name: str) -> ast.expr | None:
-    """The expression the call at ``call`` passes for the parameter ``name``."""
+def _argument(call: Frame, function: _Function, name: str, item: int | None) -> ast.expr | None:
+    """The expression the call at ``call`` passes for the parameter ``name``
+    (for ``*args``, its item ``item``: torch.compile's wrapper of a module)."""
     positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
     if positional and positional[0] in ("self", "cls"):
         positional = positional[1:]  # a method (a module's forward) called on its object
+    vararg = function.args.vararg
+    keyword: str | None = name
+    most: int | None = None if vararg is not None else len(positional)
+    if vararg is not None and vararg.arg == name:
+        keyword, wanted = None, None if item is None else len(positional) + item
+    else:
+        wanted = positional.index(name) if name in positional else None
     for node in _calls_at(call.file, call.line):
-        keyword = next((k.value for k in node.keywords if k.arg == name), None)
-        if keyword is not None:
-            return keyword
-        index = positional.index(name) if name in positional else len(positional)
+        passed = next((k.value for k in node.keywords if keyword and k.arg == keyword), None)
+        if passed is not None:
+            return passed
         # Calls are walked outside in: a call nested in the arguments comes later.
-        if index < len(node.args) <= len(positional):
-            argument = node.args[index]
+        if (
+            wanted is not None
+            and wanted < len(node.args)
+            and (most is None or len(node.args) <= most)
+        ):
+            argument = node.args[wanted]
             return None if isinstance(argument, ast.Starred) else argument
     return None
 

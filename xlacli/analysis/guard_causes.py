@@ -57,7 +57,7 @@ def changed_at(
     """Where the user's code changed the guarded value: its assignments, and
     for an argument the call that passed it."""
     if guarded.kind == "argument":
-        return _passed_at(frame, guarded.name, read_at, caller)
+        return _passed_at(frame, guarded, read_at, caller)
     if read_at is None:
         return ()
     file = split_location(read_at)[0]
@@ -75,9 +75,10 @@ def changed_at(
 
 
 def _passed_at(
-    frame: DynamoFrameRecord, name: str, read_at: str | None, caller: Frame | None
+    frame: DynamoFrameRecord, guarded: GuardedValue, read_at: str | None, caller: Frame | None
 ) -> tuple[CompileCause, ...]:
-    passed = passed_value(frame.location, name, caller)
+    name = guarded.name if guarded.index is None else f"{guarded.name}[{guarded.index}]"
+    passed = passed_value(frame.location, guarded.name, caller, guarded.index)
     if passed is None:
         # The compiled function is not the user's (torch.compile of an
         # nn.Sequential): the call is still where the value came in.
@@ -89,7 +90,7 @@ def _passed_at(
         for location in passed.assigned
         if location not in (read_at, passed.passed_at)
     ]
-    if passed.passed_at is not None:
+    if passed.passed_at not in (None, read_at):
         found.append(_also(passed.passed_at, f"passed here to {frame.function} as {name}"))
     return tuple(found)
 

@@ -68,6 +68,7 @@ class GuardedValue:
 
     name: str
     kind: str  # "attribute", "global" or "argument"
+    index: int | None = None  # an item of a ``*args`` argument: ``args[0]``
 
 
 def guarded_value(reason: str | None) -> GuardedValue | None:
@@ -80,6 +81,9 @@ def guarded_value(reason: str | None) -> GuardedValue | None:
     match = _TENSOR.match(first) or _CHECK_CALL.match(first) or _SUBJECT.match(first)
     if match is None:
         return None
+    item = re.fullmatch(r"(\w+)\[(\d+)\]", match["subject"].split(".size()")[0])
+    if item is not None and item[1] != "self":
+        return GuardedValue(item[1], "argument", int(item[2]))
     subject = _ACCESSORS.sub("", match["subject"])
     if _GLOBALS.match(subject):
         return GuardedValue(_NAME.search(subject)["key"], "global")  # type: ignore[index]
@@ -149,10 +153,11 @@ def parse_source(file: str) -> ast.AST | None:
         return None
 
 
-def first_read_line(file: str, def_line: int, name: str) -> int | None:
+def first_read_line(file: str, def_line: int, guarded: GuardedValue) -> int | None:
     """The first line of the function defined at ``def_line`` (its ``def`` or
-    first decorator, as ``co_firstlineno`` says) that reads ``name``: where
-    Dynamo first looked at an argument and so installed its guard."""
+    first decorator, as ``co_firstlineno`` says) that reads the guarded value
+    (``x``, ``SCALE``, ``.scale``): where Dynamo first looked at it and so
+    installed the guard, when its note does not say (a tensor, a global)."""
     function = function_at(file, def_line)
     if function is None:
         return None
@@ -160,9 +165,15 @@ def first_read_line(file: str, def_line: int, name: str) -> int | None:
         node.lineno
         for statement in function.body
         for node in ast.walk(statement)
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+        if isinstance(node, ast.expr) and _reads(node, guarded)
     ]
     return min(reads, default=None)
+
+
+def _reads(node: ast.expr, guarded: GuardedValue) -> bool:
+    if guarded.kind == "attribute":
+        return isinstance(node, ast.Attribute) and node.attr == guarded.name
+    return isinstance(node, ast.Name) and node.id == guarded.name and isinstance(node.ctx, ast.Load)
 
 
 def function_at(file: str, def_line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

@@ -49,10 +49,13 @@ class LoopFinder:
     iterations: int = 0
     _user_syncs: dict[SyncSite, int] = field(default_factory=dict)  # site -> its first step
 
-    def classify(self, step: int, frame: FrameType | None) -> str:
-        """The phase of step ``step``, whose sync's stack starts at ``frame``."""
+    def classify(self, step: int, frame: FrameType | None, *, machinery: bool = False) -> str:
+        """The phase of step ``step``, whose sync's stack starts at ``frame``
+        (``machinery``: the step ended at a loop's machinery that is no sync,
+        an optimizer step in eager mode)."""
         if self.loop_start is None:
-            machinery, user_site = _read_stack(frame, self.roots)
+            on_stack, user_site = _read_stack(frame, self.roots)
+            machinery = machinery or on_stack
             if machinery:
                 self.loop_start = step
             elif user_site is not None and user_site in self._user_syncs:

@@ -67,6 +67,17 @@ def test_a_method_skips_self(tmp_path):
     )
 
 
+def test_an_item_of_star_args_is_the_calls_positional_argument(tmp_path):
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text("def inner(*args, **kwargs):\n    return args\n")
+    file = write(tmp_path)
+    passed = passed_value(f"{wrapper}:1", "args", Frame("main", file, 18), 1)
+    assert passed == PassedValue("scale", (f"{file}:16",), f"{file}:18")
+    assert passed_value(f"{wrapper}:1", "args", Frame("main", file, 18)) == PassedValue(
+        None, (), f"{file}:18"
+    )
+
+
 def test_a_closure_is_assigned_in_the_enclosing_function(tmp_path):
     file = write(tmp_path)
     passed = passed_value(f"{file}:22", "scale", Frame("main", file, 26))

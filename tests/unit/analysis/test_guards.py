@@ -41,6 +41,9 @@ def test_the_guarded_value_of_an_attribute_a_global_and_an_argument():
     assert guarded_value("0/0: ___check_type_id(scale, 9439136)") == GuardedValue(
         "scale", "argument"
     )
+    assert guarded_value("0/0: tensor 'args[0]' size mismatch at index 0") == GuardedValue(
+        "args", "argument", 0
+    )
     assert guarded_value("0/0: ___stack0 == 3") is None  # Dynamo's own name
     assert guarded_value("0/1: 2 <= x.size()[0]") is None
     assert guarded_value(None) is None
@@ -78,6 +81,8 @@ def test_assignments_outside_init_are_the_changes(tmp_path):
 def test_the_first_read_of_an_argument(tmp_path):
     path = tmp_path / "model.py"
     path.write_text(SOURCE)
-    assert first_read_line(str(path), 8, "x") == 9  # forward(self, x): return x * ...
-    assert first_read_line(str(path), 8, "missing") is None
-    assert first_read_line(str(path), 3, "x") is None  # no def at that line
+    x = GuardedValue("x", "argument")
+    assert first_read_line(str(path), 8, x) == 9  # forward(self, x): return x * ...
+    assert first_read_line(str(path), 8, GuardedValue("scale", "attribute")) == 9
+    assert first_read_line(str(path), 8, GuardedValue("missing", "global")) is None
+    assert first_read_line(str(path), 3, x) is None  # no def at that line
