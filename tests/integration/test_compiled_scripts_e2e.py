@@ -111,7 +111,11 @@ def test_eager_op_graphs_and_torch_xla_compile_graphs_are_told_apart(eager_run):
     graphs = eager_run["report"]["graphs"]
     compiled = [g for g in graphs if g["trigger"] == "torch_xla_compile"]
     eager = [g for g in graphs if g["trigger"] == "eager"]
-    assert len(compiled) == 2 and len(eager) == len(graphs) - 2 > 0
+    # The step closure's check runs in torch_xla.compile's first sync, where
+    # eager mode is off: a value read of its own.
+    [read] = [g for g in graphs if g["trigger"] == "host_sync"]
+    assert read["site"] == line_of("train_eager.py", "assert not torch.isnan(loss).item()")
+    assert len(compiled) == 2 and len(eager) == len(graphs) - 3 > 0
     assert {g["site"] for g in compiled} == {line_of("train_eager.py", "compiled_step(x, y)")}
     # Each graph is paired with its own HLO module (the eager ones are tiny).
     assert all(g["hlo_instructions"] > 20 for g in compiled if g.get("hlo_instructions"))
@@ -120,6 +124,9 @@ def test_eager_op_graphs_and_torch_xla_compile_graphs_are_told_apart(eager_run):
 def test_the_later_torch_xla_compile_recompile_is_at_its_step(eager_run):
     report = eager_run["report"]
     assert [s["executions"] > 0 for s in report["step_records"]] == [True] * 6
+    # One run of the compiled step per step: the step closure's eager op is no step.
+    compiled = {g["hash"] for g in report["graphs"] if g["trigger"] == "torch_xla_compile"}
+    assert [len(compiled & set(s["graph_hashes"])) for s in report["step_records"]] == [1] * 6
     late = [e for e in report["events"] if e["steady_state"]]
     assert {e["step"] for e in late} == {4}
     graph = next(e for e in late if not e["cause"]["detail"].startswith("eager op"))

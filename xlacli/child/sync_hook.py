@@ -116,11 +116,14 @@ class SyncHook:
 
     def _run_step_closures(self) -> Any:
         assert self._originals is not None
-        context = self._originals[1]()
         lookups, self._lookups_before = self._lookups_before, None
+        # Counted before the step closures run: in eager mode a closure's
+        # ``loss.item()`` compiles an op of its own, which pends at no sync.
+        after = _graph_lookups() if lookups is not None else None
+        context = self._originals[1]()
         if self.stopped or lookups is None:
             return context
-        if _graph_lookups() == lookups and _dynamo_runs() == self._dynamo_runs_at_step:
+        if after == lookups and _dynamo_runs() == self._dynamo_runs_at_step:
             return context  # nothing was pending, nothing ran: not a step boundary
         if self.wait:
             # Executions run asynchronously; waiting keeps each step's
