@@ -65,7 +65,7 @@ def build_dynamo_record(
     # A recompiled frame whose FX graph torch_xla had already compiled shows
     # only in executions: both say which XLA graphs each frame ran.
     hashes: dict[int, list[str]] = {}
-    compile_owners = xla_compile_owners(frames, xla.compiles, xla.compile_steps)
+    compile_owners = xla_compile_owners(frames, xla.compiles, xla.compile_steps, backward=True)
     execute_owners = xla_compile_owners(frames, xla.executions, xla.execute_steps)
     for events, owners in ((xla.compiles, compile_owners), (xla.executions, execute_owners)):
         for event, owner in zip(events, owners, strict=True):
@@ -153,9 +153,13 @@ def xla_compile_owners(
     frames: Sequence[DynamoFrameRecord],
     events: Sequence[AnalysisEvent],
     steps: Sequence[int | None],
+    *,
+    backward: bool = False,
 ) -> list[int | None]:
     """For each XLA compile (or execution), the index of the frame compile
-    whose FX graph it lowered (None: not Dynamo's, e.g. a step's lazy sync)."""
+    whose FX graph it lowered (None: not Dynamo's, e.g. a step's lazy sync).
+    ``backward``: a compiled backward's compile belongs to the frame compiled
+    last (its later runs, step after step, are no one frame's)."""
     owners: list[int | None] = []
     for index, event in enumerate(events):
         # The compiled frame's code is on the stack when its FX graph runs:
@@ -169,7 +173,7 @@ def xla_compile_owners(
             if (frame.function, split_location(frame.location)[0]) in running
             and (frame.step is None or step is None or frame.step <= step)
         ]
-        if not candidates and in_compiled_backward(event.frames):
+        if backward and not candidates and in_compiled_backward(event.frames):
             # The autograd engine runs a compiled backward with none of the
             # frame's code on the stack: the frame compiled last holds it.
             candidates = [
