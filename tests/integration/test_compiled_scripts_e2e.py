@@ -29,10 +29,16 @@ def line_of(script: str, fragment: str) -> str:
 
 
 def capture(
-    folder: Path, script: str, *args: str, options: tuple[str, ...] = (), devices: int = 0
+    folder: Path,
+    script: str,
+    *args: str,
+    options: tuple[str, ...] = (),
+    devices: int = 0,
+    torch_logs: str = "",
 ) -> dict:
     """``xlacli compile SCRIPT -- ARGS`` (JSON) and the bare run's counters
-    (``devices``: an SPMD script on that many XLA:CPU devices)."""
+    (``devices``: an SPMD script on that many XLA:CPU devices; ``torch_logs``:
+    the bare run's ``TORCH_LOGS``, its stderr kept as ``bare_log``)."""
     path = script if "/" in script else COMPILED / script
     if devices:
         options = (*options, "--devices", str(devices))
@@ -46,11 +52,17 @@ def capture(
     env = {**os.environ, "PJRT_DEVICE": "CPU"}
     if devices:
         env["CPU_NUM_DEVICES"] = str(devices)
-    subprocess.run(
+    if torch_logs:
+        env["TORCH_LOGS"] = torch_logs
+    completed = subprocess.run(
         [sys.executable, BARE, bare, path, *args],
-        check=True, capture_output=True, cwd=REPO, timeout=300, env=env,
+        check=True, capture_output=True, text=True, cwd=REPO, timeout=300, env=env,
     )  # fmt: skip
-    return {"report": json.loads(result.stdout), "bare": json.loads(bare.read_text())}
+    return {
+        "report": json.loads(result.stdout),
+        "bare": json.loads(bare.read_text()),
+        "bare_log": completed.stderr,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +111,11 @@ def test_eager_op_graphs_and_torch_xla_compile_graphs_are_told_apart(eager_run):
     graphs = eager_run["report"]["graphs"]
     compiled = [g for g in graphs if g["trigger"] == "torch_xla_compile"]
     eager = [g for g in graphs if g["trigger"] == "eager"]
-    assert len(compiled) == 2 and len(eager) == len(graphs) - 2 > 0
+    # The step closure's check runs in torch_xla.compile's first sync, where
+    # eager mode is off: a value read of its own.
+    [read] = [g for g in graphs if g["trigger"] == "host_sync"]
+    assert read["site"] == line_of("train_eager.py", "assert not torch.isnan(loss).item()")
+    assert len(compiled) == 2 and len(eager) == len(graphs) - 3 > 0
     assert {g["site"] for g in compiled} == {line_of("train_eager.py", "compiled_step(x, y)")}
     # Each graph is paired with its own HLO module (the eager ones are tiny).
     assert all(g["hlo_instructions"] > 20 for g in compiled if g.get("hlo_instructions"))
@@ -108,11 +124,43 @@ def test_eager_op_graphs_and_torch_xla_compile_graphs_are_told_apart(eager_run):
 def test_the_later_torch_xla_compile_recompile_is_at_its_step(eager_run):
     report = eager_run["report"]
     assert [s["executions"] > 0 for s in report["step_records"]] == [True] * 6
+    # One run of the compiled step per step: the step closure's eager op is no step.
+    compiled = {g["hash"] for g in report["graphs"] if g["trigger"] == "torch_xla_compile"}
+    assert [len(compiled & set(s["graph_hashes"])) for s in report["step_records"]] == [1] * 6
     late = [e for e in report["events"] if e["steady_state"]]
     assert {e["step"] for e in late} == {4}
     graph = next(e for e in late if not e["cause"]["detail"].startswith("eager op"))
     assert graph["cause"]["category"] == "input_shape"
     assert graph["cause"]["location"] == line_of("train_eager.py", "x = torch.randn(rows")
+
+
+@pytest.fixture(scope="module")
+def eager_loop_run(tmp_path_factory) -> dict:
+    return capture(tmp_path_factory.mktemp("eager_loop"), "eager_loop.py", "--steps", "6")
+
+
+def test_an_eager_loop_that_never_syncs_has_a_step_per_optimizer_step(eager_loop_run):
+    report, bare = eager_loop_run["report"], eager_loop_run["bare"]
+    assert report["steps"] == 6 and report["error"] is None
+    assert report["compilations"] == len(report["events"]) == bare["UncachedCompile"]
+    assert sum(s["compilations"] for s in report["step_records"]) == bare["UncachedCompile"]
+    # The eager ops' and the compiled forward's compiles: the first step, and the longer batch.
+    assert {e["step"] for e in report["events"]} == {0, 4}
+
+
+def test_an_eager_loops_compiled_forward_recompiles_at_the_call_with_the_batch_line(
+    eager_loop_run,
+):
+    guards = [
+        e for e in eager_loop_run["report"]["events"] if e["cause"]["category"] == "dynamo_guard"
+    ]
+    assert guards and all(e["step"] == 4 and e["steady_state"] for e in guards)
+    call = line_of("eager_loop.py", "loss = ((compiled(x) - target)")
+    for event in guards:  # the forward graph and its backward
+        assert event["cause"]["location"] == call
+        assert [a["location"] for a in event["cause"]["also"]] == [
+            line_of("eager_loop.py", "x = torch.randn(rows, 16")
+        ]
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +199,56 @@ def test_torch_logs_recompiles_names_the_same_line(guard_run, tmp_path):
     assert completed.returncode == 0, completed.stderr
     line = line_of("guard_value.py", "return h * self.scale").rpartition(":")[2]
     assert f"guard_value.py:{line} in forward" in completed.stderr
+
+
+@pytest.fixture(scope="module")
+def argument_run(tmp_path_factory) -> dict:
+    return capture(
+        tmp_path_factory.mktemp("argument"), "guard_argument.py", "--steps", "6",
+        torch_logs="recompiles",
+    )  # fmt: skip
+
+
+def steady_causes(report: dict) -> dict[int, dict]:
+    """Each steady-state recompile's cause, by step."""
+    return {e["step"]: e["cause"] for e in report["events"] if e["steady_state"]}
+
+
+def test_argument_guard_counts_equal_a_bare_run(argument_run):
+    report, bare = argument_run["report"], argument_run["bare"]
+    assert report["compilations"] == len(report["events"]) == bare["UncachedCompile"]
+    assert len(report["dynamo"]["frames"]) == bare["dynamo"]["frames"]["total"] == 3
+    assert report["dynamo"]["recompiles"] == 2
+    assert report["steps"] == 6
+
+
+def test_a_guard_on_a_number_argument_names_the_read_and_the_caller(argument_run):
+    recompiles = steady_causes(argument_run["report"])
+    cause = recompiles[2]
+    assert cause["category"] == "dynamo_guard"
+    assert cause["location"] == line_of("guard_argument.py", "return h * scale")
+    assert "scale == 1.0" in cause["detail"]
+    assert [a["location"] for a in cause["also"]] == [
+        line_of("guard_argument.py", "scale = 1.0 if step < 2 else 0.5"),
+        line_of("guard_argument.py", "            scaled(x, scale)"),
+    ]
+    # TORCH_LOGS=recompiles in a bare run names the same guard and line.
+    line = cause["location"].rpartition(":")[2]
+    assert f"guard_argument.py:{line} in scaled" in argument_run["bare_log"]
+
+
+def test_a_guard_on_a_tensor_arguments_shape_names_its_first_read_and_the_caller(argument_run):
+    recompiles = steady_causes(argument_run["report"])
+    assert sorted(recompiles) == [2, 4]
+    cause = recompiles[4]
+    assert cause["category"] == "dynamo_guard"
+    assert cause["location"] == line_of("guard_argument.py", "h = torch.tanh(proj(x))")
+    assert "tensor 'x' size mismatch" in cause["detail"]
+    assert [a["location"] for a in cause["also"]] == [
+        line_of("guard_argument.py", "x = torch.randn(rows, 16)"),
+        line_of("guard_argument.py", "            scaled(x, scale)"),
+    ]
+    assert "tensor 'x' size mismatch" in argument_run["bare_log"]
 
 
 SWITCH = str(EXAMPLES / "scripts" / "spmd" / "sharding_switch.py")

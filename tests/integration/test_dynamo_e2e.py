@@ -155,14 +155,15 @@ def test_each_fx_graph_names_its_xla_graphs(graph_break):
 def test_guard_failure_with_guard_text_and_line(guard):
     text, report = guard
     path = DYNAMO / "guard_recompile.py"
-    forward = _line_of(path, "def forward")
+    # A tensor guard has no note of Dynamo's: forward's first read of x.
+    read = _line_of(path, "return torch.tanh(self.proj(x))")
     recompiled = [f for f in report["dynamo"]["frames"] if f["guard_failure"]]
     assert [f["step"] for f in recompiled] == [2]
     guard_text = "tensor 'x' size mismatch at index 0. expected 4, actual 6"
     assert recompiled[0]["guard_failure"] == guard_text
     (event,) = [e for e in report["events"] if e["steady_state"]]
     assert event["cause"]["category"] == "dynamo_guard"
-    assert event["cause"]["location"] == f"{path}:{forward}"
+    assert event["cause"]["location"] == f"{path}:{read}"
     assert guard_text in event["cause"]["detail"] and "mark_dynamic" in event["cause"]["hint"]
     assert report["compilations"] == _metrics(report).counter("UncachedCompile") == 2
     assert "dynamo_guard" in text and guard_text in text

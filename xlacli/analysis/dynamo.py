@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from xlacli.analysis.guards import assignment_lines, guard_read_location, guarded_name
+from xlacli.analysis.guard_causes import guard_cause
+from xlacli.analysis.guards import first_read_line, guard_read_location, guarded_value
 from xlacli.analysis.hints import hint_for
 from xlacli.parse.debug_log import AnalysisEvent
-from xlacli.parse.frames import CodeRoots, Frame
+from xlacli.parse.frames import CodeRoots, Frame, in_compiled_backward
 from xlacli.paths import split_location
 from xlacli.report.run import (
     CompileCause,
@@ -64,7 +65,7 @@ def build_dynamo_record(
     # A recompiled frame whose FX graph torch_xla had already compiled shows
     # only in executions: both say which XLA graphs each frame ran.
     hashes: dict[int, list[str]] = {}
-    compile_owners = xla_compile_owners(frames, xla.compiles, xla.compile_steps)
+    compile_owners = xla_compile_owners(frames, xla.compiles, xla.compile_steps, backward=True)
     execute_owners = xla_compile_owners(frames, xla.executions, xla.execute_steps)
     for events, owners in ((xla.compiles, compile_owners), (xla.executions, execute_owners)):
         for event, owner in zip(events, owners, strict=True):
@@ -97,7 +98,7 @@ def _frames(log: ChildLog, user_files: frozenset[str]) -> list[DynamoFrameRecord
             step=event.get("step"),
             fx_ops=raw.get("fx_ops") or 0,
             guard_failure=_guard_text(raw.get("guard_failure")),
-            guard_read=guard_read_location(raw.get("guard_failure"), user_files),
+            guard_read=_guard_read(raw, user_files),
             compile_time_s=raw.get("compile_time_s") or 0.0,
         )
         for event in log.steps
@@ -106,6 +107,20 @@ def _frames(log: ChildLog, user_files: frozenset[str]) -> list[DynamoFrameRecord
         # has no code: it is no frame compile (Dynamo's counters skip it too).
         if raw.get("function")
     ]
+
+
+def _guard_read(raw: dict[str, Any], user_files: frozenset[str]) -> str | None:
+    """The user's line that read the failed guard's value: Dynamo's note, else
+    (a guard on a tensor or a global has none) the compiled function's first
+    read of that value."""
+    reason = raw.get("guard_failure")
+    noted = guard_read_location(reason, user_files)
+    guarded = guarded_value(reason)
+    file = raw.get("file", "")
+    if noted is not None or guarded is None or file not in user_files:
+        return noted
+    line = first_read_line(file, int(raw.get("line") or 0), guarded)
+    return f"{file}:{line}" if line is not None else None
 
 
 def _guard_text(reason: str | None) -> str | None:
@@ -138,9 +153,13 @@ def xla_compile_owners(
     frames: Sequence[DynamoFrameRecord],
     events: Sequence[AnalysisEvent],
     steps: Sequence[int | None],
+    *,
+    backward: bool = False,
 ) -> list[int | None]:
     """For each XLA compile (or execution), the index of the frame compile
-    whose FX graph it lowered (None: not Dynamo's, e.g. a step's lazy sync)."""
+    whose FX graph it lowered (None: not Dynamo's, e.g. a step's lazy sync).
+    ``backward``: a compiled backward's compile belongs to the frame compiled
+    last (its later runs, step after step, are no one frame's)."""
     owners: list[int | None] = []
     for index, event in enumerate(events):
         # The compiled frame's code is on the stack when its FX graph runs:
@@ -154,8 +173,44 @@ def xla_compile_owners(
             if (frame.function, split_location(frame.location)[0]) in running
             and (frame.step is None or step is None or frame.step <= step)
         ]
+        if backward and not candidates and in_compiled_backward(event.frames):
+            # The autograd engine runs a compiled backward with none of the
+            # frame's code on the stack: the frame compiled last holds it.
+            candidates = [
+                i
+                for i, frame in enumerate(frames)
+                if frame.fx_ops and (frame.step is None or step is None or frame.step <= step)
+            ]
         owners.append(candidates[-1] if candidates else None)
     return owners
+
+
+def frame_callers(
+    record: DynamoRecord | None, xla: XlaEvents, roots: CodeRoots
+) -> dict[int, Frame]:
+    """For each frame compile (by index), the user's frame that called the
+    compiled function: the first user frame outside it on the stack of an XLA
+    compile or execution its FX graph made."""
+    if record is None:
+        return {}
+    callers: dict[int, Frame] = {}
+    for events, steps in ((xla.compiles, xla.compile_steps), (xla.executions, xla.execute_steps)):
+        owners = xla_compile_owners(record.frames, events, steps)
+        for event, owner in zip(events, owners, strict=True):
+            if owner is None or owner in callers:
+                continue
+            caller = _caller_of(record.frames[owner], event.frames, roots)
+            if caller is not None:
+                callers[owner] = caller
+    return callers
+
+
+def _caller_of(frame: DynamoFrameRecord, stack: Sequence[Frame], roots: CodeRoots) -> Frame | None:
+    file = split_location(frame.location)[0]
+    inside = [i for i, f in enumerate(stack) if (f.function, f.file) == (frame.function, file)]
+    if not inside:
+        return None
+    return next((f for f in stack[inside[-1] + 1 :] if roots.is_user(f)), None)
 
 
 def apply_dynamo_causes(
@@ -163,6 +218,7 @@ def apply_dynamo_causes(
     record: DynamoRecord | None,
     owners: Sequence[int | None],
     roots: CodeRoots,
+    callers: Mapping[int, Frame] | None = None,
 ) -> list[CompileEvent]:
     """Re-explain the XLA compiles Dynamo caused: a failed guard is
     ``dynamo_guard`` (at the frame), a resume frame's first graph is
@@ -175,20 +231,30 @@ def apply_dynamo_causes(
         owner = owners[index] if index < len(owners) else None
         cause = None
         if owner is not None:
-            first_of_owner = owner not in seen_owners
-            seen_owners.add(owner)
             frame = record.frames[owner]
-            cause = _dynamo_cause(record, frame, event.cause, roots) if first_of_owner else None
+            # A guard failure explains every graph the new frame compile made
+            # in its step (the forward, the backward); a later compile of the
+            # frame (a new size it received as a symbol) keeps its own cause.
+            caused = owner not in seen_owners or (
+                frame.guard_failure is not None and event.step == frame.step
+            )
+            seen_owners.add(owner)
+            caller = (callers or {}).get(owner)
+            cause = _dynamo_cause(record, frame, event.cause, roots, caller) if caused else None
         explained.append(dataclasses.replace(event, cause=cause) if cause else event)
     return explained
 
 
 def _dynamo_cause(
-    record: DynamoRecord, frame: DynamoFrameRecord, lazy: CompileCause, roots: CodeRoots
+    record: DynamoRecord,
+    frame: DynamoFrameRecord,
+    lazy: CompileCause,
+    roots: CodeRoots,
+    caller: Frame | None,
 ) -> CompileCause | None:
     """The Dynamo cause of an XLA compile; ``lazy`` is what the IR comparison found."""
     if frame.guard_failure:
-        return guard_cause(frame, lazy, roots)
+        return guard_cause(frame, lazy, roots, caller)
     resumed = _RESUME.match(frame.function)
     if resumed is None:
         return None
@@ -201,53 +267,6 @@ def _dynamo_cause(
         detail=f"graph break in {resumed['function']}: {reason or 'see child.log'}; "
         f"Dynamo resumed in a new frame",
         hint=hint_for("graph_break"),
-    )
-
-
-def guard_cause(frame: DynamoFrameRecord, lazy: CompileCause, roots: CodeRoots) -> CompileCause:
-    """A recompile after a failed guard, at the line that read the guarded
-    value (else the frame's), with the user's assignments to it as ``also``.
-    ``lazy`` (what the IR comparison found) is folded into the one explanation."""
-    assert frame.guard_failure is not None
-    file, line = split_location(frame.location)
-    in_user_code = roots.is_user(Frame(frame.function, file, line or 0))
-    # The guard names the value; a constant the IR comparison saw change is the same fact.
-    compared = (
-        f"; {lazy.detail}" if lazy.category not in ("first_compile", "constant_value") else ""
-    )
-    # A frame in library code (torch.compile's wrapper around an nn.Sequential)
-    # says nothing: the guard's own note, else the IR comparison's line does.
-    location = frame.guard_read or (frame.location if in_user_code else lazy.location)
-    return CompileCause(
-        category="dynamo_guard",
-        location=location,
-        library_location=None if in_user_code or frame.guard_read else frame.location,
-        detail=f"Dynamo recompiled {frame.function}: guard failed: {frame.guard_failure}"
-        + _guard_note(frame.guard_failure)
-        + compared,
-        hint=hint_for("dynamo_guard"),
-        also=_changed_at(frame, location),
-    )
-
-
-def _changed_at(frame: DynamoFrameRecord, read_at: str | None) -> tuple[CompileCause, ...]:
-    """Where the user's code assigned the guarded attribute or global."""
-    guarded = guarded_name(frame.guard_failure)
-    if guarded is None or read_at is None:
-        return ()
-    name, is_global = guarded
-    file = split_location(read_at)[0]
-    files = dict.fromkeys([file, split_location(frame.location)[0]])
-    return tuple(
-        CompileCause(
-            category="dynamo_guard",
-            location=f"{path}:{line}",
-            library_location=None,
-            detail=f"{name} changed here between steps (Dynamo guards its value)",
-        )
-        for path in files
-        for line in assignment_lines(path, name, is_global=is_global)
-        if f"{path}:{line}" != read_at
     )
 
 
@@ -276,17 +295,8 @@ def explain_dynamo(
     )
     if record is None:
         return None, list(events)
-    return record, apply_dynamo_causes(events, record, owners, roots)
-
-
-def _guard_note(guard: str) -> str:
-    """What Dynamo's internal names in a guard stand for."""
-    if "___stack" in guard:
-        return (
-            " (___stackN is a Python value Dynamo received at a graph break, e.g. an .item() "
-            "result: the frame is traced again for each new value)"
-        )
-    return ""
+    callers = frame_callers(record, xla, roots)
+    return record, apply_dynamo_causes(events, record, owners, roots, callers)
 
 
 def dynamo_window_note(record: DynamoRecord | None, traced_steps: set[int]) -> str | None:

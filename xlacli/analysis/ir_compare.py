@@ -45,13 +45,19 @@ class IrDifference:
     shape_change: tuple[IrNode, IrNode] | None = None
     # Repeated nodes one graph had and the other did not (a lazy-tensor artefact).
     folded: tuple[IrNode, ...] = ()
+    # "shape": how many nodes changed shape, and how many of those changed dtype.
+    reshaped: int = 1
+    retyped: int = 0
 
     @property
     def distance(self) -> int:
-        """How far apart the graphs are, to pick the nearest earlier graph."""
+        """How far apart the graphs are, to pick the nearest earlier graph: of
+        two graphs with the same ops, the one fewer nodes differ from (a dtype
+        counting more than a size), so that eager mode's one-op graphs of two
+        tensors moved at one line are each compared with their own kind."""
         if self.kind == "ops":
             return 1000 + len(self.added) + len(self.removed)
-        return 1 if self.kind == "shape" else 0
+        return min(999, self.reshaped + 10 * self.retyped) if self.kind == "shape" else 0
 
 
 def compare_ir(old: IrGraph, new: IrGraph) -> IrDifference:
@@ -65,7 +71,14 @@ def compare_ir(old: IrGraph, new: IrGraph) -> IrDifference:
     origin = shape_origin(pairs, old_nodes, new_nodes)
     if origin is not None:
         before, after = pairs[origin]
-        return IrDifference("shape", _original(old.nodes, before), _original(new.nodes, after))
+        changed = [(a.shape.split("{")[0], b.shape.split("{")[0]) for a, b in pairs]
+        return IrDifference(
+            "shape",
+            _original(old.nodes, before),
+            _original(new.nodes, after),
+            reshaped=sum(1 for a, b in changed if a != b),
+            retyped=sum(1 for a, b in changed if a.split("[")[0] != b.split("[")[0]),
+        )
     if len(old.nodes) != len(new.nodes):
         folded = _folded(new.nodes, new_nodes) or _folded(old.nodes, old_nodes)
         return IrDifference("none", folded=folded)

@@ -39,6 +39,7 @@ from xlacli.parse.frames import (
     Frame,
     first_user_frame,
     framework_frame,
+    in_compiled_backward,
     in_dynamo_bridge,
 )
 from xlacli.parse.ir_dump import IrGraph
@@ -141,6 +142,11 @@ def _graph_records(
 ) -> list[GraphRecord]:
     """One record per distinct graph, its files moved into ``graphs/<hash>/``."""
     setup = raw.log.setup or {}
+    backward_lines = {
+        event.get("step"): sites[0]
+        for event in raw.log.steps
+        if (sites := event.get("backward_sites"))
+    }
     executions_by_hash = _group_by_hash(raw.executions)
     graphs = []
     for graph_hash, indices in _group_by_hash(raw.compiles).items():
@@ -150,7 +156,12 @@ def _graph_records(
         module = raw.modules[first] if first < len(raw.modules) else None
         ir = ir_by_hash.get(graph_hash)
         files = organize_graph_files(paths, graph_hash, ir, module)
-        trigger, site = _site(raw.compiles[first], roots, setup.get("entry_site"))
+        trigger, site = _site(
+            raw.compiles[first],
+            roots,
+            setup.get("entry_site"),
+            backward_lines.get(compile_steps[first]),
+        )
         graphs.append(
             GraphRecord(
                 hash=graph_hash,
@@ -376,9 +387,15 @@ def _framework_site(frames: tuple[Frame, ...], roots: CodeRoots) -> str | None:
     return frame.location if frame is not None else None
 
 
-def _site(event: AnalysisEvent, roots: CodeRoots, entry_site: str | None) -> tuple[str, str | None]:
-    """Why the graph ran and the user's ``file:line`` behind it."""
+def _site(
+    event: AnalysisEvent, roots: CodeRoots, entry_site: str | None, backward_line: str | None
+) -> tuple[str, str | None]:
+    """Why the graph ran and the user's ``file:line`` behind it (a torch.compile
+    backward graph, which the autograd engine compiles with no user frame: the
+    ``loss.backward()`` line of its step)."""
     user = first_user_frame(event.frames, roots)
+    if user is None and backward_line is not None and in_compiled_backward(event.frames):
+        return "dynamo", backward_line
     compiled_by = _COMPILED_BY.get(event.cause.strip())
     if is_eager(event):
         return "eager", user.location if user is not None else None

@@ -19,6 +19,7 @@ from xlacli.analysis.dynamo import (
     EXTRACT_COUNTER,
     XlaEvents,
     apply_dynamo_causes,
+    frame_callers,
     user_files,
 )
 from xlacli.analysis.dynamo import build_dynamo_record as _build_dynamo_record
@@ -32,6 +33,7 @@ from xlacli.assemble.advice import ADVISORS
 from xlacli.assemble.organise import OrganisedRun, is_value_read, site_graph_runs
 from xlacli.parse.debug_log import AnalysisEvent
 from xlacli.parse.eager_ops import is_eager
+from xlacli.parse.frames import Frame
 from xlacli.paths import source_line
 from xlacli.report.memory import CheckpointFacts, GraphMemory, GraphPrecision, RunMemory
 from xlacli.report.run import CompileEvent, DynamoRecord, FallbackOp, GraphRecord
@@ -75,6 +77,7 @@ class DynamoSection:
 
     record: DynamoRecord | None = None
     owners: Sequence[int | None] = ()
+    callers: Mapping[int, Frame] = field(default_factory=dict)  # frame -> the user's call
 
 
 def memory_facts(run: OrganisedRun, done: Sections) -> MemorySection:
@@ -118,7 +121,7 @@ def dynamo_record(run: OrganisedRun, done: Sections) -> DynamoSection:
         extractions=raw.counters.get(EXTRACT_COUNTER, 0),
         user_files=user_files(xla, run.roots),
     )
-    return DynamoSection(record, owners)
+    return DynamoSection(record, owners, frame_callers(record, xla, run.roots))
 
 
 def recompile_events(run: OrganisedRun, done: Sections) -> tuple[CompileEvent, ...]:
@@ -134,7 +137,9 @@ def recompile_events(run: OrganisedRun, done: Sections) -> tuple[CompileEvent, .
     events = mark_eager(explain_compiles(list(run.compiled), context), run.raw.compiles)
     dynamo: DynamoSection = done.get("dynamo") or DynamoSection()
     if dynamo.record is not None:
-        events = apply_dynamo_causes(events, dynamo.record, dynamo.owners, run.roots)
+        events = apply_dynamo_causes(
+            events, dynamo.record, dynamo.owners, run.roots, dynamo.callers
+        )
     return tuple(events)
 
 

@@ -70,6 +70,7 @@ class DynamoObserver:
         self._logger.propagate = False
         self._logger.addHandler(self._handler)
         self._seen: set[tuple[str, float]] = set()
+        self._last_metrics: Any = None  # the newest frame compile already read
         self._breaks_sent = 0
 
     def delta(self) -> dict[str, Any]:
@@ -100,8 +101,17 @@ class DynamoObserver:
         utils = sys.modules.get("torch._dynamo.utils")
         if utils is None:
             return []
+        # Most steps compile no frame: the newest record is the one read last
+        # (a look at Dynamo's deque itself, not a copy of its 64 entries).
+        live = getattr(utils, "_compilation_metrics", None)
+        if live is not None and (not live or live[-1] is self._last_metrics):
+            return []
+        recorded = utils.get_compilation_metrics()
+        if not recorded:
+            return []
+        self._last_metrics = recorded[-1]
         new = []
-        for metrics in utils.get_compilation_metrics():
+        for metrics in recorded:
             key = (str(metrics.compile_id), metrics.start_time or 0.0)
             if key not in self._seen:
                 self._seen.add(key)

@@ -70,11 +70,14 @@ class LoopFinder:
     _user_syncs: dict[SyncSite, int] = field(default_factory=dict)  # site -> its first step
     _loaders: weakref.WeakSet[Any] = field(default_factory=weakref.WeakSet)  # seen iterators
 
-    def classify(self, step: int, frame: FrameType | None) -> str:
-        """The phase of step ``step``, whose sync's stack starts at ``frame``."""
+    def classify(self, step: int, frame: FrameType | None, *, machinery: bool = False) -> str:
+        """The phase of step ``step``, whose sync's stack starts at ``frame``
+        (``machinery``: the step ended at a loop's machinery that is no sync,
+        an optimizer step in eager mode)."""
         if self.loop_start is None:
             stack = _read_stack(frame, self.roots, self._loaders)
-            if stack.machinery and not stack.opening:
+            # machinery given: an optimizer step ended an eager-mode step.
+            if machinery or (stack.machinery and not stack.opening):
                 self.loop_start = step
             elif stack.user_site is not None and stack.user_site in self._user_syncs:
                 # The same line synced before: that sync was the first iteration.

@@ -24,6 +24,9 @@ step: torch_xla looks a graph up in its cache (``CachedCompile``) or compiles
 it (``UncachedCompile``) only when a sync has work, and it does so before the
 call returns, while executions are counted asynchronously.
 
+In eager mode nothing is pending at a sync: the optimizer steps end the steps
+(``eager_steps.py``).
+
 A sync made by torch_xla's Dynamo bridge (it syncs before it extracts a
 ``torch.compile`` graph) is not a step either: its compiles belong to the
 user's step that called the compiled function, which goes on.
@@ -42,6 +45,7 @@ import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 import torch_xla.utils.utils as xu
 
+from xlacli.child.eager_steps import EagerSteps
 from xlacli.child.loop_finder import LoopFinder
 from xlacli.child.recorder import StepRecorder
 from xlacli.child.sync_points import SYNC_WAIT_SETTING
@@ -84,6 +88,7 @@ class SyncHook:
         self._originals: tuple[Callable[..., Any], Callable[[], Any]] | None = None
         self._lookups_before: int | None = None
         self._dynamo_runs_at_step = 0
+        self._eager = EagerSteps(self._optimizer_stepped)
         self._started = time.perf_counter()
 
     def install(self) -> None:
@@ -91,11 +96,13 @@ class SyncHook:
         self._originals = (xu.getenv_as, xm._run_step_closures)
         xu.getenv_as = self._getenv_as
         xm._run_step_closures = self._run_step_closures
+        self._eager.install()
         self._dynamo_runs_at_step = _dynamo_runs()
         self.recorder.begin(0)
         self._started = time.perf_counter()
 
     def uninstall(self) -> None:
+        self._eager.uninstall()
         if self._originals is not None:
             xu.getenv_as, xm._run_step_closures = self._originals
             self._originals = None
@@ -109,11 +116,14 @@ class SyncHook:
 
     def _run_step_closures(self) -> Any:
         assert self._originals is not None
-        context = self._originals[1]()
         lookups, self._lookups_before = self._lookups_before, None
+        # Counted before the step closures run: in eager mode a closure's
+        # ``loss.item()`` compiles an op of its own, which pends at no sync.
+        after = _graph_lookups() if lookups is not None else None
+        context = self._originals[1]()
         if self.stopped or lookups is None:
             return context
-        if _graph_lookups() == lookups and _dynamo_runs() == self._dynamo_runs_at_step:
+        if after == lookups and _dynamo_runs() == self._dynamo_runs_at_step:
             self.loop.saw_empty_sync(sys._getframe(1))  # 1: sync()
             return context  # nothing was pending, nothing ran: not a step boundary
         if self.wait:
@@ -121,7 +131,16 @@ class SyncHook:
             # executions (and their counters) inside that step.
             xm.wait_device_ops()
         self._end_step(self.loop.classify(self.step, sys._getframe(1)))  # 1: sync()
+        self._eager.synced = True
         return context
+
+    def _optimizer_stepped(self, caller: FrameType | None) -> None:
+        """Eager mode: an optimizer step ended the loop's iteration."""
+        if self.stopped:
+            return
+        if self.wait:
+            xm.wait_device_ops()
+        self._end_step(self.loop.classify(self.step, caller, machinery=True))
 
     def _end_step(self, phase: str) -> None:
         now = time.perf_counter()

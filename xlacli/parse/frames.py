@@ -65,6 +65,17 @@ def in_dynamo_bridge(frames: tuple[Frame, ...] | list[Frame]) -> bool:
     return any(DYNAMO_BRIDGE_DIR in frame.file for frame in frames)
 
 
+# torch.compile's backward: AOTAutograd's compiled backward, run by the autograd
+# engine outside any Python frame of the user's.
+_AOT_BACKWARD = ("/torch/_functorch/_aot_autograd/", ("backward", "_backward_impl"))
+
+
+def in_compiled_backward(frames: tuple[Frame, ...] | list[Frame]) -> bool:
+    """The compile or run happened in a torch.compile frame's backward graph."""
+    folder, functions = _AOT_BACKWARD
+    return any(folder in frame.file and frame.function in functions for frame in frames)
+
+
 # xlacli's own package: none of its lines is ever a user's source (the
 # script's ``.to()`` goes through a wrapper of ours, which torch_xla records
 # as the innermost frame of the moved tensor).

@@ -1,7 +1,10 @@
 """Eager mode with a ``torch_xla.compile`` step: setup and batch creation run
 eagerly (each new op shape compiles a small graph), the training step is one
 compiled graph. From step 4 the batch is longer, so the compiled step
-compiles again: a steady-state recompile at the ``x = ...`` line.
+compiles again: a steady-state recompile at the ``x = ...`` line. Every
+other step a step closure checks the loss: it runs at the next step's first
+sync (where torch_xla.compile has turned eager mode off, so it is a value read
+of its own), part of that step, not a step of its own.
 
     python examples/scripts/compiled/train_eager.py --steps 6
     xlacli compile examples/scripts/compiled/train_eager.py -- --steps 6
@@ -11,7 +14,12 @@ import argparse
 
 import torch
 import torch_xla
+import torch_xla.core.xla_model as xm
 from torch import nn
+
+
+def check_loss(step, loss):
+    assert not torch.isnan(loss).item(), f"step {step}: the loss became NaN"
 
 
 def main():
@@ -37,7 +45,9 @@ def main():
         rows = 8 if step < 4 else 12
         x = torch.randn(rows, 16).to(device)
         y = torch.randn(rows, 1).to(device)
-        compiled_step(x, y)
+        loss = compiled_step(x, y)
+        if step % 2 == 0:
+            xm.add_step_closure(check_loss, args=(step, loss))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from xlacli.analysis.guards import assignment_lines, guard_read_location, guarded_name
+from xlacli.analysis.guards import (
+    GuardedValue,
+    assignment_lines,
+    first_read_line,
+    guard_read_location,
+    guarded_value,
+)
 
 ATTRIBUTE = (
     "0/0: self.scale == 1.0                                        "
@@ -22,11 +28,25 @@ def test_a_note_matching_no_user_file_is_no_location():
     assert guard_read_location(None, []) is None
 
 
-def test_the_guarded_name_of_an_attribute_and_a_global():
-    assert guarded_name(ATTRIBUTE) == ("scale", False)
-    assert guarded_name(GLOBAL) == ("SCALE", True)
-    assert guarded_name("0/0: tensor 'x' size mismatch at index 0. expected 4") is None
-    assert guarded_name("0/0: L['n'] == 3") is None  # an argument: changed by the caller
+def test_the_guarded_value_of_an_attribute_a_global_and_an_argument():
+    assert guarded_value(ATTRIBUTE) == GuardedValue("scale", "attribute")
+    assert guarded_value(GLOBAL) == GuardedValue("SCALE", "global")
+    argument = GuardedValue("x", "argument")
+    assert guarded_value("0/0: tensor 'x' size mismatch at index 0. expected 4") == argument
+    assert guarded_value("0/1: x.size()[0] <= 8") == argument
+    assert guarded_value("0/0: L['n'] == 3") == GuardedValue("n", "argument")
+    assert guarded_value("0/0: scale == 1.0  # return h * scale  # m.py:9 in f") == (
+        GuardedValue("scale", "argument")
+    )
+    assert guarded_value("0/0: ___check_type_id(scale, 9439136)") == GuardedValue(
+        "scale", "argument"
+    )
+    assert guarded_value("0/0: tensor 'args[0]' size mismatch at index 0") == GuardedValue(
+        "args", "argument", 0
+    )
+    assert guarded_value("0/0: ___stack0 == 3") is None  # Dynamo's own name
+    assert guarded_value("0/1: 2 <= x.size()[0]") is None
+    assert guarded_value(None) is None
 
 
 SOURCE = """\
@@ -56,3 +76,13 @@ def test_assignments_outside_init_are_the_changes(tmp_path):
     assert assignment_lines(str(path), "scale", is_global=False) == (16,)
     assert assignment_lines(str(path), "SCALE", is_global=True) == (17,)
     assert assignment_lines(str(tmp_path / "missing.py"), "scale", is_global=False) == ()
+
+
+def test_the_first_read_of_an_argument(tmp_path):
+    path = tmp_path / "model.py"
+    path.write_text(SOURCE)
+    x = GuardedValue("x", "argument")
+    assert first_read_line(str(path), 8, x) == 9  # forward(self, x): return x * ...
+    assert first_read_line(str(path), 8, GuardedValue("scale", "attribute")) == 9
+    assert first_read_line(str(path), 8, GuardedValue("missing", "global")) is None
+    assert first_read_line(str(path), 3, x) is None  # no def at that line
