@@ -19,7 +19,7 @@ import signal
 from dataclasses import dataclass
 from typing import Any
 
-from xlacli.child.child import (
+from xlacli.child.process_setup import (
     device_kind,
     import_torch_xla,
     interrupt_once,
