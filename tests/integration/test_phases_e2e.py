@@ -117,7 +117,7 @@ def test_steps_count_the_loops_iterations_and_the_timeline_starts_there(fsdp, tm
     setup = sum(record["phase"] == "setup" for record in fsdp["step_records"])
     assert (fsdp["steps"], fsdp["steps_requested"]) == (3, 3) and setup > 2
     text = run_cli("report", fsdp["run_dir"], cwd=REPO).stdout
-    assert f"3 steps after {setup} setup syncs" in text
+    assert f"3 training steps after {setup} setup syncs" in text
     (line,) = [line for line in text.splitlines() if line.startswith("Steps: ")]
     marks = line.removeprefix("Steps: ").split("   ")[0]
     assert marks.index("┊") == setup and marks.index("│") == setup + 3, marks

@@ -33,18 +33,25 @@ def project(tmp_path_factory) -> Path:
     return folder
 
 
-def test_check_reruns_the_configured_script_and_passes(project):
-    baseline = json.loads((project / "baseline.json").read_text())
-    assert baseline["steps"] == 3
+@pytest.fixture(scope="module")
+def second(project) -> Path:
+    """A second check of the configured script against the baseline the first wrote
+    (a fixture, not a test's side effect: the tests reading it may run alone)."""
     result = run_cli("check", "--out", project / "second", "--format", "json", cwd=project)
     assert result.code == 0, result.stderr
+    return project / "second"
+
+
+def test_check_reruns_the_configured_script_and_passes(project, second):
+    baseline = json.loads((project / "baseline.json").read_text())
+    assert baseline["steps"] == 3
     report = json.loads((project / "second" / "report.json").read_text())
     assert report["steps"] == 3
     request = json.loads((project / "second" / "request.json").read_text())
     assert request["script_args"] == ["--batch-size", "4", "--samples", "40"]
 
 
-def test_report_and_diff_hlo_work_on_script_runs(project):
+def test_report_and_diff_hlo_work_on_script_runs(project, second):
     shown = run_cli("report", project / "second")
     assert shown.code == 0, shown.stderr
     assert "train.py:" in shown.stdout

@@ -262,5 +262,11 @@ def ir_distance(old: IrOps, new: IrOps) -> int:
     compared in full (a storm of N graphs at one site: N comparisons, not N²/2)."""
     if old.ops != new.ops:
         return 1000 + (new.counts - old.counts).total() + (old.counts - new.counts).total()
-    changed = any(a.shape != b.shape for a, b in zip(old.nodes, new.nodes, strict=True))
-    return 1 if changed else 0
+    pairs = list(zip(old.nodes, new.nodes, strict=True))
+    if not any(a.shape != b.shape for a, b in pairs):
+        return 0
+    # As IrDifference.distance for a "shape" difference: sizes, and dtypes tenfold.
+    changed = [(a.shape.split("{")[0], b.shape.split("{")[0]) for a, b in pairs]
+    reshaped = sum(1 for a, b in changed if a != b)
+    retyped = sum(1 for a, b in changed if a.split("[")[0] != b.split("[")[0])
+    return min(999, reshaped + 10 * retyped)

@@ -59,7 +59,9 @@ class StepRecorder:
         if self.window is None:
             return
         done = step if iteration is None else iteration
-        if done == self.warmup and not self._window_opened:
+        # ``>=``: the count can jump by two, when a script's second sync at a
+        # line shows its first one was the loop's first iteration, not setup.
+        if done >= self.warmup and not self._window_opened:
             self._window_opened = True
             self.window.start()
         if self.max_trace_steps is not None and done - self.warmup == self.max_trace_steps:
