@@ -10,7 +10,6 @@ Prints the medians and their ratio (goal: at most 1.10).
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess
@@ -21,14 +20,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks"))
+from installed import installed_env  # noqa: E402  (both sides as a user's install runs them)
+
 MODELS = ("examples/mlp.py", "examples/transformer.py")
 
 
 def timed(command: list[str]) -> float:
     started = time.perf_counter()
-    subprocess.run(
-        command, cwd=REPO, check=True, capture_output=True, env={**os.environ, "PJRT_DEVICE": "CPU"}
-    )
+    subprocess.run(command, cwd=REPO, check=True, capture_output=True, env=installed_env())
     return time.perf_counter() - started
 
 

@@ -13,7 +13,6 @@ Goal: observed/bare and xlacli/bare at most 1.10 (the compile budget).
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess
@@ -25,12 +24,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 MODELS = ("examples/transformer.py", "examples/dynamo/graph_break.py")
 LOOP = "benchmarks/dynamo/bare_dynamo_loop.py"
+sys.path.insert(0, str(REPO / "benchmarks"))
+from installed import installed_env  # noqa: E402  (both sides as a user's install runs them)
 
 
 def timed(command: list[str]) -> float:
     started = time.perf_counter()
-    env = {**os.environ, "PJRT_DEVICE": "CPU", "PYTHONPATH": str(REPO)}
-    subprocess.run(command, cwd=REPO, check=True, capture_output=True, env=env)
+    subprocess.run(command, cwd=REPO, check=True, capture_output=True, env=installed_env())
     return time.perf_counter() - started
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -22,6 +21,9 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks"))
+from installed import installed_env  # noqa: E402  (both sides as a user's install runs them)
+
 MODELS = ("examples/mlp.py", "examples/transformer.py")
 SKIP = 5  # the first steps compile
 
@@ -33,7 +35,7 @@ def bare(model: str, steps: int) -> float:
         check=True,
         capture_output=True,
         text=True,
-        env={**os.environ, "PJRT_DEVICE": "CPU"},
+        env=installed_env(),
     )
     return statistics.median(json.loads(completed.stdout)[SKIP:])
 
@@ -59,7 +61,7 @@ def xlacli(model: str, steps: int, work: Path) -> float:
         cwd=REPO,
         check=True,
         capture_output=True,
-        env={**os.environ, "PJRT_DEVICE": "CPU"},
+        env=installed_env(),
     )
     events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
     times = [e["wall_time_s"] for e in events if e.get("event") == "step" and not e["traced"]]

@@ -29,6 +29,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks"))
+from installed import installed_env  # noqa: E402  (both sides as a user's install runs them)
+
 HERE = "benchmarks/scale"
 
 
@@ -84,7 +87,7 @@ class Result:
 
 
 def _env(tree: Path = REPO) -> dict[str, str]:
-    return {**os.environ, "PJRT_DEVICE": "CPU", "PYTHONPATH": str(tree)}
+    return installed_env(tree)
 
 
 def _children_cpu() -> float:

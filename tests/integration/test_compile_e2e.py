@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES, MODELS, REPO, CliResult, run_cli
+from xlacli.capture.dump_stage import STAGING_SETTING
 from xlacli.parse.metrics_report import parse_metrics_report
 from xlacli.report.run import load_report
 
@@ -41,16 +42,24 @@ GRAPH_KEYS = {
 }
 
 
-def _capture(tmp_path_factory, name: str, *args: str) -> tuple[CliResult, dict]:
+def _capture(
+    tmp_path_factory, name: str, *args: str, env: dict[str, str] | None = None
+) -> tuple[CliResult, dict]:
     run = tmp_path_factory.mktemp(name) / "run"
-    result = run_cli("compile", *args, "--out", run, "--format", "json", cwd=REPO)
+    result = run_cli("compile", *args, "--out", run, "--format", "json", cwd=REPO, env=env)
     assert result.code == 0, result.stderr
     return result, json.loads(result.stdout)
 
 
 @pytest.fixture(scope="module")
-def mlp(tmp_path_factory):
-    return _capture(tmp_path_factory, "mlp", "examples/mlp.py")
+def staging(tmp_path_factory):
+    """Where the mlp capture's XLA dump is staged (capture/dump_stage.py)."""
+    return tmp_path_factory.mktemp("dump-staging")
+
+
+@pytest.fixture(scope="module")
+def mlp(tmp_path_factory, staging):
+    return _capture(tmp_path_factory, "mlp", "examples/mlp.py", env={STAGING_SETTING: str(staging)})
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +125,14 @@ def test_graph_files_are_kept_and_noise_dropped(mlp):
     assert (run / graph["files"]["hlo_after"]).read_text().startswith("HloModule")
     leftovers = [p.name for p in run.rglob("*") if p.suffix in (".ll", ".mlir", ".o")]
     assert leftovers == []
+
+
+def test_the_dump_was_staged_and_harvested(mlp, staging):
+    # XLA wrote into the staging folder (no kernel file ever reached the run
+    # folder's disk), and the parent moved the HLO out and removed the stage.
+    _, report = mlp
+    assert list(staging.iterdir()) == []
+    assert report["graphs"][0]["files"]["hlo_after"].startswith("graphs/")
 
 
 def test_report_reloads(mlp):

@@ -73,12 +73,16 @@ def capture_environment(
     return env
 
 
-def rank_template(base: Mapping[str, str], request: CaptureRequest, folder: Path) -> RankTemplate:
+def rank_template(
+    base: Mapping[str, str], request: CaptureRequest, folder: Path, dump_dir: Path | None = None
+) -> RankTemplate:
     """Where a process the script starts itself records (``run/spawned.py``):
     ``folder`` (holding RANK_PLACEHOLDER), and the debug variables that name
-    files, pointed there. The rest of the child's environment is inherited."""
+    files, pointed there; XLA dumps into ``dump_dir`` (a staging folder,
+    ``capture/dump_stage.py``) when given. The rest of the child's
+    environment is inherited."""
     rank_paths = RunPaths(folder)
-    env = capture_environment(base, request, rank_paths, dump_dir=rank_paths.xla_dump)
+    env = capture_environment(base, request, rank_paths, dump_dir=dump_dir or rank_paths.xla_dump)
     named = {name: value for name, value in env.items() if RANK_PLACEHOLDER in value}
     return RankTemplate(str(folder), named)
 

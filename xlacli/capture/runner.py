@@ -16,6 +16,7 @@ from datetime import datetime
 from importlib import metadata
 from pathlib import Path
 
+from xlacli.capture.dump_stage import DumpStage, dump_stage
 from xlacli.capture.env import capture_environment, flag_safe_dump_dir, is_flag_safe, rank_template
 from xlacli.capture.hang_watch import HangWatch, child_cpu, dump_child_stacks
 from xlacli.capture.ranks import RANK_FOLDER_PREFIX, rank_folder
@@ -146,13 +147,20 @@ def run_child(
     with contextlib.ExitStack() as stack:
         if stop is None:
             stop = stack.enter_context(StopSignals())
-        dump_dir = stack.enter_context(flag_safe_dump_dir(paths))
+        paths.xla_dump.mkdir(parents=True, exist_ok=True)
+        stage = stack.enter_context(dump_stage())
+        if stage is None:
+            dump_dir = stack.enter_context(flag_safe_dump_dir(paths))
+        else:
+            dump_dir = stage.main
+            # Runs once the child is gone, whatever ended it (unwound last-in first-out).
+            stack.callback(stage.harvest, paths)
         env = capture_environment(os.environ, request, paths, dump_dir=dump_dir)
         env[PARENT_PID_ENV] = str(os.getpid())
         if watch is not None:
             env[HANG_STACKS_ENV] = "1"
         if follow_spawned:
-            env.update(_spawn_environment(request, paths))
+            env.update(_spawn_environment(request, paths, stage))
         command = [sys.executable, "-m", "xlacli.child.child", str(paths.request)]
         log = stack.enter_context(paths.child_log.open("wb"))
         # Its own process group: a terminal's Ctrl-C reaches xlacli alone, which
@@ -168,13 +176,17 @@ def run_child(
     )
 
 
-def _spawn_environment(request: CaptureRequest, paths: RunPaths) -> dict[str, str]:
+def _spawn_environment(
+    request: CaptureRequest, paths: RunPaths, stage: DumpStage | None
+) -> dict[str, str]:
     """The variable that makes the child follow the script's own processes into
     ``RUN/rank-R/``; none where XLA_FLAGS could not name a rank's dump folder."""
-    folder = paths.root / f"{RANK_FOLDER_PREFIX}{RANK_PLACEHOLDER}"
+    name = f"{RANK_FOLDER_PREFIX}{RANK_PLACEHOLDER}"
+    folder = paths.root / name
     if not is_flag_safe(folder):
         return {}
-    return {RANK_ENV_VAR: rank_template(os.environ, request, folder).dumps()}
+    dump_dir = stage.rank(name) if stage is not None else None
+    return {RANK_ENV_VAR: rank_template(os.environ, request, folder, dump_dir).dumps()}
 
 
 def _follow(
