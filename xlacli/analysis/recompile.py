@@ -10,7 +10,7 @@ first node that differs.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from xlacli.analysis.compiled import (
@@ -124,7 +124,7 @@ def _nearest(
     and how the two differ."""
     best: tuple[int, CompiledGraph] | None = None
     new = _ops_of(graph, ops)
-    for candidate in reversed(previous):
+    for candidate in _candidates(previous, ops):
         old = _ops_of(candidate, ops)
         distance = (0 if candidate.input_signature == graph.input_signature else 10_000) + (
             ir_distance(old, new) if old is not None and new is not None else 5_000
@@ -135,6 +135,26 @@ def _nearest(
     nearest = best[1]
     difference = compare_ir(nearest.ir, graph.ir) if nearest.ir and graph.ir else None
     return nearest, difference
+
+
+# Earlier graphs at a site compared with a new one: all of the latest, and of
+# the older ones only the latest of each kind (input signature and IR ops). A
+# storm of N shapes at one site then costs N·RECENT distances, not N²/2.
+RECENT_CANDIDATES = 32
+
+
+def _candidates(
+    previous: Sequence[CompiledGraph], ops: dict[int, IrOps]
+) -> Iterator[CompiledGraph]:
+    """The earlier graphs worth comparing, latest first."""
+    yield from reversed(previous[-RECENT_CANDIDATES:])
+    kinds: set[tuple[tuple[str, ...], tuple[str, ...] | None]] = set()
+    for candidate in reversed(previous[:-RECENT_CANDIDATES]):
+        candidate_ops = _ops_of(candidate, ops)
+        kind = (candidate.input_signature, candidate_ops.ops if candidate_ops else None)
+        if kind not in kinds:
+            kinds.add(kind)
+            yield candidate
 
 
 def _ops_of(graph: CompiledGraph, ops: dict[int, IrOps]) -> IrOps | None:
