@@ -4,20 +4,18 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import xlacli.defaults as defaults
 from xlacli.analysis.phases import loop_steps_done
-from xlacli.assemble.graph_files import HloCache
-from xlacli.assemble.pipeline import build_report
-from xlacli.assemble.profile import summarize_profile
-from xlacli.assemble.read import RawRun, read_raw_run
-from xlacli.assemble.source_snippets import save_snippets
 from xlacli.capture.discover import ModelTarget, check_model_file, find_module_file, parse_target
 from xlacli.capture.hang_watch import HangWatch
 from xlacli.capture.outcome import Interrupted, error_record, outcome_error
@@ -26,23 +24,56 @@ from xlacli.capture.runner import check_torch_xla_installed, prepare_run_dir, ru
 from xlacli.capture.signals import StopSignals
 from xlacli.config import ProjectConfig, model_argument
 from xlacli.errors import CaptureError, IncompleteReport, UsageError, XlacliError
-from xlacli.flows.hang import print_hang
 from xlacli.flows.modes import check_mode
-from xlacli.flows.spawned import (
-    ReportBuilder,
-    SpawnedRun,
-    report_spawned_ranks,
-    with_rank_zero_progress,
-)
+from xlacli.flows.spawned import report_spawned_ranks, with_rank_zero_progress
 from xlacli.paths import display_path
 from xlacli.render.console import print_message, stderr_console
-from xlacli.report.profile import save_summary
 from xlacli.report.ranks import remove_merged
 from xlacli.report.run import RunReport, save_report
 from xlacli.run.events import ChildLog
 from xlacli.run.request import CaptureRequest, RunPaths
 from xlacli.run.spawned import spawned_processes
 from xlacli.words import counted
+
+if TYPE_CHECKING:
+    from xlacli.assemble.graph_files import HloCache
+    from xlacli.assemble.read import RawRun
+    from xlacli.flows.spawned import ReportBuilder, SpawnedRun
+
+# What only the report needs (the assembler, the analyses, the HLO parser: ~100
+# modules, 0.1-0.2 s): imported in the background while the child imports torch
+# (seconds), not before the child starts (``_import_report_modules``).
+REPORT_MODULES = (
+    "xlacli.assemble.pipeline",
+    "xlacli.assemble.profile",
+    "xlacli.assemble.source_snippets",
+    "xlacli.flows.hang",
+    "xlacli.assemble.ranks",
+    "xlacli.report.profile",
+)
+
+
+def _importing_report_modules(
+    update: Callable[[ChildLog], None],
+) -> Callable[[ChildLog], None]:
+    """``update``, which at its first call (the child has started) starts importing
+    ``REPORT_MODULES`` on a thread. Python's import lock makes the report's own
+    import of a module wait for the thread rather than import it twice."""
+    started = False
+
+    def on_progress(log: ChildLog) -> None:
+        nonlocal started
+        if not started:
+            started = True
+            threading.Thread(
+                target=lambda: [importlib.import_module(name) for name in REPORT_MODULES],
+                name="xlacli-report-imports",
+                daemon=True,
+            ).start()
+        update(log)
+
+    return on_progress
+
 
 DEFAULT_MODEL_STEPS = defaults.COMPILE.steps
 STATUS_EVERY_S = 5.0  # a CI log's status lines, at most this often within a phase
@@ -168,7 +199,9 @@ def capture(
             outcome = run_child(
                 request,
                 paths,
-                on_progress=with_rank_zero_progress(paths, progress.update, follow),
+                on_progress=_importing_report_modules(
+                    with_rank_zero_progress(paths, progress.update, follow)
+                ),
                 stop=stop,
                 on_stopping=lambda name: progress.stopping(name, tracing=profile),
                 watch=watch,
@@ -192,6 +225,8 @@ def capture(
     if error is None and stop.received is not None:  # came while the report was built
         error = Interrupted(f"interrupted after the run ({stop.name}); the report was kept")
     if outcome.hung_after_s is not None and place is None and ranks is None:  # ranks: merged
+        from xlacli.flows.hang import print_hang
+
         print_hang(paths, report)
     if error is None:
         error = incomplete_report_error(report)
@@ -209,6 +244,9 @@ def _rank_builder(
     def build(paths: RunPaths, log: ChildLog, failure: XlacliError | None) -> RunReport:
         built = report_from_run(paths, request, log, target, explain_warmup, failure)
         if profile:
+            from xlacli.assemble.profile import summarize_profile
+            from xlacli.report.profile import save_summary
+
             save_summary(summarize_profile(*built), paths.root)
         return built[1]
 
@@ -265,6 +303,11 @@ def report_from_run(
         The raw run, the report, and the graphs' parsed HLO (parsed once, read again
         by the profile summary).
     """
+    from xlacli.assemble.graph_files import HloCache
+    from xlacli.assemble.pipeline import build_report
+    from xlacli.assemble.read import read_raw_run
+    from xlacli.assemble.source_snippets import save_snippets
+
     raw = read_raw_run(paths, log)
     model_label = str(target)  # model.py:make, train.py, -m pkg.train
     hlo = HloCache(paths.root)

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xlacli.assemble.ranks import merge_ranks
 from xlacli.capture.outcome import outcome_error
 from xlacli.capture.ranks import rank_folder
 from xlacli.capture.runner import ChildOutcome, log_tail
@@ -64,6 +63,8 @@ def report_spawned_ranks(
         reports[rank] = build(paths, log, errors[rank])
     launcher = next(iter(spawned.values())).launcher
     world_size = max(spawned) + 1
+    from xlacli.assemble.ranks import merge_ranks  # the analyses: not before the child starts
+
     merged = merge_ranks(
         root.root, world_size, launcher, hang_timeout_s, compare_steps=compare_steps
     )
