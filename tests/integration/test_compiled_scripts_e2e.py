@@ -362,3 +362,31 @@ def test_torch_logs_graph_breaks_names_the_same_line(break_run):
     assert completed.returncode == 0, completed.stderr
     file, _, line = break_run["report"]["dynamo"]["graph_breaks"][0]["location"].rpartition(":")
     assert f"{file}:{line}" in completed.stderr
+
+
+@pytest.fixture(scope="module")
+def library_break_run(tmp_path_factory) -> dict:
+    folder = tmp_path_factory.mktemp("library-break")
+    captured = capture(folder, "graph_break_in_library.py", "--steps", "3")
+    shown = run_cli("report", folder / "run", cwd=REPO)
+    assert shown.code == 0, shown.stderr
+    return {**captured, "text": shown.stdout}
+
+
+def test_a_break_inside_a_library_is_at_the_users_call(library_break_run):
+    report, bare = library_break_run["report"], library_break_run["bare"]
+    assert report["compilations"] == bare["UncachedCompile"]
+    assert sum(b["count"] for b in report["dynamo"]["graph_breaks"]) == sum(
+        bare["dynamo"]["graph_break"].values()
+    )
+    call = line_of("graph_break_in_library.py", "grid = torchvision.utils.make_grid(")
+    breaks = report["dynamo"]["graph_breaks"]
+    # Dynamo names torchvision/utils.py as "user code"; the user's line is the call.
+    assert breaks and all(b["location"] == call for b in breaks)
+    assert all("/torchvision/utils.py:" in b["library_location"] for b in breaks)
+    assert "Tensor.item()" in breaks[0]["reason"]
+    events = [e for e in report["events"] if e["cause"]["category"] == "graph_break"]
+    assert events and all(e["cause"]["location"] == call for e in events)
+    assert all("/torchvision/utils.py:" in e["cause"]["library_location"] for e in events)
+    text = library_break_run["text"]
+    assert "graph_break_in_library.py:" in text and "(inside " in text

@@ -136,13 +136,39 @@ def _guard_text(reason: str | None) -> str | None:
     return "; ".join(lines) or reason
 
 
+def _break_resumed_at(
+    breaks: Sequence[GraphBreakRecord], location: str
+) -> tuple[GraphBreakRecord | None, str | None]:
+    """The graph break a resumed frame continues after, and the library line to
+    show with it. A break inside a library resumes every frame it stopped: the
+    library's own (``make_grid`` after ``norm_range`` broke: the library's
+    file, another line) and the user's (at the user's call): each is that one
+    break, at the user's line."""
+    for graph_break in breaks:
+        if location in (graph_break.break_location, graph_break.location):
+            return graph_break, graph_break.library_location
+    file = split_location(location)[0]
+    for graph_break in breaks:
+        if graph_break.library_location and split_location(graph_break.library_location)[0] == file:
+            return graph_break, location
+    return None, None
+
+
 def _graph_breaks(log: ChildLog) -> tuple[GraphBreakRecord, ...]:
-    counts: dict[tuple[str, str], int] = {}
+    """Each break site and reason, counted; at the user's line that called into a
+    library when Dynamo broke inside it."""
+    counts: dict[tuple[str, str | None, str], int] = {}
     for event in log.steps:
         for raw in event.get("dynamo", {}).get("graph_breaks", []):
-            key = (f"{raw.get('file', '')}:{raw.get('line', 0)}", _first_line(raw.get("reason")))
+            broke = f"{raw.get('file', '')}:{raw.get('line', 0)}"
+            user = f"{raw['user_file']}:{raw.get('user_line', 0)}" if raw.get("user_file") else None
+            location, library = (user, broke) if user else (broke, None)
+            key = (location, library, _first_line(raw.get("reason")))
             counts[key] = counts.get(key, 0) + 1
-    return tuple(GraphBreakRecord(loc, reason, n) for (loc, reason), n in counts.items())
+    return tuple(
+        GraphBreakRecord(location, reason, n, library_location=library)
+        for (location, library, reason), n in counts.items()
+    )
 
 
 def _first_line(text: Any) -> str:
@@ -259,11 +285,12 @@ def _dynamo_cause(
     if resumed is None:
         return None
     location = f"{split_location(frame.location)[0]}:{resumed['line']}"
-    reason = next((b.reason for b in record.graph_breaks if b.location == location), "")
+    graph_break, library = _break_resumed_at(record.graph_breaks, location)
+    reason = graph_break.reason if graph_break is not None else ""
     return CompileCause(
         category="graph_break",
-        location=location,
-        library_location=None,
+        location=graph_break.location if graph_break is not None else location,
+        library_location=library,
         detail=f"graph break in {resumed['function']}: {reason or 'see child.log'}; "
         f"Dynamo resumed in a new frame",
         hint=hint_for("graph_break"),

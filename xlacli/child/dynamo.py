@@ -27,10 +27,14 @@ import sys
 from typing import Any
 
 from xlacli.errors import UsageError
+from xlacli.parse.frames import CodeRoots, Frame, current_code_roots
 
 GRAPH_BREAK_LOGGER = "torch._dynamo.symbolic_convert.__graph_breaks"
 _BREAK_AT = re.compile(r"in user code at (?P<file>.*):(?P<line>\d+)\s*$")
 _BREAK_REASON = "Graph Break Reason: "
+_TRACEBACK_FRAME = re.compile(
+    r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>.+)$'
+)
 
 
 class _GraphBreakHandler(logging.Handler):
@@ -39,16 +43,31 @@ class _GraphBreakHandler(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.breaks: list[dict[str, Any]] = []
+        # A library break's user line, by the break's file and line: Dynamo
+        # prints the traceback once and suppresses it for duplicates.
+        self._user_lines: dict[tuple[str, int], dict[str, Any]] = {}
 
     def emit(self, record: logging.LogRecord) -> None:
-        parsed = parse_graph_break(record.getMessage())
-        if parsed is not None:
-            self.breaks.append(parsed)
+        parsed = parse_graph_break(record.getMessage(), current_code_roots())
+        if parsed is None:
+            return
+        site = (parsed["file"], parsed["line"])
+        if "user_file" in parsed:
+            self._user_lines[site] = {k: parsed[k] for k in ("user_file", "user_line")}
+        else:
+            parsed.update(self._user_lines.get(site, {}))
+        self.breaks.append(parsed)
 
 
-def parse_graph_break(message: str) -> dict[str, Any] | None:
+def parse_graph_break(message: str, roots: CodeRoots | None = None) -> dict[str, Any] | None:
     """``Graph break in user code at F:L\\nGraph Break Reason: R...`` ->
-    ``{"file", "line", "reason"}``; None for another message."""
+    ``{"file", "line", "reason"}``; None for another message.
+
+    Dynamo's "user code" is any code it traced, libraries included. When the
+    break is inside a library (``roots`` tell), ``user_file``/``user_line``
+    name the innermost frame of the user's own code in the message's
+    traceback: the call that led into the library.
+    """
     lines = message.splitlines()
     if not lines:
         return None
@@ -56,7 +75,21 @@ def parse_graph_break(message: str) -> dict[str, Any] | None:
     if match is None:
         return None
     reason = next((ln[len(_BREAK_REASON) :] for ln in lines if ln.startswith(_BREAK_REASON)), "")
-    return {"file": match["file"], "line": int(match["line"]), "reason": reason.strip()}
+    parsed: dict[str, Any] = {
+        "file": match["file"],
+        "line": int(match["line"]),
+        "reason": reason.strip(),
+    }
+    if roots is not None and not roots.is_user(Frame("", parsed["file"], parsed["line"])):
+        stack = [
+            Frame(m["function"], m["file"], int(m["line"]))
+            for m in map(_TRACEBACK_FRAME.match, lines)
+            if m is not None
+        ]
+        user = next((frame for frame in reversed(stack) if roots.is_user(frame)), None)
+        if user is not None:
+            parsed.update(user_file=user.file, user_line=user.line)
+    return parsed
 
 
 class DynamoObserver:

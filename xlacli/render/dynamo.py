@@ -30,7 +30,11 @@ def dynamo_view(report: RunReport, *, narrow: bool = False) -> RenderableType | 
         parts.append(Text(f"Graph breaks ({len(dynamo.graph_breaks)}):", style="bold yellow"))
         for graph_break in dynamo.graph_breaks:
             parts.append(
-                _located(graph_break.location, f"{graph_break.reason}  (×{graph_break.count})")
+                _located(
+                    graph_break.location,
+                    f"{graph_break.reason}  (×{graph_break.count})",
+                    inside=graph_break.library_location,
+                )
             )
         parts.append(_fix("graph_break"))
     guarded = [frame for frame in dynamo.frames if frame.guard_failure]
@@ -108,13 +112,17 @@ def _frame_table(dynamo: DynamoRecord, narrow: bool = False) -> Table:
     return table
 
 
-def _located(location: str, what: str) -> RenderableType:
+def _located(location: str, what: str, inside: str | None = None) -> RenderableType:
+    """``location`` and ``what``, the line's code below; ``inside``: the library
+    line the user's call led to, where it happened."""
     lines: list[RenderableType] = [
         Text.assemble("  ", (display_location(location) or location, "cyan"), f"  {what}")
     ]
     code = source_line(location)
     if code:
         lines.append(Text(f"      │ {code}"))
+    if inside:
+        lines.append(Text(f"      (inside {display_location(inside) or inside})", style="dim"))
     return Group(*lines)
 
 

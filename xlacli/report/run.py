@@ -157,6 +157,14 @@ class GraphBreakRecord:
     location: str  # the user's file:line
     reason: str  # Dynamo's reason, first line: "Unsupported Tensor.item() call ..."
     count: int  # frame compiles that broke there
+    # The library's file:line where Dynamo broke, when the break is inside a
+    # library the user's ``location`` called (None: it broke at ``location``).
+    library_location: str | None = None
+
+    @property
+    def break_location(self) -> str:
+        """Where Dynamo itself broke (and resumes): the library's line or the user's."""
+        return self.library_location or self.location
 
 
 @dataclass(frozen=True)

@@ -4,14 +4,16 @@ log, the backend and mode checks, and the comparison's figures and views."""
 from __future__ import annotations
 
 import json
+import logging
 from types import SimpleNamespace
 
 import pytest
 
 from xlacli.analysis.mode_figures import figures
-from xlacli.child.dynamo import check_backend_listed, parse_graph_break
+from xlacli.child.dynamo import _GraphBreakHandler, check_backend_listed, parse_graph_break
 from xlacli.errors import EXIT_USAGE, UsageError
 from xlacli.flows.modes import check_mode
+from xlacli.parse.frames import CodeRoots
 from xlacli.render.compare import comparison_json, comparison_text
 from xlacli.report.run import GraphRecord, RunReport, StepRecord
 
@@ -34,6 +36,42 @@ def test_parse_graph_break():
     assert parse_graph_break(duplicate)["line"] == 21
     assert parse_graph_break("something else") is None
     assert parse_graph_break("") is None
+
+
+LIBRARY_BREAK = (
+    "Graph break in user code at /env/site-packages/torchvision/utils.py:92\n"
+    "Graph Break Reason: Unsupported Tensor.item() call with capture_scalar_outputs=False\n"
+    "User code traceback:\n"
+    '  File "/u/train.py", line 40, in main\n'
+    "    loss = train_step(x)\n"
+    '  File "/u/train.py", line 31, in train_step\n'
+    "    grid = torchvision.utils.make_grid(features, normalize=True)\n"
+    '  File "/env/site-packages/torch/utils/_contextlib.py", line 120, in decorate_context\n'
+    "    return func(*args, **kwargs)\n"
+    '  File "/env/site-packages/torchvision/utils.py", line 92, in norm_range\n'
+    "    norm_ip(t, float(t.min()), float(t.max()))\n"
+)
+ROOTS = CodeRoots(("/env/lib/python3.11/",), "/env/site-packages/xlacli/")
+
+
+def test_a_break_inside_a_library_names_the_users_call():
+    parsed = parse_graph_break(LIBRARY_BREAK, ROOTS)
+    assert parsed is not None
+    assert (parsed["file"], parsed["line"]) == ("/env/site-packages/torchvision/utils.py", 92)
+    assert (parsed["user_file"], parsed["user_line"]) == ("/u/train.py", 31)
+    # in the user's own code: no second location
+    assert "user_file" not in parse_graph_break(BREAK, ROOTS)
+
+
+def test_a_suppressed_duplicate_keeps_the_users_call():
+    handler = _GraphBreakHandler()
+    duplicate = LIBRARY_BREAK.split("User code traceback:")[0].replace(
+        "Graph break in", "Graph break (user stack suppressed due to duplicate graph break) in"
+    )
+    for message in (LIBRARY_BREAK, duplicate):
+        handler.emit(logging.LogRecord("x", logging.DEBUG, "", 0, message, None, None))
+    # Any interpreter's roots: /env/site-packages/ is a library, /u/ the user's.
+    assert [(b["user_file"], b["user_line"]) for b in handler.breaks] == [("/u/train.py", 31)] * 2
 
 
 def test_no_openxla_backend_is_a_usage_error():

@@ -34,6 +34,7 @@ def context(run: RunContext) -> dict[str, Any] | None:
         "breaks": [
             {
                 "location": display_location(b.location) or b.location,
+                "inside": display_location(b.library_location) if b.library_location else None,
                 "reason": b.reason,
                 "count": b.count,
                 "snippet": snippet_rows(run.snippets.get(b.location)),
