@@ -390,3 +390,25 @@ def test_a_break_inside_a_library_is_at_the_users_call(library_break_run):
     assert all("/torchvision/utils.py:" in e["cause"]["library_location"] for e in events)
     text = library_break_run["text"]
     assert "graph_break_in_library.py:" in text and "(inside " in text
+
+
+@pytest.fixture(scope="module")
+def no_grad_run(tmp_path_factory) -> dict:
+    return capture(tmp_path_factory.mktemp("no-grad"), "eval_no_grad.py", "--epochs", "2")
+
+
+def test_an_evaluation_under_no_grad_is_one_recompile_at_its_call(no_grad_run):
+    report, bare = no_grad_run["report"], no_grad_run["bare"]
+    assert report["compilations"] == bare["UncachedCompile"]
+    assert len(report["dynamo"]["frames"]) == bare["dynamo"]["frames"]["total"]
+    [guard] = [e for e in report["events"] if e["cause"]["category"] == "dynamo_guard"]
+    call = line_of("eval_no_grad.py", "logits = model(x)")
+    assert guard["cause"]["location"] == call
+    assert "grad_mode" in guard["cause"]["detail"]
+    [changed] = guard["cause"]["also"]
+    assert changed["location"] == line_of("eval_no_grad.py", "        with torch.no_grad():")
+    assert not guard["steady_state"] and report["steady_state_compiles"] == 0
+    # no compile without its user line (the backward graphs: at loss.backward())
+    assert all(e["cause"]["location"] for e in report["events"])
+    [recompiled] = [f for f in report["dynamo"]["frames"] if f["guard_failure"]]
+    assert recompiled["guard_read"] == call

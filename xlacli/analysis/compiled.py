@@ -37,6 +37,10 @@ class CompiledGraph:
     step_phase: str = "loop"
     iteration: int | None = None
     site_runs: int | None = None
+    # The user's file:line the graph's record names as its site (a torch.compile
+    # backward graph, compiled by the autograd engine with no user frame: the
+    # step's loss.backward() line).
+    site: str | None = None
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from xlacli.analysis.global_state import changed_states
 from xlacli.analysis.guard_causes import guard_cause
 from xlacli.analysis.guards import first_read_line, guard_read_location, guarded_value
 from xlacli.analysis.hints import hint_for
@@ -229,6 +230,22 @@ def frame_callers(
             if caller is not None:
                 callers[owner] = caller
     return callers
+
+
+def with_state_reads(
+    record: DynamoRecord | None, callers: Mapping[int, Frame]
+) -> DynamoRecord | None:
+    """A guard on torch's global state is read by no line of the frame: its
+    ``guard_read`` is the call made under the other state (``global_state.py``)."""
+    if record is None:
+        return None
+    frames = tuple(
+        dataclasses.replace(frame, guard_read=callers[index].location)
+        if frame.guard_read is None and changed_states(frame.guard_failure) and index in callers
+        else frame
+        for index, frame in enumerate(record.frames)
+    )
+    return dataclasses.replace(record, frames=frames)
 
 
 def _caller_of(frame: DynamoFrameRecord, stack: Sequence[Frame], roots: CodeRoots) -> Frame | None:

@@ -10,6 +10,7 @@ call itself (``analysis/guard_callers.py``).
 
 from __future__ import annotations
 
+from xlacli.analysis.global_state import changed_states, state_changed_at
 from xlacli.analysis.guard_callers import passed_value
 from xlacli.analysis.guards import GuardedValue, assignment_lines, guarded_value
 from xlacli.analysis.hints import hint_for
@@ -38,6 +39,9 @@ def guard_cause(
     # A frame in library code (torch.compile's wrapper around an nn.Sequential)
     # says nothing: the guard's own note, else the IR comparison's line does.
     location = frame.guard_read or (frame.location if in_user_code else lazy.location)
+    states = changed_states(frame.guard_failure)
+    if states and caller is not None:
+        return _state_cause(frame, states, caller, compared)
     guarded = guarded_value(frame.guard_failure)
     return CompileCause(
         category="dynamo_guard",
@@ -48,6 +52,27 @@ def guard_cause(
         + compared,
         hint=hint_for("dynamo_guard"),
         also=changed_at(frame, guarded, location, caller) if guarded else (),
+    )
+
+
+def _state_cause(
+    frame: DynamoFrameRecord, states: tuple[str, ...], caller: Frame, compared: str
+) -> CompileCause:
+    """A guard on torch's global state: at the call made under the other state,
+    with the block that changed it as ``also`` (``analysis/global_state.py``)."""
+    changed = state_changed_at(caller.location, states)
+    also = (_also(changed, f"{', '.join(states)} changed here for the call below"),)
+    return CompileCause(
+        category="dynamo_guard",
+        location=caller.location,
+        library_location=None,
+        detail=f"Dynamo recompiled {frame.function}: guard failed: {frame.guard_failure} "
+        f"(this call runs under another {' and '.join(states)} than the first: Dynamo traces "
+        "the frame again for it)" + compared,
+        hint="expected once per state: the frame keeps both traces and both graphs (an "
+        "evaluation loop under torch.no_grad() after training); only a state that changes "
+        "more often than Dynamo's cache holds keeps recompiling",
+        also=also if changed else (),
     )
 
 

@@ -181,6 +181,8 @@ def _first_cause(graph: CompiledGraph, context: ExplainContext) -> CompileCause:
             hint=read_hint(library),
         )
         return replace(cause, also=also) if caller else cause
+    if user is None or (graph.site is not None and user == context.locator.entry_site):
+        user = graph.site  # no user frame in the sync's stack (the autograd engine's)
     return make_cause("first_compile", user, library, "the first graph at this sync site")
 
 

@@ -142,11 +142,7 @@ def _graph_records(
 ) -> list[GraphRecord]:
     """One record per distinct graph, its files moved into ``graphs/<hash>/``."""
     setup = raw.log.setup or {}
-    backward_lines = {
-        event.get("step"): sites[0]
-        for event in raw.log.steps
-        if (sites := event.get("backward_sites"))
-    }
+    backward_lines = _backward_lines(raw.log)
     executions_by_hash = _group_by_hash(raw.executions)
     graphs = []
     for graph_hash, indices in _group_by_hash(raw.compiles).items():
@@ -259,6 +255,8 @@ def _compiled_graphs(
     roots: CodeRoots,
 ) -> list[CompiledGraph]:
     by_step = {event["step"]: event for event in raw.log.steps}
+    backward_lines = _backward_lines(raw.log)
+    entry_site = (raw.log.setup or {}).get("entry_site")
     # Per-site steady state (analysis/phases.py): each compile's phase, its
     # loop iteration, and how many earlier steps ran a graph at its site.
     step_phases = script_step_phases(raw.log.steps)
@@ -289,9 +287,17 @@ def _compiled_graphs(
                 step_phase=phases[index],
                 iteration=iterations.get(step) if step is not None else None,
                 site_runs=count_before(site_steps.get(_run_site(event, roots), []), step),
+                site=_site(event, roots, entry_site, backward_lines.get(step))[1],
             )
         )
     return compiled
+
+
+def _backward_lines(log: ChildLog) -> dict[int | None, str]:
+    """Each step's first ``loss.backward()`` line (the child records them)."""
+    return {
+        event.get("step"): sites[0] for event in log.steps if (sites := event.get("backward_sites"))
+    }
 
 
 def _run_site(event: AnalysisEvent, roots: CodeRoots) -> tuple[Frame, ...]:

@@ -21,6 +21,7 @@ from xlacli.analysis.dynamo import (
     apply_dynamo_causes,
     frame_callers,
     user_files,
+    with_state_reads,
 )
 from xlacli.analysis.dynamo import build_dynamo_record as _build_dynamo_record
 from xlacli.analysis.fallbacks import locate_fallbacks
@@ -121,7 +122,8 @@ def dynamo_record(run: OrganisedRun, done: Sections) -> DynamoSection:
         extractions=raw.counters.get(EXTRACT_COUNTER, 0),
         user_files=user_files(xla, run.roots),
     )
-    return DynamoSection(record, owners, frame_callers(record, xla, run.roots))
+    callers = frame_callers(record, xla, run.roots)
+    return DynamoSection(with_state_reads(record, callers), owners, callers)
 
 
 def recompile_events(run: OrganisedRun, done: Sections) -> tuple[CompileEvent, ...]:
