@@ -37,7 +37,7 @@ def state_changed_at(call: str, states: tuple[str, ...]) -> str | None:
     names = tuple(name for state in states for name in _CONTEXTS.get(state, ()))
     file, line = split_location(call)
     tree = parse_source(file) if names and line else None
-    if tree is None:
+    if tree is None or line is None:
         return None
     found: list[int] = []
     for node in ast.walk(tree):

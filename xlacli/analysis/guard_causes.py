@@ -61,7 +61,9 @@ def _state_cause(
     """A guard on torch's global state: at the call made under the other state,
     with the block that changed it as ``also`` (``analysis/global_state.py``)."""
     changed = state_changed_at(caller.location, states)
-    also = (_also(changed, f"{', '.join(states)} changed here for the call below"),)
+    also = (
+        (_also(changed, f"{', '.join(states)} changed here for the call below"),) if changed else ()
+    )
     return CompileCause(
         category="dynamo_guard",
         location=caller.location,
@@ -72,7 +74,7 @@ def _state_cause(
         hint="expected once per state: the frame keeps both traces and both graphs (an "
         "evaluation loop under torch.no_grad() after training); only a state that changes "
         "more often than Dynamo's cache holds keeps recompiling",
-        also=also if changed else (),
+        also=also,
     )
 
 

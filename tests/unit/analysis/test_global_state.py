@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xlacli.analysis.global_state import changed_states, state_changed_at
 
-SOURCE = '''import torch
+SOURCE = """import torch
 
 
 def evaluate(model, batches):
@@ -23,7 +23,7 @@ def predict(model, x):
 def mixed(model, x):
     with torch.autocast("xla", dtype=torch.bfloat16):
         return model(x)
-'''
+"""
 
 
 def test_the_states_a_guard_names():
