@@ -57,22 +57,30 @@ def _importing_report_modules(
     update: Callable[[ChildLog], None],
 ) -> Callable[[ChildLog], None]:
     """``update``, which at its first call (the child has started) starts importing
-    ``REPORT_MODULES`` on a thread. Python's import lock makes the report's own
-    import of a module wait for the thread rather than import it twice."""
+    ``REPORT_MODULES`` on a thread; ``report_from_run`` waits for it
+    (``_REPORT_IMPORTS``) rather than import beside it."""
     started = False
 
     def on_progress(log: ChildLog) -> None:
         nonlocal started
         if not started:
             started = True
-            threading.Thread(
+            thread = threading.Thread(
                 target=lambda: [importlib.import_module(name) for name in REPORT_MODULES],
                 name="xlacli-report-imports",
                 daemon=True,
-            ).start()
+            )
+            thread.start()
+            _REPORT_IMPORTS.append(thread)
         update(log)
 
     return on_progress
+
+
+# The import threads started; joined before the report is built, so that no two
+# threads ever import at once (only a child that ends within a few tenths of a
+# second after it started can get there while the thread still runs).
+_REPORT_IMPORTS: list[threading.Thread] = []
 
 
 DEFAULT_MODEL_STEPS = defaults.COMPILE.steps
@@ -303,6 +311,8 @@ def report_from_run(
         The raw run, the report, and the graphs' parsed HLO (parsed once, read again
         by the profile summary).
     """
+    while _REPORT_IMPORTS:
+        _REPORT_IMPORTS.pop().join()
     from xlacli.assemble.graph_files import HloCache
     from xlacli.assemble.pipeline import build_report
     from xlacli.assemble.read import read_raw_run
