@@ -6,9 +6,9 @@ code of every kernel at each compile (about 900 files for the 4 graphs of
 turning off the HLO dump too. Creating those files on disk cost 0.5 s of a
 7 s run here (7%); in ``/dev/shm`` nothing measurable (docs/performance.md).
 So the child dumps into a staging folder there and, once it has ended, the
-parent moves the kept files (``parse/xla_dump.py``'s roles) into the run's
+parent copies the kept files (``parse/xla_dump.py``'s roles) into the run's
 ``raw/xla-dump`` and drops the rest: a child killed by a signal or the hang
-watchdog loses nothing, since the parent moves them after it is gone. Only a
+watchdog loses nothing, since the parent copies them after it is gone. Only a
 parent killed by SIGKILL leaves a staging folder behind; the next capture
 removes it (its name holds the dead parent's pid).
 
@@ -51,7 +51,7 @@ class DumpStage:
         return self.root / rank_name
 
     def harvest(self, paths: RunPaths) -> None:
-        """Move the kept files into the run folder (and its rank folders); drop the rest."""
+        """Copy the kept files into the run folder (and its rank folders); drop the rest."""
         keep_dump_files(self.main, paths.xla_dump)
         for folder in sorted(self.root.glob(f"{RANK_FOLDER_PREFIX}*")):
             keep_dump_files(folder, RunPaths(paths.root / folder.name).xla_dump)
@@ -59,7 +59,7 @@ class DumpStage:
 
 
 def keep_dump_files(source: Path, target: Path) -> int:
-    """Move the dump files xlacli keeps from ``source`` to ``target``; how many."""
+    """Copy the dump files xlacli keeps from ``source`` to ``target``; how many."""
     if not source.is_dir():
         return 0
     target.mkdir(parents=True, exist_ok=True)

@@ -43,12 +43,13 @@ class _GraphBreakHandler(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.breaks: list[dict[str, Any]] = []
+        self._roots = current_code_roots()  # the interpreter's: the same for every break
         # A library break's user line, by the break's file and line: Dynamo
         # prints the traceback once and suppresses it for duplicates.
         self._user_lines: dict[tuple[str, int], dict[str, Any]] = {}
 
     def emit(self, record: logging.LogRecord) -> None:
-        parsed = parse_graph_break(record.getMessage(), current_code_roots())
+        parsed = parse_graph_break(record.getMessage(), self._roots)
         if parsed is None:
             return
         site = (parsed["file"], parsed["line"])

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 # What only the report needs (the assembler, the analyses, the HLO parser: ~100
 # modules, 0.1-0.2 s): imported in the background while the child imports torch
-# (seconds), not before the child starts (``_import_report_modules``).
+# (seconds), not before the child starts (``_importing_report_modules``).
 REPORT_MODULES = (
     "xlacli.assemble.pipeline",
     "xlacli.assemble.profile",
