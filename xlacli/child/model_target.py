@@ -36,5 +36,6 @@ def run_model_file(request: CaptureRequest, recorder: StepRecorder) -> None:
     recorder.setup(entry_site=loaded.entry_site, inputs_site=loaded.inputs_site)
     for step in range(request.warmup + request.steps):
         recorder.begin(step)
+        runner.wait_each_step = request.wait_each_step or recorder.clocks_steps
         record = runner.run(step)
         recorder.end(step, **record)

@@ -39,6 +39,16 @@ class StepRecorder:
         self.steps_done = 0
         self._window_opened = False
 
+    @property
+    def clocks_steps(self) -> bool:
+        """The script took the profiler (xlacli stood aside before tracing):
+        the child's step clock is the profile's only measure, so each step
+        must wait for its device work (the executions it counts, the time it
+        clocks), as an unprofiled capture does."""
+        return self.window is not None and self.window.stood_aside is not None and not (
+            self.window.active
+        )
+
     def warn(self, message: str) -> None:
         self.events.write("warning", message=message)
 
