@@ -45,8 +45,10 @@ class StepRecorder:
         the child's step clock is the profile's only measure, so each step
         must wait for its device work (the executions it counts, the time it
         clocks), as an unprofiled capture does."""
-        return self.window is not None and self.window.stood_aside is not None and not (
-            self.window.active
+        return (
+            self.window is not None
+            and self.window.stood_aside is not None
+            and not (self.window.active)
         )
 
     def warn(self, message: str) -> None:
