@@ -90,7 +90,15 @@ def _read(path: Path) -> str:
 
 
 def _samples_s(log: ChildLog, key: str) -> list[float]:
-    return [ns / 1e9 for event in log.metric_events for ns in event.get(key, [])]
+    """Each compile's (or execution's) time, in order. An event's held samples
+    (``child/metric_deltas.py``: earlier steps' times read with this one's) come
+    before its own."""
+    held = f"{key}_held"
+    return [
+        ns / 1e9
+        for event in log.metric_events
+        for ns in (*event.get(held, ()), *event.get(key, ()))
+    ]
 
 
 def _summed_counters(log: ChildLog) -> dict[str, int]:

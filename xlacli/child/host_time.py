@@ -6,6 +6,10 @@ Every aten op torch dispatches to an XLA tensor runs under torch_xla's
 count is the ops traced and its accumulated nanoseconds the time inside
 torch's dispatch to XLA, the work lazy mode repeats every step and
 ``torch.compile`` or ``torch_xla.compile`` do once.
+
+Only the profile's traced steps report it (the host timeline's row), so only
+they read it: the timer's data comes with its 1,024 kept samples, a read
+costs more than a small model's whole step.
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ class OpTracingMeter:
     """The ops traced and their tracing time since the last call."""
 
     def __init__(self) -> None:
+        self._count, self._total_ns = 0, 0.0
+
+    def start(self) -> None:
+        """A traced step starts: what is traced from here is its own."""
         self._count, self._total_ns = self._read()
 
     def delta(self) -> dict[str, Any]:

@@ -87,7 +87,7 @@ class TestSteps:
             versions={"torch": torch.__version__, "torch_xla": torch_xla.__version__},
             device=str(xr.device_type()),
         )
-        self._recorder.tracker.delta()  # the process's metrics so far are earlier tests'
+        self._recorder.tracker.delta(final=True)  # the process's metrics so far are earlier tests'
         self._recorder.setup(entry_site=None, inputs_site=None)
         self._transfers.install()
         self._hook.install()

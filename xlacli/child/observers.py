@@ -87,11 +87,12 @@ class StepObservers:
             "runtime", device_count=torch_xla.device_count(), **self.spmd.start_fields()
         )
 
-    def step_fields(self) -> dict[str, Any]:
-        """What the observers add to a step event (each resets for the next step)."""
+    def step_fields(self, traced: bool = False) -> dict[str, Any]:
+        """What the observers add to a step event (each resets for the next step;
+        a ``traced`` step's op tracing too, ``op_tracing.start()`` at its start)."""
         return {
             **self.dynamo.delta(),
-            **self.op_tracing.delta(),
+            **(self.op_tracing.delta() if traced else {}),
             **self.probe.step_facts(),
             **self.value_reads.delta(),
             **self.backward.delta(),
@@ -111,6 +112,8 @@ class StepObservers:
         self._closed = True
         if self.graph_ir is not None:
             self.graph_ir.uninstall()
+        if self.repeats is not None:
+            self.repeats.flush()
         self.probe.close()
         self.value_reads.close()
         self.backward.close()

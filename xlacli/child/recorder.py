@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from xlacli.child.steps import MetricTracker
+from xlacli.child.metric_deltas import HELD_KEY, MetricTracker
 from xlacli.child.stop import raise_if_stop_requested
 from xlacli.run.events import EventWriter
 
@@ -79,6 +79,8 @@ class StepRecorder:
         if self.max_trace_steps is not None and done - self.warmup == self.max_trace_steps:
             self.window.stop()  # the profiler holds the trace in memory until it stops
         self.window.enter_step(step)
+        if self.window.active:
+            self.observers.op_tracing.start()
 
     def end(self, step: int, **record: Any) -> dict[str, Any]:
         """Step ``step``'s sync is done: write its event; returns its metric delta."""
@@ -90,7 +92,7 @@ class StepRecorder:
         if self.window is not None and "UncachedCompile" not in delta["counters"]:
             self.window.compiles_settled()
         self.observers.runtime()  # the device exists by now, whoever made it
-        observed = self.observers.step_fields()
+        observed = self.observers.step_fields(traced)
         self.events.write("step", step=step, traced=traced, **record, **delta, **observed)
         self.observers.after_step(step)
         self.steps_done = step + 1
@@ -110,6 +112,6 @@ class StepRecorder:
                 self.window.stop()
             self.observers.close()
         finally:
-            delta = {**self.tracker.delta(), **self.observers.value_reads.delta()}
-            if delta["counters"]:
+            delta = {**self.tracker.delta(final=True), **self.observers.value_reads.delta()}
+            if delta["counters"] or delta.get(HELD_KEY):
                 self.events.write("tail", step=self.steps_done if running else None, **delta)

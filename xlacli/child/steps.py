@@ -16,7 +16,6 @@ from typing import Any
 import torch
 import torch_xla
 import torch_xla.core.xla_model as xm
-import torch_xla.debug.metrics as met
 
 from xlacli.capture.discover import LoadedModel
 from xlacli.child.callsites import InputOrigins
@@ -39,8 +38,6 @@ XLA_DTYPE_NAMES = {
     torch.complex128: "c128",
 }
 _SCALAR_LEAVES = (bool, int, float, str, type(None))
-# SPMD graphs run through ExecuteReplicated: their times are ExecuteReplicatedTime.
-TIMED_METRICS = ("CompileTime", "ExecuteTime", "ExecuteReplicatedTime")
 
 
 def xla_type(tensor: torch.Tensor) -> str:
@@ -118,45 +115,6 @@ def to_device(batch: Any, device: torch.device, where: str = "inputs") -> Any:
         "or a tuple, list or dict of tensors",
         hint="return torch tensors from get_inputs(), e.g. torch.from_numpy(array)",
     )
-
-
-class MetricTracker:
-    """Counters and timed-metric samples since the last snapshot.
-
-    torch_xla keeps the last 1024 samples of each metric; reading them after
-    every step keeps each compile's and execution's own time, in order.
-    """
-
-    def __init__(self) -> None:
-        self._counters: dict[str, int] = {}
-        self._samples_seen = dict.fromkeys(TIMED_METRICS, 0)
-
-    def delta(self) -> dict[str, Any]:
-        counters = {name: met.counter_value(name) or 0 for name in met.counter_names()}
-        changed = {
-            name: value - self._counters.get(name, 0)
-            for name, value in counters.items()
-            if value != self._counters.get(name, 0)
-        }
-        self._counters = counters
-        delta: dict[str, Any] = {"counters": changed}
-        for name in TIMED_METRICS:
-            delta.setdefault(_samples_key(name), []).extend(self._new_samples(name))
-        return delta
-
-    def _new_samples(self, name: str) -> list[float]:
-        data = met.metric_data(name)
-        if data is None:
-            return []
-        total, _, samples = data
-        new = total - self._samples_seen[name]
-        self._samples_seen[name] = total
-        return [value for _, value in samples[len(samples) - min(new, len(samples)) :]]
-
-
-def _samples_key(metric: str) -> str:
-    # A run executes either computations or replicated (SPMD) ones: one list of times.
-    return "compile_time_ns" if metric == "CompileTime" else "execute_time_ns"
 
 
 @dataclass

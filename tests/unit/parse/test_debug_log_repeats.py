@@ -7,7 +7,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import GOLDEN
+from xlacli.child import debug_log_repeats
 from xlacli.child.debug_log_repeats import RepeatFolder
 from xlacli.parse.debug_log import parse_debug_log
 
@@ -17,10 +20,10 @@ _TEXT = (GOLDEN / "host_sync" / "pt-xla-debug.txt").read_text()
 BLOCKS = [b for b in re.split(r"(?<=\n)(?=\n(?:Compilation|Execution) Analysis: =)", _TEXT) if b]
 
 
-def _run_steps(path: Path, steps: list[list[int]]) -> str:
-    """Append each step's blocks as torch_xla would, folding after each step;
-    returns the unfolded text."""
-    folder = RepeatFolder(path)
+def _run_steps(path: Path, steps: list[list[int]], folder: RepeatFolder | None = None) -> str:
+    """Append each step's blocks as torch_xla would, noting each step, and fold
+    at the end (as the child does when it closes); returns the unfolded text."""
+    folder = folder or RepeatFolder(path)
     unfolded = ""
     for blocks in steps:
         appended = "".join(BLOCKS[i] for i in blocks)
@@ -28,7 +31,17 @@ def _run_steps(path: Path, steps: list[list[int]]) -> str:
             file.write(appended)
         unfolded += appended
         folder.after_step()
+    folder.flush()
     return unfolded
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 0.01  # each step a hundredth of a second
+        return self.now
 
 
 def test_the_golden_log_has_ten_blocks():
@@ -50,8 +63,38 @@ def test_repeated_steps_fold_and_parse_back_to_the_same_events(tmp_path):
     assert len(folded) < len(unfolded) / 5
 
 
-def test_the_file_is_whole_after_every_step(tmp_path):
+@pytest.mark.parametrize("fold_steps", [1, 3, 64])
+def test_folding_in_batches_gives_the_same_file(tmp_path, monkeypatch, fold_steps):
+    """Folded every step, every third step or once at the end: the same file."""
+    monkeypatch.setattr(debug_log_repeats, "FOLD_STEPS", fold_steps)
+    steps = [[0, 1], [2, 3], *[[6, 7]] * 10, [], [6, 7], [8, 9], *[[9]] * 7, [6], [6]]
+    path = tmp_path / "pt-xla-debug.txt"
+    unfolded = _run_steps(path, steps)
+    folded = path.read_text()
+    assert parse_debug_log(folded) == parse_debug_log(unfolded)
+    assert re.findall(r"^Repeated Analysis: .*$", folded, re.MULTILINE) == [
+        "Repeated Analysis: the last 2 blocks, 10 more times",
+        "Repeated Analysis: the last 1 blocks, 6 more times",
+        "Repeated Analysis: the last 1 blocks, 1 more times",
+    ]
+
+
+def test_a_slow_run_folds_by_the_clock(tmp_path, monkeypatch):
+    """Steps a hundredth of a second apart: folded every half second (50 steps),
+    not only at the end."""
+    path = tmp_path / "pt-xla-debug.txt"
+    folder = RepeatFolder(path, clock=Clock())
+    for _ in range(60):
+        with path.open("a", encoding="utf-8") as file:
+            file.write(BLOCKS[5])
+        folder.after_step()
+    assert "Repeated Analysis: the last 1 blocks, " in path.read_text()
+
+
+@pytest.mark.parametrize("fold_steps", [1, 2, 64])
+def test_the_file_is_whole_after_every_step(tmp_path, monkeypatch, fold_steps):
     """A run killed between two steps keeps every block written so far."""
+    monkeypatch.setattr(debug_log_repeats, "FOLD_STEPS", fold_steps)
     path = tmp_path / "pt-xla-debug.txt"
     folder = RepeatFolder(path)
     unfolded = ""

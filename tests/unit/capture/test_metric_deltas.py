@@ -1,0 +1,72 @@
+"""The step events' metric deltas, in this process on XLA:CPU: execution times
+held in torch_xla's buffer and read with a later step's come back whole and in
+order, and each step still counts its own executions."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("PJRT_DEVICE", "CPU")
+torch = pytest.importorskip("torch")
+torch_xla = pytest.importorskip("torch_xla")
+
+from xlacli.child import metric_deltas  # noqa: E402
+from xlacli.child.metric_deltas import HELD_KEY, MetricTracker  # noqa: E402
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def run_steps(tracker: MetricTracker, steps: int, clock: Clock, seconds: float = 0.0) -> list:
+    import torch_xla.core.xla_model as xm
+
+    device = torch_xla.device()
+    x = torch.ones(3, 3, device=device)
+    deltas = []
+    for _ in range(steps):
+        x = x * 1.5 - 0.25
+        torch_xla.sync()
+        xm.wait_device_ops()
+        clock.now += seconds
+        deltas.append(tracker.delta())
+    deltas.append(tracker.delta(final=True))
+    return deltas
+
+
+def all_times(deltas: list) -> list[float]:
+    return [t for d in deltas for t in (*d.get(HELD_KEY, ()), *d["execute_time_ns"])]
+
+
+def test_held_times_come_back_whole_in_order_and_steps_keep_their_counts(monkeypatch):
+    import torch_xla.debug.metrics as met
+
+    monkeypatch.setattr(metric_deltas, "HOLD_EXECUTIONS", 4)
+    clock = Clock()
+    tracker = MetricTracker(clock)
+    tracker.delta(final=True)  # this process's earlier work
+    deltas = run_steps(tracker, 10, clock)
+    _, _, samples = met.metric_data("ExecuteTime")
+    new = [value for _, value in samples[-10:]]
+    assert all_times(deltas) == new  # each execution's own time, in order
+    assert [d["counters"].get("ExecuteComputation", 0) for d in deltas[:10]] == [1] * 10
+    held = [len(d.get(HELD_KEY, ())) for d in deltas]
+    # Read at every fourth execution (three held and the step's own), the
+    # last two at the end.
+    assert held == [0, 0, 0, 3, 0, 0, 0, 3, 0, 0, 2]
+    assert [len(d["execute_time_ns"]) for d in deltas] == [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0]
+
+
+def test_a_slow_run_reads_its_times_every_step():
+    clock = Clock()
+    tracker = MetricTracker(clock)
+    tracker.delta(final=True)
+    deltas = run_steps(tracker, 3, clock, seconds=2.0)
+    assert [len(d["execute_time_ns"]) for d in deltas[:3]] == [1, 1, 1]
+    assert not any(d.get(HELD_KEY) for d in deltas)

@@ -1,0 +1,98 @@
+"""torch_xla's counters and timed-metric samples since the last step event
+(child process only: imports torch_xla).
+
+torch_xla keeps the last 1024 samples of each timed metric. Reading them
+returns the whole buffer (~65 µs once ``ExecuteTime`` is full, more than a
+small model's step), so the execution times are not read at every step:
+while the counters alone count the executions (no ``torch.compile`` graph
+has run: its cached runs bump no counter), a step's samples are held in
+torch_xla's buffer and read with a later step's, at most ``HOLD_EXECUTIONS``
+executions or ``HOLD_SECONDS`` later. Those come in the event's
+``execute_time_ns_held`` (read now, belonging to this and earlier steps, in
+order, not counted for this step); the parser joins both lists in order, so
+each execution keeps its own time.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import torch_xla
+
+_XLAC: Any = torch_xla._XLAC
+
+COMPILE_METRIC = "CompileTime"
+# SPMD graphs run through ExecuteReplicated: their times are ExecuteReplicatedTime.
+EXECUTE_METRICS = ("ExecuteTime", "ExecuteReplicatedTime")
+EXECUTION_COUNTERS = ("ExecuteComputation", "ExecuteReplicated")
+COMPILE_COUNTER = "UncachedCompile"
+HELD_KEY = "execute_time_ns_held"
+# Well inside the buffer's 1024 samples, and seconds at most behind the run.
+HOLD_EXECUTIONS = 256
+HOLD_SECONDS = 1.0
+
+
+class MetricTracker:
+    """Counters and timed-metric samples since the last snapshot."""
+
+    def __init__(self, clock: Any = time.monotonic) -> None:
+        self._counters: dict[str, int] = {}
+        self._samples_seen = dict.fromkeys((COMPILE_METRIC, *EXECUTE_METRICS), 0)
+        self._held = 0  # executions counted whose times are not read yet
+        self._clock = clock
+        self._read_at = clock()
+
+    def delta(self, *, final: bool = False) -> dict[str, Any]:
+        """The counters that moved and the new samples (``final``: read every
+        held sample: no later step will)."""
+        names = _XLAC._xla_counter_names()
+        value = _XLAC._xla_counter_value
+        counters = {name: value(name) or 0 for name in names}
+        changed = {
+            name: count - self._counters.get(name, 0)
+            for name, count in counters.items()
+            if count != self._counters.get(name, 0)
+        }
+        self._counters = counters
+        delta: dict[str, Any] = {"counters": changed}
+        dynamo = _dynamo_compiled()
+        if final or dynamo or COMPILE_COUNTER in changed:
+            delta["compile_time_ns"] = self._new_samples(COMPILE_METRIC)
+        executions = sum(changed.get(name, 0) for name in EXECUTION_COUNTERS)
+        if self._can_hold(executions, dynamo, final):
+            self._held += executions
+            delta["execute_time_ns"] = []
+            return delta
+        samples = [t for name in EXECUTE_METRICS for t in self._new_samples(name)]
+        held, self._held = min(self._held, len(samples)), 0
+        self._read_at = self._clock()
+        delta["execute_time_ns"] = samples[held:]
+        if held:
+            delta[HELD_KEY] = samples[:held]
+        return delta
+
+    def _can_hold(self, executions: int, dynamo: bool, final: bool) -> bool:
+        if final or dynamo:
+            return False
+        if self._held + executions >= HOLD_EXECUTIONS:
+            return False
+        return self._clock() - self._read_at < HOLD_SECONDS
+
+    def _new_samples(self, name: str) -> list[float]:
+        data = _XLAC._xla_metric_data(name)
+        if data is None:
+            return []
+        total, _, samples = data
+        new = total - self._samples_seen[name]
+        self._samples_seen[name] = total
+        return [value for _, value in samples[len(samples) - min(new, len(samples)) :]]
+
+
+def _dynamo_compiled() -> bool:
+    """torch.compile has compiled a frame: its cached graph runs bump no
+    counter (only the timed metric counts them), and torch_xla's bridge
+    clears the counters while it partitions a graph: read every step."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    return utils is not None and bool(utils.counters.get("frames"))
