@@ -44,7 +44,7 @@ def xmp(tmp_path_factory) -> RanksRun:
 @pytest.fixture(scope="module")
 def hang(tmp_path_factory) -> RanksRun:
     out = tmp_path_factory.mktemp("spawn-hang") / "run"
-    return compile_run(out, "spawn_skipped_all_reduce.py", "--hang-timeout", "15")
+    return compile_run(out, "spawn_skipped_all_reduce.py", "--hang-timeout", "10")
 
 
 def test_each_spawned_process_gets_its_own_rank_folder(torch_spawn):

@@ -124,7 +124,7 @@ def _nearest(
     and how the two differ."""
     best: tuple[int, CompiledGraph] | None = None
     new = _ops_of(graph, ops)
-    for candidate in _candidates(previous, ops):
+    for candidate in _candidates(previous, graph, ops):
         old = _ops_of(candidate, ops)
         distance = (0 if candidate.input_signature == graph.input_signature else 10_000) + (
             ir_distance(old, new) if old is not None and new is not None else 5_000
@@ -138,20 +138,23 @@ def _nearest(
 
 
 # Earlier graphs at a site compared with a new one: all of the latest, and of
-# the older ones only the latest of each kind (input signature and IR ops). A
-# storm of N shapes at one site then costs N·RECENT distances, not N²/2.
+# the older ones the latest of each kind of IR ops, and of those with the new
+# graph's input signature (the nearest by far) the latest of each kind too. A
+# storm of N shapes at one site (each its own signature) then costs about
+# N·RECENT distances, not N²/2.
 RECENT_CANDIDATES = 32
 
 
 def _candidates(
-    previous: Sequence[CompiledGraph], ops: dict[int, IrOps]
+    previous: Sequence[CompiledGraph], graph: CompiledGraph, ops: dict[int, IrOps]
 ) -> Iterator[CompiledGraph]:
-    """The earlier graphs worth comparing, latest first."""
+    """The earlier graphs worth comparing with ``graph``, latest first."""
     yield from reversed(previous[-RECENT_CANDIDATES:])
-    kinds: set[tuple[tuple[str, ...], tuple[str, ...] | None]] = set()
+    kinds: set[tuple[bool, tuple[str, ...] | None]] = set()
     for candidate in reversed(previous[:-RECENT_CANDIDATES]):
         candidate_ops = _ops_of(candidate, ops)
-        kind = (candidate.input_signature, candidate_ops.ops if candidate_ops else None)
+        same_inputs = candidate.input_signature == graph.input_signature
+        kind = (same_inputs, candidate_ops.ops if candidate_ops else None)
         if kind not in kinds:
             kinds.add(kind)
             yield candidate

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.analysis.advice_inputs import read_ir_nodes
+from xlacli.assemble.dump_prefetch import DumpPrefetch
 from xlacli.errors import HloParseError
 from xlacli.hlo import parse_hlo_file
 from xlacli.hlo.model import HloModule
@@ -57,8 +58,9 @@ def _ir_file_text(graph: IrGraph) -> str:
 class HloCache:
     """Parsed HLO of a run's graphs, each file parsed once."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, prefetched: DumpPrefetch | None = None):
         self._root = root
+        self._prefetched = prefetched  # parsed while the child ran, by content
         self._modules: dict[Path, HloModule | None] = {}
         self._stacks: dict[Path, list[StackedOp] | None] = {}
         self._ir_nodes: dict[Path, tuple[IrNode, ...]] = {}
@@ -69,8 +71,9 @@ class HloCache:
             return None
         path = self._root / relative
         if path not in self._modules:
+            early = self._prefetched.module(path) if self._prefetched else None
             try:
-                self._modules[path] = parse_hlo_file(path)
+                self._modules[path] = early or parse_hlo_file(path)
             except (OSError, HloParseError):
                 self._modules[path] = None
         return self._modules[path]
@@ -81,7 +84,8 @@ class HloCache:
             return None
         path = self._root / relative
         if path not in self._stacks:
-            self._stacks[path] = read_hlo_stacks(path)
+            early = self._prefetched.stacks(path) if self._prefetched else None
+            self._stacks[path] = early if early is not None else read_hlo_stacks(path)
         return self._stacks[path]
 
     def ir_nodes(self, root: Path, relative: str | None) -> tuple[IrNode, ...]:

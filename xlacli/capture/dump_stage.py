@@ -59,20 +59,45 @@ class DumpStage:
 
 
 def keep_dump_files(source: Path, target: Path) -> int:
-    """Copy the dump files xlacli keeps from ``source`` to ``target``; how many."""
+    """Copy the dump files xlacli keeps from ``source`` to ``target`` (those not
+    copied already while the child ran: ``assemble/dump_prefetch.py``); how many."""
     if not source.is_dir():
         return 0
     target.mkdir(parents=True, exist_ok=True)
     moved = 0
     for path in source.iterdir():
-        if classify_dump_file(path.name) is not None:
-            # Bytes, not shutil.move: across file systems that is a failed
-            # rename and a copy of metadata xlacli never reads (5x the time:
-            # 0.3 ms a file, ~6 files a graph). The staging folder goes whole.
-            with contextlib.suppress(OSError):
-                (target / path.name).write_bytes(path.read_bytes())
-                moved += 1
+        if classify_dump_file(path.name) is not None and not _copied(path, target / path.name):
+            moved += copy_kept_file(path, target) is not None
     return moved
+
+
+def copy_kept_file(path: Path, target: Path) -> bytes | None:
+    """Copy one dump file into the folder ``target``; its bytes (None: unreadable).
+
+    Bytes, not shutil.move: across file systems that is a failed rename and a
+    copy of metadata xlacli never reads (5x the time: 0.3 ms a file, ~6 files
+    a graph). The staging folder goes whole.
+    """
+    try:
+        data = path.read_bytes()
+        target.mkdir(parents=True, exist_ok=True)
+        (target / path.name).write_bytes(data)
+    except OSError:
+        return None
+    return data
+
+
+def _copied(source: Path, copy: Path) -> bool:
+    """``copy`` was written from ``source`` as it is now (XLA writes a dump file
+    once; a copy taken while it was being written is shorter or older)."""
+    try:
+        source_stat, copy_stat = source.stat(), copy.stat()
+    except OSError:
+        return False
+    return (
+        copy_stat.st_size == source_stat.st_size
+        and copy_stat.st_mtime_ns >= source_stat.st_mtime_ns
+    )
 
 
 @contextlib.contextmanager

@@ -132,6 +132,7 @@ def run_child(
     on_stopping: Callable[[str], None] | None = None,
     watch: HangWatch | None = None,
     follow_spawned: bool = False,
+    read_dump: Callable[[Path, Path | None], contextlib.AbstractContextManager[None]] | None = None,
 ) -> ChildOutcome:
     """Run the capture child to completion and return how it ended.
 
@@ -141,7 +142,9 @@ def run_child(
     ``on_stopping`` is told once, when that wait begins. ``watch``: the hang
     watchdog, which dumps the child's stack and stops it when no rank progresses.
     ``follow_spawned``: follow the processes the script starts itself into
-    ``RUN/rank-R/`` (``run/spawned.py``).
+    ``RUN/rank-R/`` (``run/spawned.py``). ``read_dump(dump_dir, copy_to)``:
+    entered while the child runs, to read its dump as it grows (``copy_to``:
+    where the kept files go, when the dump is staged).
     """
     request.save(paths.request)
     with contextlib.ExitStack() as stack:
@@ -168,6 +171,8 @@ def run_child(
         process = subprocess.Popen(
             command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
         )
+        if read_dump is not None:  # left before the harvest (last in, first out)
+            stack.enter_context(read_dump(dump_dir, paths.xla_dump if stage else None))
         follower = EventFollower(paths.events)
         returncode = _follow(process, stop, follower, on_progress, on_stopping, watch, paths)
     hung_after = watch.fired_after_s if watch is not None else None

@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import xlacli.defaults as defaults
 from xlacli.analysis.phases import loop_steps_done
@@ -36,6 +37,7 @@ from xlacli.run.spawned import spawned_processes
 from xlacli.words import counted
 
 if TYPE_CHECKING:
+    from xlacli.assemble.dump_prefetch import DumpPrefetch
     from xlacli.assemble.graph_files import HloCache
     from xlacli.assemble.read import RawRun
     from xlacli.flows.spawned import ReportBuilder, SpawnedRun
@@ -81,6 +83,43 @@ def _importing_report_modules(
 # threads ever import at once (only a child that ends within a few tenths of a
 # second after it started can get there while the thread still runs).
 _REPORT_IMPORTS: list[threading.Thread] = []
+
+
+class _DumpReader:
+    """Reads the child's dump as it grows (``assemble/dump_prefetch.py``), on a
+    thread that starts once the report's modules are imported (the parser is
+    among them: importing it first would delay the child)."""
+
+    LOOK_EVERY_S = 0.25
+
+    def __init__(self) -> None:
+        self.prefetched: Any = None  # a DumpPrefetch, once the thread has one
+
+    @contextlib.contextmanager
+    def reading(self, dump_dir: Path, copy_to: Path | None) -> Iterator[None]:
+        stop = threading.Event()
+        thread = threading.Thread(
+            target=self._read, args=(dump_dir, copy_to, stop), name="xlacli-dump", daemon=True
+        )
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+
+    def _read(self, dump_dir: Path, copy_to: Path | None, stop: threading.Event) -> None:
+        while not _REPORT_IMPORTS:  # started at the child's first sign of life
+            if stop.wait(0.05):
+                return
+        for thread in list(_REPORT_IMPORTS):
+            thread.join()
+        from xlacli.assemble.dump_prefetch import DumpPrefetch
+
+        prefetch = DumpPrefetch()
+        while not stop.wait(self.LOOK_EVERY_S):
+            prefetch.look(dump_dir, copy_to)
+        self.prefetched = prefetch
 
 
 DEFAULT_MODEL_STEPS = defaults.COMPILE.steps
@@ -202,6 +241,7 @@ def capture(
         run_to_end=run_to_end,
     )
     total = None if run_to_end else warmup + steps
+    dump = _DumpReader()
     with StopSignals() as stop:
         with _StepProgress(label or f"Running {display_path(target.path)}", total) as progress:
             outcome = run_child(
@@ -214,11 +254,19 @@ def capture(
                 on_stopping=lambda name: progress.stopping(name, tracing=profile),
                 watch=watch,
                 follow_spawned=follow,
+                read_dump=dump.reading,
             )
         error = outcome_error(outcome, paths, stop.name)
         spawned = spawned_processes(paths.root) if follow else {}
         raw, report, hlo = report_from_run(
-            paths, request, outcome.log, target, explain_warmup, error, save=not spawned
+            paths,
+            request,
+            outcome.log,
+            target,
+            explain_warmup,
+            error,
+            save=not spawned,
+            prefetched=dump.prefetched,
         )
         ranks = None
         if spawned:  # the script's own processes were the ranks: their reports, merged
@@ -304,6 +352,7 @@ def report_from_run(
     error: XlacliError | None,
     *,
     save: bool = True,
+    prefetched: DumpPrefetch | None = None,
 ) -> tuple[RawRun, RunReport, HloCache]:
     """Parse a run folder's raw files into its report, and save it.
 
@@ -320,7 +369,7 @@ def report_from_run(
 
     raw = read_raw_run(paths, log)
     model_label = str(target)  # model.py:make, train.py, -m pkg.train
-    hlo = HloCache(paths.root)
+    hlo = HloCache(paths.root, prefetched)
     report = build_report(
         raw, paths, request, model_label, error_record(error), warmup=explain_warmup, hlo=hlo
     )

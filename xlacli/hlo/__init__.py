@@ -16,7 +16,13 @@ from xlacli.hlo.model import (
     Shape,
     TupleShape,
 )
-from xlacli.hlo.parser import parse_hlo, parse_hlo_file, parse_hlo_file_modules, parse_hlo_modules
+from xlacli.hlo.parser import (
+    parse_hlo,
+    parse_hlo_bytes,
+    parse_hlo_file,
+    parse_hlo_file_modules,
+    parse_hlo_modules,
+)
 from xlacli.hlo.printer import print_module
 
 __all__ = [
@@ -29,6 +35,7 @@ __all__ = [
     "Shape",
     "TupleShape",
     "parse_hlo",
+    "parse_hlo_bytes",
     "parse_hlo_file",
     "parse_hlo_file_modules",
     "parse_hlo_modules",

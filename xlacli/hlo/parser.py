@@ -102,6 +102,24 @@ def parse_hlo_file_modules(path: str | Path) -> tuple[HloModule, ...]:
     return _read_file(path, _parse_chunks)
 
 
+def parse_hlo_bytes(data: bytes, filename: str) -> HloModule:
+    """Parse the bytes of an HLO text file holding one module, as
+    ``parse_hlo_file`` parses the file (a copy read once, that cannot change
+    under the parse).
+
+    Raises:
+        UsageError: The text is not HLO.
+        HloParseError: The text is not valid HLO (or not UTF-8).
+    """
+    path = Path(filename)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _not_utf8(path, data) from None
+    with gc_paused():
+        return _parse_lines(io.StringIO(text, newline=None).readlines(), path, _parse_one)
+
+
 def _read_file(path: str | Path, parse: Callable[[Iterable[str], str], T]) -> T:
     path = Path(path)
     try:
@@ -109,21 +127,7 @@ def _read_file(path: str | Path, parse: Callable[[Iterable[str], str], T]) -> T:
             # A list of lines: the statement reader and the fast path index them.
             with path.open(encoding="utf-8", newline=None) as handle:
                 lines = handle.readlines()
-            try:
-                return parse(lines, str(path))
-            except HloParseError:
-                if not _looks_like_hlo(lines):
-                    raise _not_hlo(path, lines) from None
-                # Statements sharing a line (XLA reads line breaks as whitespace):
-                # read again one statement a line, else the first error stands.
-                reflowed = reflow_hlo("".join(lines)).splitlines(keepends=True)
-                if reflowed == lines:
-                    raise
-                try:
-                    return parse(reflowed, str(path))
-                except HloParseError:
-                    pass
-                raise
+            return _parse_lines(lines, path, parse)
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -132,6 +136,24 @@ def _read_file(path: str | Path, parse: Callable[[Iterable[str], str], T]) -> T:
         raise _not_utf8(path) from None
     except OSError as error:
         raise UsageError(f"{path}: cannot read: {error.strerror}") from None
+
+
+def _parse_lines(lines: list[str], path: Path, parse: Callable[[Iterable[str], str], T]) -> T:
+    try:
+        return parse(lines, str(path))
+    except HloParseError:
+        if not _looks_like_hlo(lines):
+            raise _not_hlo(path, lines) from None
+        # Statements sharing a line (XLA reads line breaks as whitespace):
+        # read again one statement a line, else the first error stands.
+        reflowed = reflow_hlo("".join(lines)).splitlines(keepends=True)
+        if reflowed == lines:
+            raise
+        try:
+            return parse(reflowed, str(path))
+        except HloParseError:
+            pass
+        raise
 
 
 _HLO_START = re.compile(r"\s*(HloModule\b|ENTRY\b|ROOT\b|%|[\w.\-]+\s*[({=:])")
@@ -200,8 +222,8 @@ def _parse_chunk(chunk: list[str], first_line: int, filename: str) -> list[HloMo
     return [_ModuleParser(chunk, filename, first_line).parse()]
 
 
-def _not_utf8(path: Path) -> HloParseError:
-    data = path.read_bytes()
+def _not_utf8(path: Path, data: bytes | None = None) -> HloParseError:
+    data = path.read_bytes() if data is None else data
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -71,3 +71,26 @@ def test_no_difference_found_is_unknown_not_a_guess():
     _, event = explain([compiled(0, 0, "a", STEP_END, 4), same_ir])
     assert event.cause.category == "unknown"
     assert "HLO of one graph is missing" in event.cause.detail
+
+
+def test_a_storm_of_shapes_costs_about_n_times_recent_distances(monkeypatch):
+    """Each new batch size its own input signature (a new sequence length every
+    step): the older graphs are one kind, so each new graph is measured against
+    the latest 32 and a couple more, not against every earlier one."""
+    from xlacli.analysis import recompile
+
+    calls = []
+    real = recompile.ir_distance
+    monkeypatch.setattr(recompile, "ir_distance", lambda a, b: calls.append(1) or real(a, b))
+    graphs = [compiled(i, i, f"h{i}", STEP_END, 4 + i) for i in range(120)]
+    events = explain(graphs)
+    assert all(e.cause.category == "input_shape" for e in events[1:])
+    assert len(calls) <= 120 * (recompile.RECENT_CANDIDATES + 2)  # all pairs: 7,140
+
+
+def test_a_shape_seen_long_ago_is_compared_with_its_own_graph():
+    """Back to the first batch size after 40 others: compared with that graph
+    (the same inputs), though it is older than the latest 32."""
+    graphs = [compiled(i, i, f"h{i}", STEP_END, 4 + i) for i in range(41)]
+    graphs.append(compiled(41, 41, "again", STEP_END, 4))
+    assert explain(graphs)[-1].compared_with == "h0"

@@ -1,0 +1,104 @@
+"""The graphs' dump files read while the child still runs (parent process).
+
+Parsing each new graph's HLO (before and after optimization) and its two
+protobufs once the child has ended cost about 6 ms a graph, on a core that
+sat idle while the child compiled (docs/performance.md, issue 23). The
+prefetcher watches the dump folder from the child's start: a kept file
+(``parse/xla_dump.py``'s roles) that has not changed for a moment is copied
+into the run folder and, when the report reads it, parsed. The report's
+``HloCache`` asks here first, by the file's bytes, so a file the prefetcher
+saw half written, or one it never saw, is parsed then as before: the report
+is the same either way. The copy lets ``DumpStage.harvest`` skip the files
+already there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from pathlib import Path
+
+from xlacli.capture.dump_stage import copy_kept_file
+from xlacli.errors import HloParseError, UsageError
+from xlacli.hlo import parse_hlo_bytes
+from xlacli.hlo.model import HloModule
+from xlacli.parse.hlo_stacks import StackedOp, parse_hlo_stacks
+from xlacli.parse.xla_dump import classify_dump_file
+
+_TEXT_ROLES = {"hlo_before", "hlo_after"}
+_STACK_ROLES = {"hlo_stacks", "hlo_after_stacks"}
+# A file younger than this may still be being written: it waits for the next look.
+_SETTLED_S = 0.2
+
+
+def _key(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+class DumpPrefetch:
+    """Parsed dump files by content, filled by a thread while the child runs."""
+
+    def __init__(self) -> None:
+        self._modules: dict[bytes, HloModule] = {}
+        self._stacks: dict[bytes, list[StackedOp]] = {}
+        self._seen: dict[Path, tuple[int, int]] = {}  # file -> (size, mtime) when read
+
+    def module(self, path: Path) -> HloModule | None:
+        """The module parsed from ``path``'s bytes ahead of time, if any."""
+        if not self._modules:
+            return None
+        try:
+            module = self._modules.get(_key(path.read_bytes()))
+        except OSError:
+            return None
+        return dataclasses.replace(module, filename=str(path)) if module else None
+
+    def stacks(self, path: Path) -> list[StackedOp] | None:
+        """The protobuf's stacked ops parsed ahead of time, if any."""
+        if not self._stacks:
+            return None
+        try:
+            return self._stacks.get(_key(path.read_bytes()))
+        except OSError:
+            return None
+
+    def look(self, dump_dir: Path, copy_to: Path | None, now: float | None = None) -> None:
+        """Copy (into ``copy_to``, if given) and parse the kept files that
+        settled since the last look."""
+        try:
+            paths = list(dump_dir.iterdir())
+        except OSError:
+            return
+        now = time.time() if now is None else now
+        for path in paths:
+            classified = classify_dump_file(path.name)
+            if classified is None:
+                continue
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            signature = (stat.st_size, stat.st_mtime_ns)
+            if self._seen.get(path) == signature or now - stat.st_mtime < _SETTLED_S:
+                continue
+            self._seen[path] = signature
+            data = copy_kept_file(path, copy_to) if copy_to is not None else _read(path)
+            if data is not None:
+                self._parse(classified[2], path, data)
+
+    def _parse(self, role: str, path: Path, data: bytes) -> None:
+        try:
+            if role in _TEXT_ROLES:
+                self._modules[_key(data)] = parse_hlo_bytes(data, str(path))
+            elif role in _STACK_ROLES:
+                self._stacks[_key(data)] = parse_hlo_stacks(data)
+        except (OSError, HloParseError, UsageError, ValueError, IndexError, UnicodeDecodeError):
+            return  # parsed again (and its error reported) when the report reads it
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
