@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import EXAMPLES, MODELS, REPO, assert_clean_error, run_cli
 from xlacli.parse.metrics_report import parse_metrics_report
+from xlacli.run.events import read_events
 
 pytestmark = pytest.mark.e2e
 
@@ -257,11 +258,7 @@ def test_lazy_profile_splits_host_time(tmp_path):
     run = tmp_path / "run"
     summary = _profile(run, "examples/mlp.py", "--steps", "3", "--warmup", "1")
     split = summary["host_split"]
-    traced = [
-        event
-        for event in map(json.loads, (run / "events.jsonl").read_text().splitlines())
-        if event["event"] == "step" and event["traced"]
-    ]
+    traced = [event for event in read_events(run / "events.jsonl").steps if event["traced"]]
     # torch_xla's per-op counters: every op traced bumps its xla::<op> counter once.
     per_step = [sum(n for k, n in e["counters"].items() if k.startswith("xla::")) for e in traced]
     assert split["ops_per_step"] == sorted(per_step)[len(per_step) // 2] > 0

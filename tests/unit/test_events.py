@@ -19,3 +19,42 @@ def test_a_cut_last_line_is_skipped(tmp_path):
     path = tmp_path / "events.jsonl"
     path.write_text('{"event": "step", "step": 0}\n{"event": "step", "st')
     assert [s["step"] for s in read_events(path).steps] == [0]
+
+
+def test_a_repeated_step_is_one_short_line_read_back_whole(tmp_path):
+    """The recorder writes a step that repeats the one before in all but its
+    clock as ``same``; the reader puts the whole step back."""
+    from xlacli.child.recorder import StepRecorder
+    from xlacli.run.events import EventWriter
+
+    class Observers:
+        def runtime(self):
+            pass
+
+        def step_fields(self, traced):
+            return {}
+
+        def after_step(self, step):
+            pass
+
+    class Tracker:
+        def __init__(self):
+            self.counters = iter([{"CachedCompile": 1}] * 3 + [{"UncachedCompile": 1}] + [{}] * 2)
+
+        def delta(self):
+            return {"counters": next(self.counters)}
+
+    path = tmp_path / "events.jsonl"
+    recorder = StepRecorder(EventWriter(path), None, 0, observers=Observers())
+    recorder.tracker = Tracker()
+    for step in range(6):
+        recorder.end(step, wall_time_s=0.5 + step, input_signature=["input 0 f32[2]"])
+    lines = path.read_text().splitlines()
+    assert [line.split('"event": ')[1][:6] for line in lines] == [
+        '"step"', '"same"', '"same"', '"step"', '"step"', '"same"',
+    ]  # fmt: skip
+    steps = read_events(path).steps
+    assert [s["step"] for s in steps] == list(range(6))
+    assert [s["wall_time_s"] for s in steps] == [0.5 + step for step in range(6)]
+    assert steps[2]["counters"] == {"CachedCompile": 1} and steps[5]["counters"] == {}
+    assert all(s["input_signature"] == ["input 0 f32[2]"] for s in steps)

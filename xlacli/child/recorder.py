@@ -38,6 +38,8 @@ class StepRecorder:
         self.max_trace_steps = max_trace_steps  # reliability: bound the trace's memory
         self.steps_done = 0
         self._window_opened = False
+        self._last_step = -2  # the last step event written, and its fields but the clock
+        self._last_fields: dict[str, Any] | None = None
 
     @property
     def clocks_steps(self) -> bool:
@@ -93,10 +95,23 @@ class StepRecorder:
             self.window.compiles_settled()
         self.observers.runtime()  # the device exists by now, whoever made it
         observed = self.observers.step_fields(traced)
-        self.events.write("step", step=step, traced=traced, **record, **delta, **observed)
+        self._write_step(step, {"traced": traced, **record, **delta, **observed})
         self.observers.after_step(step)
         self.steps_done = step + 1
         return delta
+
+    def _write_step(self, step: int, fields: dict[str, Any]) -> None:
+        """The step's event; a step that repeats the one before in all but its
+        clock is one short ``same`` line (the parser copies the step before):
+        the log, and the time spent writing it, grow with what changes."""
+        wall_time_s = fields.pop("wall_time_s", None)
+        if step == self._last_step + 1 and fields == self._last_fields and wall_time_s is not None:
+            self.events.write_same(wall_time_s)
+        else:
+            clock = {} if wall_time_s is None else {"wall_time_s": wall_time_s}
+            self.events.write("step", step=step, **clock, **fields)
+            self._last_fields = fields
+        self._last_step = step
 
     def finish(self, *, running: bool) -> None:
         """After the last step: close the trace, record what ran after the steps.

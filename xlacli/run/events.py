@@ -28,6 +28,11 @@ class EventWriter:
         self._file.write(json.dumps({"event": event, **fields}, sort_keys=True) + "\n")
         self._file.flush()
 
+    def write_same(self, wall_time_s: float) -> None:
+        """A step that repeats the last step event in all but its wall time."""
+        self._file.write(f'{{"event": "same", "wall_time_s": {float(wall_time_s)!r}}}\n')
+        self._file.flush()
+
     def close(self) -> None:
         self._file.close()
 
@@ -108,6 +113,11 @@ def _add_event(log: ChildLog, line: str) -> None:
         log.setup = event
     elif kind == "step":
         log.steps.append(event)
+    elif kind == "same" and log.steps:  # the step before again, with its own clock
+        before = log.steps[-1]
+        log.steps.append(
+            {**before, "step": before["step"] + 1, "wall_time_s": event["wall_time_s"]}
+        )
     elif kind == "warning":
         log.warnings.append(event.get("message", ""))
     elif kind == "error":
