@@ -57,7 +57,7 @@ class _NoObservers:
     def runtime(self) -> None:
         pass
 
-    def step_fields(self) -> dict[str, Any]:
+    def step_fields(self, traced: bool = False) -> dict[str, Any]:
         return {}
 
     def after_step(self, step: int | None) -> None:
