@@ -101,12 +101,14 @@ class RepeatFolder:
     def _fold(self, ends: list[int]) -> None:
         """Each step's blocks (``ends``: where each step's end), folded into the
         count after the last ones kept when they repeat them; the file is
-        rewritten once, from the last blocks kept in full."""
+        rewritten once, from the last blocks kept in full. What follows the
+        last step (a script's work after its loop) is kept as it is."""
         with self.path.open("r+b") as file:
             file.seek(self._kept_end)
-            region = file.read(ends[-1] - self._kept_end)
+            region = file.read()
             if len(region) < ends[-1] - self._kept_end:  # shortened meanwhile
                 return
+            after = region[ends[-1] - self._kept_end :]
             kept = bytearray()  # blocks kept in full since _kept_end
             count = region[: self._end - self._kept_end]  # the count line there now
             start = self._end
@@ -120,7 +122,7 @@ class RepeatFolder:
                 kept += count + appended
                 count = b""
                 self._last, self._blocks, self._repeats = appended, _blocks_in(appended), 0
-            rewritten = bytes(kept) + count
+            rewritten = bytes(kept) + count + after
             if rewritten != region:
                 file.seek(self._kept_end)
                 file.write(rewritten)

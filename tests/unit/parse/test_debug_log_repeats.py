@@ -79,6 +79,28 @@ def test_folding_in_batches_gives_the_same_file(tmp_path, monkeypatch, fold_step
     ]
 
 
+def test_what_runs_after_the_last_step_survives_the_fold(tmp_path):
+    """A script's work after its loop (an evaluation's value read) appends blocks
+    no step ends: folding the steps before them keeps them whole."""
+    path = tmp_path / "pt-xla-debug.txt"
+    folder = RepeatFolder(path)
+    unfolded = ""
+    for blocks in [[0, 1], *[[5]] * 4]:
+        appended = "".join(BLOCKS[i] for i in blocks)
+        with path.open("a", encoding="utf-8") as file:
+            file.write(appended)
+        unfolded += appended
+        folder.after_step()
+    after_loop = BLOCKS[2] + BLOCKS[3]
+    with path.open("a", encoding="utf-8") as file:
+        file.write(after_loop)
+    folder.flush()  # the run ends
+    folded = path.read_text()
+    assert folded.endswith(after_loop)
+    assert parse_debug_log(folded) == parse_debug_log(unfolded + after_loop)
+    assert "the last 1 blocks, 3 more times" in folded
+
+
 def test_a_slow_run_folds_by_the_clock(tmp_path, monkeypatch):
     """Steps a hundredth of a second apart: folded every half second (50 steps),
     not only at the end."""
