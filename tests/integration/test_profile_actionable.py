@@ -150,9 +150,9 @@ def test_device_time_lands_on_the_users_lines(decoder):
     lines = {row["line"].rpartition("/")[2]: row for row in summary["lines"]}
     ff = lines[f"decoder_lm.py:{line_of('        x = x + self.ff(self.norm2(x))')}"]
     assert ff["forward_s"] > 0 and ff["backward_s"] > 0  # backward ops at their forward line
-    # Every op at a user line, except the copies XLA adds of a graph input (a weight
-    # kept while the step updates it in place), which read no op of the user's and
-    # reach the top ops only when the machine's load shifts the timings.
+    # Every op at a user line: a copy XLA adds of a weight the step updates in place
+    # is at the update's line; a copy of an input no output overwrites reads no op of
+    # the user's (it reaches the top ops only when the machine's load shifts timings).
     assert all(op["user_line"] or op["kind"] == "copy" for op in summary["top_ops"])
     assert any(op["backward"] for op in summary["top_ops"])
 

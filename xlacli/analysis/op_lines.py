@@ -12,7 +12,11 @@ An optimized HLO op names the user's line in one of three ways, tried in turn:
   line most of them share);
 - for an op XLA added (a copy, a layout change: no metadata at all), the op
   whose result it reads, through the parameters of the fusion or call that
-  holds it (XLA:CPU moves ops into ``parallel_*`` computations it calls).
+  holds it (XLA:CPU moves ops into ``parallel_*`` computations it calls);
+- for a copy of a graph input the graph also updates in place (a weight the
+  optimizer step writes while the step still reads its old value:
+  ``input_output_alias``), the op that computes the update: the copy is the
+  price of updating in place.
 
 The optimizer step xlacli's ``--train`` loop runs for a model file is no line
 of the user's: it is its own row, ``OPTIMIZER_STEP``.
@@ -56,6 +60,7 @@ class LineFinder:
         self._roots = roots
         self._cache: dict[str, Attribution | None] = {}
         self._passed_in = _passed_in(module)
+        self._updates = _updates_in_place(module)
 
     def find(self, instruction: Instruction) -> Attribution | None:
         """The op's user line: its stack, its backward scope, else what it calls."""
@@ -67,6 +72,7 @@ class LineFinder:
             or self._inside(instruction)
             or self._operands(instruction)
             or self._caller(instruction)
+            or self._update(instruction)
         )
         self._cache[instruction.name] = found
         return found
@@ -103,6 +109,11 @@ class LineFinder:
         source = self._instructions.get(self._passed_in.get(instruction.name, ""))
         return self.find(source) if source is not None else None
 
+    def _update(self, instruction: Instruction) -> Attribution | None:
+        """A graph input updated in place: the line of the op computing its update."""
+        source = self._instructions.get(self._updates.get(instruction.name, ""))
+        return self.find(source) if source is not None else None
+
     def _inside(self, instruction: Instruction) -> Attribution | None:
         found: list[Attribution] = []
         for name in instruction.called_computations:
@@ -134,6 +145,30 @@ def _passed_in(module: HloModule) -> dict[str, str]:
                     if number is not None and number < len(caller.operands):
                         passed[parameter.name] = caller.operands[number]
     return passed
+
+
+def _updates_in_place(module: HloModule) -> dict[str, str]:
+    """``{entry parameter name: the op whose result overwrites it}`` from the
+    module's ``input_output_alias`` (whole parameters, outputs of the root tuple)."""
+    try:
+        entry = module.entry
+    except (LookupError, ValueError):
+        return {}
+    root = next((i for i in entry.instructions if i.is_root), None)
+    if root is None or not module.input_output_alias:
+        return {}
+    parameters = {
+        i.parameter_number: i.name for i in entry.instructions if i.parameter_number is not None
+    }
+    updates: dict[str, str] = {}
+    for alias in module.input_output_alias:
+        if alias.parameter_index or len(alias.output_index) != 1:
+            continue
+        (index,) = alias.output_index
+        parameter = parameters.get(alias.parameter_number)
+        if parameter is not None and root.opcode == "tuple" and index < len(root.operands):
+            updates[parameter] = root.operands[index]
+    return updates
 
 
 def _in_optimizer(op: StackedOp) -> bool:

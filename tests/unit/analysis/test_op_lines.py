@@ -133,3 +133,33 @@ def test_an_op_xla_moved_into_a_parallel_call_at_what_the_call_reads():
     assert finder.find(by_name["copy_reverse_fusion.clone"]) == expected
     assert finder.find(by_name["call.4"]) == expected
     assert finder.find(by_name["a"]) is None  # the entry's parameters have no caller
+
+
+ALIASED = """HloModule m, input_output_alias={ {0}: (0, {}, may-alias) }
+
+ENTRY %main (w: f32[4], x: f32[4]) -> (f32[4], f32[4]) {
+  %w = f32[4]{0} parameter(0)
+  %x = f32[4]{0} parameter(1)
+  %copy.1 = f32[4]{0} copy(%w)
+  %use.2 = f32[4]{0} multiply(%copy.1, %x)
+  %update.3 = f32[4]{0} subtract(%w, %use.2)
+  %copy.4 = f32[4]{0} copy(%x)
+  ROOT %out = (f32[4]{0}, f32[4]{0}) tuple(%update.3, %copy.4)
+}
+"""
+
+
+def test_a_copy_of_a_weight_updated_in_place_is_at_the_update():
+    """XLA keeps a copy of a weight the step overwrites while it still reads it:
+    the copy costs what the in-place update costs, at the optimizer's line."""
+    module = parse_hlo(ALIASED)
+    stacks = [
+        StackedOp("aten__mul", (Frame("f", "/u/model.py", 30),), name="use.2", op_name="m"),
+        StackedOp("aten__sub", (SGD, Frame("train", "/u/train.py", 40)), name="update.3"),
+    ]
+    finder = LineFinder(module, stacks, ROOTS)
+    by_name = {i.name: i for i in module.entry.instructions}
+    assert finder.find(by_name["copy.1"]) == Attribution(
+        "/u/train.py:40", backward=False, optimizer=True
+    )
+    assert finder.find(by_name["copy.4"]) is None  # an input no output overwrites
