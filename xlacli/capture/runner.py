@@ -16,6 +16,7 @@ from datetime import datetime
 from importlib import metadata
 from pathlib import Path
 
+import xlacli
 from xlacli.capture.dump_stage import DumpStage, dump_stage
 from xlacli.capture.env import capture_environment, flag_safe_dump_dir, is_flag_safe, rank_template
 from xlacli.capture.hang_watch import HangWatch, child_cpu, dump_child_stacks
@@ -164,7 +165,7 @@ def run_child(
             env[HANG_STACKS_ENV] = "1"
         if follow_spawned:
             env.update(_spawn_environment(request, paths, stage))
-        command = [sys.executable, "-m", "xlacli.child.child", str(paths.request)]
+        command = [sys.executable, "-c", child_boot(), str(paths.request)]
         log = stack.enter_context(paths.child_log.open("wb"))
         # Its own process group: a terminal's Ctrl-C reaches xlacli alone, which
         # forwards it once, and the whole group can be stopped together.
@@ -178,6 +179,19 @@ def run_child(
     hung_after = watch.fired_after_s if watch is not None else None
     return ChildOutcome(
         returncode, read_events(paths.events), stop.received is not None, hung_after
+    )
+
+
+def child_boot() -> str:
+    """The child's ``-c`` program: this xlacli's child, whatever the working folder
+    holds. ``python -m xlacli.child.child`` looked for xlacli in the working folder
+    first (a checkout there, a folder named ``xlacli``: another version's child,
+    or none). The user's code still sees the working folder first on ``sys.path``,
+    as under ``-m``; xlacli's own folder is on it only while ``xlacli`` imports."""
+    root = str(Path(xlacli.__file__).resolve().parent.parent)
+    return (
+        f"import sys; sys.path.insert(0, {root!r}); import xlacli.child.child as child; "
+        f"sys.path.remove({root!r}); child.run_as_child(sys.argv)"
     )
 
 

@@ -1,4 +1,4 @@
-"""The child process: ``python -m xlacli.child.child RUN/request.json``.
+"""The child process: ``python -c CHILD_BOOT RUN/request.json`` (``capture/runner.py``).
 
 It imports torch and torch_xla (with the debug environment the parent set),
 runs the target (a model file's steps, or a script as ``__main__``) and
@@ -104,7 +104,12 @@ def _exit_despite_threads(code: int) -> None:
         os._exit(code)
 
 
-if __name__ == "__main__":
-    exit_code = main(sys.argv)
+def run_as_child(argv: list[str]) -> None:
+    """The child process's whole life: run, then exit with the run's code."""
+    exit_code = main(argv)
     _exit_despite_threads(exit_code)
     sys.exit(exit_code)
+
+
+if __name__ == "__main__":
+    run_as_child(sys.argv)
