@@ -100,7 +100,7 @@ def _timed(
 ) -> tuple[float, float, subprocess.CompletedProcess[str]]:
     """Wall and CPU seconds of one fresh process (its children included), and its output."""
     cpu, started = _children_cpu(), time.perf_counter()
-    # In the tree itself: an xlacli older than its child_boot() started its child
+    # In the tree itself: an xlacli older than child/boot started its child
     # with `python -m`, which took the working folder's xlacli.
     done = subprocess.run(
         command, cwd=tree, check=True, capture_output=True, text=True, env=_env(tree)

@@ -165,7 +165,7 @@ def run_child(
             env[HANG_STACKS_ENV] = "1"
         if follow_spawned:
             env.update(_spawn_environment(request, paths, stage))
-        command = [sys.executable, "-c", child_boot(), str(paths.request)]
+        command = child_command(paths.request)
         log = stack.enter_context(paths.child_log.open("wb"))
         # Its own process group: a terminal's Ctrl-C reaches xlacli alone, which
         # forwards it once, and the whole group can be stopped together.
@@ -182,17 +182,11 @@ def run_child(
     )
 
 
-def child_boot() -> str:
-    """The child's ``-c`` program: this xlacli's child, whatever the working folder
-    holds. ``python -m xlacli.child.child`` looked for xlacli in the working folder
-    first (a checkout there, a folder named ``xlacli``: another version's child,
-    or none). The user's code still sees the working folder first on ``sys.path``,
-    as under ``-m``; xlacli's own folder is on it only while ``xlacli`` imports."""
-    root = str(Path(xlacli.__file__).resolve().parent.parent)
-    return (
-        f"import sys; sys.path.insert(0, {root!r}); import xlacli.child.child as child; "
-        f"sys.path.remove({root!r}); child.run_as_child(sys.argv)"
-    )
+def child_command(request: Path) -> list[str]:
+    """The child's command line: this xlacli's child, whatever the working folder
+    holds (``child/boot/__main__.py`` says why not ``python -m``)."""
+    boot = Path(xlacli.__file__).resolve().parent / "child" / "boot"
+    return [sys.executable, str(boot), str(request)]
 
 
 def _spawn_environment(

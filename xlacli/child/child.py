@@ -1,4 +1,4 @@
-"""The child process: ``python -c CHILD_BOOT RUN/request.json`` (``capture/runner.py``).
+"""The child process: ``python xlacli/child/boot RUN/request.json`` (``capture/runner.py``).
 
 It imports torch and torch_xla (with the debug environment the parent set),
 runs the target (a model file's steps, or a script as ``__main__``) and
