@@ -117,8 +117,11 @@ class _DumpReader:
         from xlacli.assemble.dump_prefetch import DumpPrefetch
 
         prefetch = DumpPrefetch()
-        while not stop.wait(self.LOOK_EVERY_S):
-            prefetch.look(dump_dir, copy_to)
+        try:
+            while not stop.wait(self.LOOK_EVERY_S):
+                prefetch.look(dump_dir, copy_to)
+        except Exception:  # a saving only: the report parses what it needs itself
+            return
         self.prefetched = prefetch
 
 
