@@ -16,7 +16,6 @@ from datetime import datetime
 from importlib import metadata
 from pathlib import Path
 
-import xlacli
 from xlacli.capture.dump_stage import DumpStage, dump_stage
 from xlacli.capture.env import capture_environment, flag_safe_dump_dir, is_flag_safe, rank_template
 from xlacli.capture.hang_watch import HangWatch, child_cpu, dump_child_stacks
@@ -185,7 +184,7 @@ def run_child(
 def child_command(request: Path) -> list[str]:
     """The child's command line: this xlacli's child, whatever the working folder
     holds (``child/boot/__main__.py`` says why not ``python -m``)."""
-    boot = Path(xlacli.__file__).resolve().parent / "child" / "boot"
+    boot = Path(__file__).resolve().parents[1] / "child" / "boot"  # from xlacli/capture/
     return [sys.executable, str(boot), str(request)]
 
 
