@@ -147,16 +147,3 @@ def capture_once(tmp_path_factory: pytest.TempPathFactory):
         return Capture(folder / "run", CliResult(code, stdout, stderr, REPO))
 
     return capture
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under ``pytest -n N`` (``--dist loadgroup``, in pyproject.toml), keep each
-    module whose tests share a module-scoped capture on one worker: split between
-    two, each worker would run the capture again (the docs' commands, each run after
-    those before it, would run twice)."""
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        definitions = info.name2fixturedefs.values() if info is not None else ()
-        if any(d.scope == "module" for defs in definitions for d in defs):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
