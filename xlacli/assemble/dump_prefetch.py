@@ -68,6 +68,8 @@ class DumpPrefetch:
         settled since the last look."""
         try:
             paths = list(dump_dir.iterdir())
+            if copy_to is not None:
+                copy_to.mkdir(parents=True, exist_ok=True)
         except OSError:
             return
         now = time.time() if now is None else now

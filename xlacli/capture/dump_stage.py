@@ -72,7 +72,8 @@ def keep_dump_files(source: Path, target: Path) -> int:
 
 
 def copy_kept_file(path: Path, target: Path) -> bytes | None:
-    """Copy one dump file into the folder ``target``; its bytes (None: unreadable).
+    """Copy one dump file into the existing folder ``target``; its bytes (None:
+    unreadable).
 
     Bytes, not shutil.move: across file systems that is a failed rename and a
     copy of metadata xlacli never reads (5x the time: 0.3 ms a file, ~6 files
@@ -80,7 +81,6 @@ def copy_kept_file(path: Path, target: Path) -> bytes | None:
     """
     try:
         data = path.read_bytes()
-        target.mkdir(parents=True, exist_ok=True)
         (target / path.name).write_bytes(data)
     except OSError:
         return None

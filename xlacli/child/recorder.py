@@ -43,15 +43,11 @@ class StepRecorder:
 
     @property
     def clocks_steps(self) -> bool:
-        """The script took the profiler (xlacli stood aside before tracing):
-        the child's step clock is the profile's only measure, so each step
-        must wait for its device work (the executions it counts, the time it
-        clocks), as an unprofiled capture does."""
-        return (
-            self.window is not None
-            and self.window.stood_aside is not None
-            and not (self.window.active)
-        )
+        """The script took the profiler: xlacli traces no more, and the steps the
+        child clocks are the profile's measure, so each must wait for its device
+        work (the executions it counts, the time it clocks), as an unprofiled
+        capture does. (A window that stood aside is never active.)"""
+        return self.window is not None and self.window.stood_aside is not None
 
     def warn(self, message: str) -> None:
         self.events.write("warning", message=message)

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import xlacli.defaults as defaults
 from xlacli.analysis.phases import loop_steps_done
@@ -93,7 +93,7 @@ class _DumpReader:
     LOOK_EVERY_S = 0.25
 
     def __init__(self) -> None:
-        self.prefetched: Any = None  # a DumpPrefetch, once the thread has one
+        self.prefetched: DumpPrefetch | None = None  # once the thread is done
 
     @contextlib.contextmanager
     def reading(self, dump_dir: Path, copy_to: Path | None) -> Iterator[None]:
