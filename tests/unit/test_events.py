@@ -41,7 +41,7 @@ def test_a_repeated_step_is_one_short_line_read_back_whole(tmp_path):
         def __init__(self):
             self.counters = iter([{"CachedCompile": 1}] * 3 + [{"UncachedCompile": 1}] + [{}] * 2)
 
-        def delta(self):
+        def delta(self, waited=True):
             return {"counters": next(self.counters)}
 
     path = tmp_path / "events.jsonl"

@@ -73,6 +73,7 @@ def compile_modes(
             devices=devices,
             runs_dir=runs_dir,
             hang_timeout=hang_timeout,
+            exact_clocks=True,  # the modes' step times are compared
         ),
     )
     runs = {mode: Run(result.report, result.error) for mode, result in results.items()}

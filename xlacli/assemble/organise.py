@@ -353,13 +353,19 @@ _SAMPLES_OF = {
 def _count_in(event: dict[str, Any], names: tuple[str, ...]) -> int:
     """How many compiles (or executions) a step event saw.
 
-    The counters, or the timed metric's new samples when they are more:
-    torch_xla's Dynamo bridge clears the counters while it partitions an FX
-    graph, and its cached-graph runs (``_run_cached_graph``) never bump
-    ``ExecuteComputation``; ``CompileTime``/``ExecuteTime`` samples are kept.
+    Executions: the child's own count when it gives one (``executions``: a
+    step that did not wait for its device counts its graphs' cache lookups,
+    ``child/metric_deltas.py``), else the counters; either way the timed
+    metric's new samples when they are more: torch_xla's Dynamo bridge
+    clears the counters while it partitions an FX graph, and its cached-graph
+    runs (``_run_cached_graph``) never bump ``ExecuteComputation``;
+    ``CompileTime``/``ExecuteTime`` samples are kept.
     """
     counters = event.get("counters", {})
-    counted = sum(counters.get(name, 0) for name in names)
+    if names == EXECUTION_COUNTERS and "executions" in event:
+        counted = int(event["executions"])
+    else:
+        counted = sum(counters.get(name, 0) for name in names)
     samples = next((_SAMPLES_OF[name] for name in names if name in _SAMPLES_OF), "")
     return max(counted, len(event.get(samples, ())))
 

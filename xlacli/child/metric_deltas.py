@@ -11,6 +11,15 @@ executions or ``HOLD_SECONDS`` later. Those come in the event's
 ``execute_time_ns_held`` (read now, belonging to this and earlier steps, in
 order, not counted for this step); the parser joins both lists in order, so
 each execution keeps its own time.
+
+A step need not wait for its device to count its executions: a lazy graph's
+execution is scheduled right after its cache lookup (``CachedCompile`` or
+``UncachedCompile``, bumped at the sync, in the calling thread), while
+``ExecuteComputation`` moves only when the execution is done, maybe a step
+later. A step that did not wait (``waited=False``: only where lookups are
+executions, ``lookups_count_executions``) counts its lookups; a step that
+waited counts the execution counters less what earlier steps counted by
+their lookups. Each event says its count in ``executions``.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ COMPILE_METRIC = "CompileTime"
 EXECUTE_METRICS = ("ExecuteTime", "ExecuteReplicatedTime")
 EXECUTION_COUNTERS = ("ExecuteComputation", "ExecuteReplicated")
 COMPILE_COUNTER = "UncachedCompile"
+LOOKUP_COUNTERS = ("CachedCompile", "UncachedCompile")
 HELD_KEY = "execute_time_ns_held"
 # Well inside the buffer's 1024 samples, and seconds at most behind the run.
 HOLD_EXECUTIONS = 256
@@ -41,12 +51,16 @@ class MetricTracker:
         self._counters: dict[str, int] = {}
         self._samples_seen = dict.fromkeys((COMPILE_METRIC, *EXECUTE_METRICS), 0)
         self._held = 0  # executions counted whose times are not read yet
+        # Executions counted by their lookups that the execution counters have
+        # not shown yet (still running when their step ended).
+        self._unseen = 0
         self._clock = clock
         self._read_at = clock()
 
-    def delta(self, *, final: bool = False) -> dict[str, Any]:
-        """The counters that moved and the new samples (``final``: read every
-        held sample: no later step will)."""
+    def delta(self, *, final: bool = False, waited: bool = True) -> dict[str, Any]:
+        """The counters that moved, the executions since the last delta and the
+        new samples (``final``: read every held sample: no later step will).
+        ``waited``: the device has finished everything scheduled so far."""
         names = _XLAC._xla_counter_names()
         value = _XLAC._xla_counter_value
         counters = {name: value(name) or 0 for name in names}
@@ -60,14 +74,28 @@ class MetricTracker:
         dynamo = _dynamo_compiled()
         if final or dynamo or COMPILE_COUNTER in changed:
             delta["compile_time_ns"] = self._new_samples(COMPILE_METRIC)
-        executions = sum(changed.get(name, 0) for name in EXECUTION_COUNTERS)
+        finished = sum(changed.get(name, 0) for name in EXECUTION_COUNTERS)
+        if waited:
+            executions, self._unseen = max(finished - self._unseen, 0), 0
+        else:
+            executions = sum(changed.get(name, 0) for name in LOOKUP_COUNTERS)
+            self._unseen = max(self._unseen + executions - finished, 0)
+        delta["executions"] = executions
         if self._can_hold(executions, dynamo, final):
             self._held += executions
             delta["execute_time_ns"] = []
             return delta
         samples = [t for name in EXECUTE_METRICS for t in self._new_samples(name)]
-        held, self._held = min(self._held, len(samples)), 0
         self._read_at = self._clock()
+        if not waited:
+            # Some of this and earlier steps' executions may still run: every
+            # time read belongs to a step already counted, in order.
+            self._held = max(self._held + executions - len(samples), 0)
+            delta["execute_time_ns"] = []
+            if samples:
+                delta[HELD_KEY] = samples
+            return delta
+        held, self._held = min(self._held, len(samples)), 0
         delta["execute_time_ns"] = samples[held:]
         if held:
             delta[HELD_KEY] = samples[:held]
@@ -96,3 +124,10 @@ def _dynamo_compiled() -> bool:
     clears the counters while it partitions a graph: read every step."""
     utils = sys.modules.get("torch._dynamo.utils")
     return utils is not None and bool(utils.counters.get("frames"))
+
+
+def lookups_count_executions() -> bool:
+    """Every execution follows its graph's cache lookup: lazy graphs only.
+    A ``torch.compile`` frame's cached runs look nothing up (and its cache
+    warm-ups look up without running); in eager mode each op runs on its own."""
+    return not _dynamo_compiled() and not _XLAC._get_use_eager_mode()

@@ -30,12 +30,11 @@ def run_model_file(request: CaptureRequest, recorder: StepRecorder) -> None:
         train=request.train,
         optimizer_name=request.optimizer,
         warn=recorder.warn,
-        wait_each_step=request.wait_each_step,
+        after_sync=lambda: recorder.synced(wait=request.wait_each_step),
         mode=request.mode,
     )
     recorder.setup(entry_site=loaded.entry_site, inputs_site=loaded.inputs_site)
     for step in range(request.warmup + request.steps):
         recorder.begin(step)
-        runner.wait_each_step = request.wait_each_step or recorder.clocks_steps
         record = runner.run(step)
         recorder.end(step, **record)

@@ -8,9 +8,10 @@ and writes the ``step`` event with the metric deltas since the last one.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
-from xlacli.child.metric_deltas import HELD_KEY, MetricTracker
+from xlacli.child.metric_deltas import HELD_KEY, MetricTracker, lookups_count_executions
 from xlacli.child.stop import raise_if_stop_requested
 from xlacli.run.events import EventWriter
 
@@ -40,6 +41,7 @@ class StepRecorder:
         self._window_opened = False
         self._last_step = -2  # the last step event written, and its fields but the clock
         self._last_fields: dict[str, Any] | None = None
+        self._waited = True  # the current step's sync waited for the device
 
     @property
     def clocks_steps(self) -> bool:
@@ -48,6 +50,16 @@ class StepRecorder:
         work (the executions it counts, the time it clocks), as an unprofiled
         capture does. (A window that stood aside is never active.)"""
         return self.window is not None and self.window.stood_aside is not None
+
+    def synced(self, *, wait: bool) -> None:
+        """A step's sync is done (the strategy calls it right after): wait for
+        the device if ``wait`` (exact step clocks asked for), if the profile
+        clocks the steps, or if executions cannot be counted by their cache
+        lookups (``metric_deltas.py``); else the step's device work runs on
+        into the next step, as in the user's own loop."""
+        self._waited = wait or self.clocks_steps or not lookups_count_executions()
+        if self._waited:
+            _wait_for_device()  # a failure here is the step's
 
     def warn(self, message: str) -> None:
         self.events.write("warning", message=message)
@@ -86,7 +98,8 @@ class StepRecorder:
         traced = self.window is not None and self.window.active
         if self.window is not None:
             self.window.exit_step()
-        delta = self.tracker.delta()
+        delta = self.tracker.delta(waited=self._waited)
+        self._waited = True
         if self.window is not None and "UncachedCompile" not in delta["counters"]:
             self.window.compiles_settled()
         self.observers.runtime()  # the device exists by now, whoever made it
@@ -123,6 +136,14 @@ class StepRecorder:
                 self.window.stop()
             self.observers.close()
         finally:
+            with contextlib.suppress(Exception):  # a device that failed: what was counted stands
+                _wait_for_device()  # every execution counted and timed
             delta = {**self.tracker.delta(final=True), **self.observers.value_reads.delta()}
             if delta["counters"] or delta.get(HELD_KEY):
                 self.events.write("tail", step=self.steps_done if running else None, **delta)
+
+
+def _wait_for_device() -> None:
+    import torch_xla.core.xla_model as xm
+
+    xm.wait_device_ops()

@@ -15,7 +15,6 @@ from typing import Any
 
 import torch
 import torch_xla
-import torch_xla.core.xla_model as xm
 
 from xlacli.capture.discover import LoadedModel
 from xlacli.child.callsites import InputOrigins
@@ -126,7 +125,9 @@ class StepRunner:
     train: bool
     optimizer_name: str
     warn: Callable[[str], None]
-    wait_each_step: bool = True
+    # Right after each step's sync (the recorder's ``synced``: waits for the
+    # device when the run needs it).
+    after_sync: Callable[[], None] = lambda: None
     mode: str = "lazy"  # "dynamo": the step (or forward) runs under torch.compile
 
     def __post_init__(self) -> None:
@@ -227,10 +228,7 @@ class StepRunner:
     def _sync(self, step: int) -> None:
         try:
             torch_xla.sync()
-            if self.wait_each_step:
-                # Executions run asynchronously; waiting keeps each step's
-                # executions (and their counters) inside that step.
-                xm.wait_device_ops()
+            self.after_sync()
         except Exception as error:
             raise ModelError(
                 f"torch_xla failed to compile or run step {step}'s graph: "

@@ -126,10 +126,7 @@ class SyncHook:
         if after == lookups and _dynamo_runs() == self._dynamo_runs_at_step:
             self.loop.saw_empty_sync(sys._getframe(1))  # 1: sync()
             return context  # nothing was pending, nothing ran: not a step boundary
-        if self._waits:
-            # Executions run asynchronously; waiting keeps each step's
-            # executions (and their counters) inside that step.
-            xm.wait_device_ops()
+        self.recorder.synced(wait=self.wait)
         self._end_step(self.loop.classify(self.step, sys._getframe(1)))  # 1: sync()
         self._eager.synced = True
         return context
@@ -138,14 +135,8 @@ class SyncHook:
         """Eager mode: an optimizer step ended the loop's iteration."""
         if self.stopped:
             return
-        if self._waits:
-            xm.wait_device_ops()
+        self.recorder.synced(wait=self.wait)
         self._end_step(self.loop.classify(self.step, caller, machinery=True))
-
-    @property
-    def _waits(self) -> bool:
-        """Each step waits for its device: asked for, or the profile clocks steps."""
-        return self.wait or self.recorder.clocks_steps
 
     def _end_step(self, phase: str) -> None:
         now = time.perf_counter()

@@ -204,6 +204,7 @@ def capture(
     max_trace_steps: int | None = None,
     mode: str = "lazy",
     hang_timeout: float | None = None,
+    exact_clocks: bool = False,
 ) -> CaptureResult:
     """Run the model in a child process and build, save and return its report.
 
@@ -211,7 +212,9 @@ def capture(
     stop the child and end in a partial report (see ``capture.signals``).
     Under a launcher (torchrun, a pod), the run folder is ``out/rank-R``.
     ``hang_timeout``: stop the run, with every rank's stack, when no rank has
-    progressed for that long.
+    progressed for that long. ``exact_clocks``: each step waits for its
+    device, so its clock holds its device work (runs whose step times are
+    compared: the modes side by side); ranks always wait (stragglers).
     """
     check_torch_xla_installed()
     check_mode(target, mode)
@@ -234,7 +237,9 @@ def capture(
         # The trace goes where TensorBoard reads it: LOGDIR/plugins/profile/SESSION.
         profile_logdir=str(profile_logdir or paths.root / "tensorboard") if profile else None,
         profile_session=(profile_session or paths.root.name) if profile else None,
-        wait_each_step=not profile,
+        # Counted exactly either way (child/metric_deltas.py); waiting costs
+        # the step its overlap of host and device.
+        wait_each_step=not profile and (exact_clocks or place is not None),
         devices=devices,
         max_trace_steps=max_trace_steps if profile else None,
         mode=mode,

@@ -29,7 +29,7 @@ class CaptureRequest:
     ir_dump: bool = True  # each new graph's IR (child/graph_ir.py): compile, not profile
     profile_logdir: str | None = None  # set: trace the recorded steps (profile)
     profile_session: str | None = None
-    wait_each_step: bool = True  # wait for the device after each step (exact counters)
+    wait_each_step: bool = True  # wait for the device after each step (clocks with device work)
     devices: int | None = None  # SPMD: virtual CPU devices to create (None: the backend's own)
     max_trace_steps: int | None = None  # profile: trace this many steps, run the rest untraced
     mode: str = "lazy"  # "dynamo": run the step under torch.compile(backend="openxla")

@@ -24,18 +24,28 @@ class Clock:
         return self.now
 
 
-def run_steps(tracker: MetricTracker, steps: int, clock: Clock, seconds: float = 0.0) -> list:
+def run_steps(
+    tracker: MetricTracker,
+    steps: int,
+    clock: Clock,
+    seconds: float = 0.0,
+    waits: list[bool] | None = None,
+    size: int = 3,
+) -> list:
     import torch_xla.core.xla_model as xm
 
     device = torch_xla.device()
-    x = torch.ones(3, 3, device=device)
+    x = torch.ones(size, size, device=device)
     deltas = []
-    for _ in range(steps):
-        x = x * 1.5 - 0.25
+    for step in range(steps):
+        x = (x @ x) * 0.001 - 0.25 if size > 3 else x * 1.5 - 0.25
         torch_xla.sync()
-        xm.wait_device_ops()
+        waited = True if waits is None else waits[step]
+        if waited:
+            xm.wait_device_ops()
         clock.now += seconds
-        deltas.append(tracker.delta())
+        deltas.append(tracker.delta(waited=waited))
+    xm.wait_device_ops()
     deltas.append(tracker.delta(final=True))
     return deltas
 
@@ -70,3 +80,24 @@ def test_a_slow_run_reads_its_times_every_step():
     deltas = run_steps(tracker, 3, clock, seconds=2.0)
     assert [len(d["execute_time_ns"]) for d in deltas[:3]] == [1, 1, 1]
     assert not any(d.get(HELD_KEY) for d in deltas)
+
+
+def test_steps_that_do_not_wait_count_their_lookups_and_a_waiting_step_only_its_own(monkeypatch):
+    """Executions still running when their step ends are counted in it (by
+    the graph's cache lookup), never again in the step whose counters show
+    them; every time comes back, in order."""
+    import torch_xla.debug.metrics as met
+
+    monkeypatch.setattr(metric_deltas, "HOLD_EXECUTIONS", 4)
+    clock = Clock()
+    tracker = MetricTracker(clock)
+    tracker.delta(final=True)
+    waits = [False] * 7 + [True] + [False] * 2
+    deltas = run_steps(tracker, 10, clock, waits=waits, size=256)
+    assert metric_deltas.lookups_count_executions()
+    assert [d["executions"] for d in deltas] == [1] * 10 + [0]
+    _, _, samples = met.metric_data("ExecuteTime")
+    assert all_times(deltas) == [value for _, value in samples[-10:]]
+    # Times read while steps still run are all held (earlier steps' and this one's).
+    unwaited = [d for d, waited in zip(deltas, waits, strict=False) if not waited]
+    assert not any(d["execute_time_ns"] for d in unwaited)
