@@ -38,3 +38,4 @@ def run_model_file(request: CaptureRequest, recorder: StepRecorder) -> None:
         recorder.begin(step)
         record = runner.run(step)
         recorder.end(step, **record)
+    runner.finish(request.warmup + request.steps - 1)

@@ -8,11 +8,11 @@ and writes the ``step`` event with the metric deltas since the last one.
 
 from __future__ import annotations
 
-import contextlib
 from typing import TYPE_CHECKING, Any
 
 from xlacli.child.metric_deltas import HELD_KEY, MetricTracker, lookups_count_executions
 from xlacli.child.stop import raise_if_stop_requested
+from xlacli.failures import describe_exception
 from xlacli.run.events import EventWriter
 
 if TYPE_CHECKING:
@@ -136,8 +136,10 @@ class StepRecorder:
                 self.window.stop()
             self.observers.close()
         finally:
-            with contextlib.suppress(Exception):  # a device that failed: what was counted stands
+            try:
                 _wait_for_device()  # every execution counted and timed
+            except Exception as error:  # what was counted stands; say what failed
+                self.warn(f"the device failed after the last step: {describe_exception(error)}")
             delta = {**self.tracker.delta(final=True), **self.observers.value_reads.delta()}
             if delta["counters"] or delta.get(HELD_KEY):
                 self.events.write("tail", step=self.steps_done if running else None, **delta)

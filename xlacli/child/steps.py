@@ -7,14 +7,16 @@ A step: get the batch for that step, move it to the device, run the user's
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch_xla
+import torch_xla.core.xla_model as xm
 
 from xlacli.capture.discover import LoadedModel
 from xlacli.child.callsites import InputOrigins
@@ -226,15 +228,27 @@ class StepRunner:
         return tensor.float().sum()
 
     def _sync(self, step: int) -> None:
-        try:
+        with _failing_step(step):
             torch_xla.sync()
             self.after_sync()
-        except Exception as error:
-            raise ModelError(
-                f"torch_xla failed to compile or run step {step}'s graph: "
-                f"{type(error).__name__}: {error}",
-                details=format_user_traceback(error),
-            ) from None
+
+    def finish(self, last_step: int) -> None:
+        """Wait for the last steps' device work (a step need not wait for its
+        own): a failure there is the last step's."""
+        with _failing_step(last_step):
+            xm.wait_device_ops()
+
+
+@contextlib.contextmanager
+def _failing_step(step: int) -> Iterator[None]:
+    try:
+        yield
+    except Exception as error:
+        raise ModelError(
+            f"torch_xla failed to compile or run step {step}'s graph: "
+            f"{type(error).__name__}: {error}",
+            details=format_user_traceback(error),
+        ) from None
 
 
 # --- reliability (issue 9): messages and the model's move to the device ---
