@@ -42,6 +42,7 @@ class StepRecorder:
         self._last_step = -2  # the last step event written, and its fields but the clock
         self._last_fields: dict[str, Any] | None = None
         self._waited = True  # the current step's sync waited for the device
+        self._running_on = False  # device work may still run (the last sync did not wait)
 
     @property
     def clocks_steps(self) -> bool:
@@ -58,6 +59,7 @@ class StepRecorder:
         lookups (``metric_deltas.py``); else the step's device work runs on
         into the next step, as in the user's own loop."""
         self._waited = wait or self.clocks_steps or not lookups_count_executions()
+        self._running_on = not self._waited
         if self._waited:
             _wait_for_device()  # a failure here is the step's
 
@@ -136,8 +138,11 @@ class StepRecorder:
                 self.window.stop()
             self.observers.close()
         finally:
+            # Every execution counted and timed (only after a sync that did not
+            # wait: asking a device that never started would start it).
             try:
-                _wait_for_device()  # every execution counted and timed
+                if self._running_on:
+                    _wait_for_device()
             except Exception as error:  # what was counted stands; say what failed
                 self.warn(f"the device failed after the last step: {describe_exception(error)}")
             delta = {**self.tracker.delta(final=True), **self.observers.value_reads.delta()}
