@@ -38,6 +38,10 @@ EXECUTE_METRICS = ("ExecuteTime", "ExecuteReplicatedTime")
 EXECUTION_COUNTERS = ("ExecuteComputation", "ExecuteReplicated")
 COMPILE_COUNTER = "UncachedCompile"
 LOOKUP_COUNTERS = ("CachedCompile", "UncachedCompile")
+# Counters bumped when an execution is done (its results wrapped in handles),
+# on the runtime's thread: in a step that did not wait they move with the
+# device's timing, not with the step.
+FINISH_COUNTERS = (*EXECUTION_COUNTERS, "CreateDataHandles")
 HELD_KEY = "execute_time_ns_held"
 # Well inside the buffer's 1024 samples, and seconds at most behind the run.
 HOLD_EXECUTIONS = 256
@@ -54,6 +58,10 @@ class MetricTracker:
         # Executions counted by their lookups that the execution counters have
         # not shown yet (still running when their step ended).
         self._unseen = 0
+        # The finish counters' moves in steps that did not wait, given with the
+        # next read of the times: they say when executions finished, which
+        # varies from step to step and would make every step's event differ.
+        self._deferred: dict[str, int] = {}
         self._clock = clock
         self._read_at = clock()
 
@@ -80,11 +88,17 @@ class MetricTracker:
         else:
             executions = sum(changed.get(name, 0) for name in LOOKUP_COUNTERS)
             self._unseen = max(self._unseen + executions - finished, 0)
+            for name in FINISH_COUNTERS:
+                if name in changed:
+                    self._deferred[name] = self._deferred.get(name, 0) + changed.pop(name)
         delta["executions"] = executions
         if self._can_hold(executions, dynamo, final):
             self._held += executions
             delta["execute_time_ns"] = []
             return delta
+        for name, moved in self._deferred.items():
+            changed[name] = changed.get(name, 0) + moved
+        self._deferred = {}
         samples = [t for name in EXECUTE_METRICS for t in self._new_samples(name)]
         self._read_at = self._clock()
         if not waited:

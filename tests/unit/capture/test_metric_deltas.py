@@ -101,3 +101,8 @@ def test_steps_that_do_not_wait_count_their_lookups_and_a_waiting_step_only_its_
     # Times read while steps still run are all held (earlier steps' and this one's).
     unwaited = [d for d, waited in zip(deltas, waits, strict=False) if not waited]
     assert not any(d["execute_time_ns"] for d in unwaited)
+    # When an execution finished is not the step's: its counters come with the
+    # next read of the times, so equal steps have equal events; none is lost.
+    moved = [d["counters"].get("ExecuteComputation", 0) for d in deltas]
+    assert sum(moved) == 10
+    assert moved[:3] == [0, 0, 0]  # steps that held their times (the fourth reads them)
