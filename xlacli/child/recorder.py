@@ -69,7 +69,10 @@ class StepRecorder:
     def setup(self, **fields: Any) -> None:
         """What happened before the first step (loading the model)."""
         reads = self.observers.value_reads.delta()
-        self.events.write("setup", **fields, **self.tracker.delta(), **reads)
+        # Nothing waited for the device: what setup scheduled may still run.
+        delta = self.tracker.delta(waited=not lookups_count_executions())
+        self._running_on = self._running_on or delta.get("executions", 0) > 0
+        self.events.write("setup", **fields, **delta, **reads)
         self.observers.after_step(None)
 
     def begin(self, step: int, iteration: int | None = None) -> None:
