@@ -199,6 +199,18 @@ def test_examples_match_torch_xla_counters(tmp_path_factory, name, args):
     assert all(g["site"] for g in report["graphs"])
 
 
+def test_executions_still_running_when_their_step_ends_count_once_in_it(tmp_path_factory):
+    """Steps do not wait for the device: each counts its graph's lookup, and
+    what loading the model ran counts in no step."""
+    _, report = _capture(
+        tmp_path_factory, "setup_syncs", f"{MODELS / 'setup_syncs.py'}", "--steps", "6"
+    )
+    assert_matches_torch_xla_counters(report)
+    assert report["executions_per_step"] == [1] * 6
+    setup = [g["executions"] for g in report["graphs"] if g["first_step"] is None]
+    assert sorted(setup) == [1, 2]  # the loading's two graphs: three runs
+
+
 def test_console_script_and_module_agree(tmp_path):
     script = Path(sys.executable).parent / "xlacli"
     for command in ([str(script)], [sys.executable, "-m", "xlacli"]):
