@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import torch_xla.core.xla_model as xm
+
 from xlacli.child.metric_deltas import HELD_KEY, MetricTracker, lookups_count_executions
 from xlacli.child.stop import raise_if_stop_requested
 from xlacli.failures import describe_exception
@@ -61,7 +63,7 @@ class StepRecorder:
         self._waited = wait or self.clocks_steps or not lookups_count_executions()
         self._running_on = not self._waited
         if self._waited:
-            _wait_for_device()  # a failure here is the step's
+            xm.wait_device_ops()  # a failure here is the step's
 
     def warn(self, message: str) -> None:
         self.events.write("warning", message=message)
@@ -145,15 +147,9 @@ class StepRecorder:
             # wait: asking a device that never started would start it).
             try:
                 if self._running_on:
-                    _wait_for_device()
+                    xm.wait_device_ops()
             except Exception as error:  # what was counted stands; say what failed
                 self.warn(f"the device failed after the last step: {describe_exception(error)}")
             delta = {**self.tracker.delta(final=True), **self.observers.value_reads.delta()}
             if delta["counters"] or delta.get(HELD_KEY):
                 self.events.write("tail", step=self.steps_done if running else None, **delta)
-
-
-def _wait_for_device() -> None:
-    import torch_xla.core.xla_model as xm
-
-    xm.wait_device_ops()
