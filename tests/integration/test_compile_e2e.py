@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES, MODELS, REPO, CliResult, run_cli
+from tests.report_json import executions_per_step, step_records
 from xlacli.capture.dump_stage import STAGING_SETTING
 from xlacli.parse.metrics_report import parse_metrics_report
 from xlacli.report.run import load_report
@@ -27,6 +28,7 @@ REQUIRED_KEYS = {
     "executions",
     "total_compile_time_s",
     "graphs",
+    "step_runs",
 }
 GRAPH_KEYS = {
     "hash",
@@ -91,7 +93,7 @@ def assert_matches_torch_xla_counters(report: dict) -> None:
 def test_json_report_shape(mlp):
     result, report = mlp
     assert report.keys() >= REQUIRED_KEYS
-    assert report["schema_version"] == 1
+    assert report["schema_version"] == 2
     assert report["model"] == str(EXAMPLES / "mlp.py")
     assert report["device"] == "CPU"
     assert report["steps"] == 3  # the default: two warm-up steps and a cached one
@@ -163,9 +165,9 @@ def test_dynamic_shapes_new_length_new_graph(dynamic):
     first, second = report["graphs"]
     assert (first["first_step"], second["first_step"]) == (0, 2)
     assert (first["executions"], second["executions"]) == (3, 1)
-    per_step = [(s["compilations"], s["executions"]) for s in report["step_records"]]
+    per_step = [(s["compilations"], s["executions"]) for s in step_records(report)]
     assert per_step == [(1, 1), (0, 1), (1, 1), (0, 1)]
-    assert report["step_records"][2]["input_signature"] == ["input 0 s64[4,24]"]
+    assert step_records(report)[2]["input_signature"] == ["input 0 s64[4,24]"]
 
 
 def test_text_report(tmp_path):
@@ -206,7 +208,7 @@ def test_executions_still_running_when_their_step_ends_count_once_in_it(tmp_path
         tmp_path_factory, "setup_syncs", f"{MODELS / 'setup_syncs.py'}", "--steps", "6"
     )
     assert_matches_torch_xla_counters(report)
-    assert report["executions_per_step"] == [1] * 6
+    assert executions_per_step(report) == [1] * 6
     setup = [g["executions"] for g in report["graphs"] if g["first_step"] is None]
     assert sorted(setup) == [1, 2]  # the loading's two graphs: three runs
 

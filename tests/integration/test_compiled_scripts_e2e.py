@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ASSETS, EXAMPLES, REPO, run_cli
+from tests.report_json import step_records
 
 pytestmark = pytest.mark.e2e
 COMPILED = EXAMPLES / "scripts" / "compiled"
@@ -82,7 +83,7 @@ def test_the_openxla_bridge_syncs_are_not_steps(dynamo_run):
     report = dynamo_run["report"]
     # --steps 6: six loop iterations, each ended by the script's torch_xla.sync().
     assert report["steps"] == 6
-    assert [s["step"] for s in report["step_records"]] == list(range(6))
+    assert [s["step"] for s in step_records(report)] == list(range(6))
     assert all(e["step"] == 0 for e in report["events"])  # the bridge's compiles: step 0
 
 
@@ -91,7 +92,7 @@ def test_a_healthy_torch_compile_loop_has_no_recompile_and_no_value_read(dynamo_
     assert report["steady_state_compiles"] == 0
     assert not [e for e in report["events"] if e["steady_state"]]
     assert not [e for e in report["events"] if e["cause"]["category"] == "host_sync"]
-    assert sum(s["value_reads"] for s in report["step_records"]) == 0
+    assert sum(s["value_reads"] for s in step_records(report)) == 0
     assert not [g for g in report["graphs"] if g["trigger"] == "host_sync"]
 
 
@@ -104,7 +105,7 @@ def test_eager_counts_equal_uncached_compile(eager_run):
     report, bare = eager_run["report"], eager_run["bare"]
     assert report["compilations"] == len(report["events"]) == bare["UncachedCompile"]
     assert report["executions"] == bare["ExecuteComputation"]
-    assert sum(s["compilations"] for s in report["step_records"]) == bare["UncachedCompile"]
+    assert sum(s["compilations"] for s in step_records(report)) == bare["UncachedCompile"]
 
 
 def test_eager_op_graphs_and_torch_xla_compile_graphs_are_told_apart(eager_run):
@@ -123,10 +124,10 @@ def test_eager_op_graphs_and_torch_xla_compile_graphs_are_told_apart(eager_run):
 
 def test_the_later_torch_xla_compile_recompile_is_at_its_step(eager_run):
     report = eager_run["report"]
-    assert [s["executions"] > 0 for s in report["step_records"]] == [True] * 6
+    assert [s["executions"] > 0 for s in step_records(report)] == [True] * 6
     # One run of the compiled step per step: the step closure's eager op is no step.
     compiled = {g["hash"] for g in report["graphs"] if g["trigger"] == "torch_xla_compile"}
-    assert [len(compiled & set(s["graph_hashes"])) for s in report["step_records"]] == [1] * 6
+    assert [len(compiled & set(s["graph_hashes"])) for s in step_records(report)] == [1] * 6
     late = [e for e in report["events"] if e["steady_state"]]
     assert {e["step"] for e in late} == {4}
     graph = next(e for e in late if not e["cause"]["detail"].startswith("eager op"))
@@ -143,7 +144,7 @@ def test_an_eager_loop_that_never_syncs_has_a_step_per_optimizer_step(eager_loop
     report, bare = eager_loop_run["report"], eager_loop_run["bare"]
     assert report["steps"] == 6 and report["error"] is None
     assert report["compilations"] == len(report["events"]) == bare["UncachedCompile"]
-    assert sum(s["compilations"] for s in report["step_records"]) == bare["UncachedCompile"]
+    assert sum(s["compilations"] for s in step_records(report)) == bare["UncachedCompile"]
     # The eager ops' and the compiled forward's compiles: the first step, and the longer batch.
     assert {e["step"] for e in report["events"]} == {0, 4}
 

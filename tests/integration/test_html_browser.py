@@ -19,6 +19,7 @@ import pytest
 from tests.browser import Browser, find_browser, headless_browser
 from tests.conftest import EXAMPLES, MODELS, REPO, run_cli
 from tests.integration.test_recompile_e2e import CASES, line_of
+from tests.report_json import step_records
 from xlacli.render.profile import BREAKDOWN_LABELS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
@@ -92,7 +93,7 @@ def test_every_recompile_appears_with_its_line(
     report = json.loads((run / "report.json").read_text())
     screenshots(browser, run / "report.html", shots, example)
     open_clean(browser, run / "report.html")
-    assert browser.evaluate(MARKS) == len(report["step_records"]) == STEPS
+    assert browser.evaluate(MARKS) == len(step_records(report)) == STEPS
     category, fragment, step = CASES[example]
     steady = browser.evaluate(
         "Array.from(document.querySelectorAll('article.compile.steady'), a => a.innerText)"

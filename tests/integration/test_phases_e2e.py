@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES, REPO, run_cli
+from tests.report_json import step_records
 
 pytestmark = pytest.mark.e2e
 SCRIPT = EXAMPLES / "scripts" / "train_eval.py"
@@ -100,7 +101,7 @@ def fsdp(tmp_path_factory) -> dict:
 
 
 def test_a_wrappers_syncs_are_setup_and_steps_count_loop_iterations(fsdp):
-    phases = [record["phase"] for record in fsdp["step_records"]]
+    phases = [record["phase"] for record in step_records(fsdp)]
     assert phases[0] == "setup" and phases.count("loop") == 3, phases
     assert phases == sorted(phases, key=lambda phase: phase != "setup")  # setup, then the loop
     assert fsdp["steady_state_compiles"] == 0
@@ -114,7 +115,7 @@ def test_a_wrappers_syncs_are_setup_and_steps_count_loop_iterations(fsdp):
 def test_steps_count_the_loops_iterations_and_the_timeline_starts_there(fsdp, tmp_path):
     """The report's steps are what --steps counts, not the wrapper's syncs, and
     the timeline ends the warm-up after the loop's own first iterations."""
-    setup = sum(record["phase"] == "setup" for record in fsdp["step_records"])
+    setup = sum(record["phase"] == "setup" for record in step_records(fsdp))
     assert (fsdp["steps"], fsdp["steps_requested"]) == (3, 3) and setup > 2
     text = run_cli("report", fsdp["run_dir"], cwd=REPO).stdout
     assert f"3 training steps after {setup} setup syncs" in text
@@ -153,7 +154,7 @@ def test_a_log_every_n_steps_graph_is_periodic_not_a_recompile(log_every):
     # running_loss starts as a device tensor: its first graph is no Python-number accumulator
     assert "python_accumulator" not in [e["cause"]["category"] for e in report["events"]]
     assert periodic["cause"]["category"] == "graph_structure" and periodic["step"] == 3
-    ran = [record["graph_hashes"] for record in report["step_records"]]
+    ran = [record["graph_hashes"] for record in step_records(report)]
     assert [step for step, hashes in enumerate(ran) if periodic["graph_hash"] in hashes] == [
         3,
         6,
@@ -172,7 +173,7 @@ def test_a_loaders_first_batch_flushing_the_setup_is_no_training_step(tmp_path):
     result = run_cli("compile", script, "--steps", "3", "--out", out, "--format", "json", cwd=REPO)
     assert result.code == 0, result.stderr
     report = json.loads(result.stdout)
-    phases = [(record["phase"], record["graph_hashes"]) for record in report["step_records"]]
+    phases = [(record["phase"], record["graph_hashes"]) for record in step_records(report)]
     (training,) = [g["hash"] for g in report["graphs"] if g["trigger"] == "torch_xla_compile"]
     assert phases[0][0] == "setup" and training not in phases[0][1]
     assert phases[1:] == [("loop", [training])] * 3 and report["steps"] == 3

@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import REPO, run_cli
 from tests.integration.test_compile_e2e import assert_matches_torch_xla_counters
+from tests.report_json import step_records
 from xlacli.parse.ir_dump import parse_ir_dump
 
 pytestmark = pytest.mark.e2e
@@ -73,11 +74,15 @@ def test_the_debug_log_does_not_grow_with_the_steps(train):
 
 
 def test_each_step_still_runs_its_graph(train):
-    records = train["step_records"]
+    records = step_records(train)
     assert [r["executions"] for r in records] == [1] * STEPS
     step_graph = train["graphs"][-1]["hash"]
     assert all(r["graph_hashes"] == [step_graph] for r in records[2:])
     assert train["graphs"][-1]["executions"] == STEPS - 1
+    # Kept as runs of equal steps: the two compiling steps, then one run of the rest.
+    assert [(r["first_step"], r["steps"]) for r in train["step_runs"]] == [
+        (0, 1), (1, 1), (2, STEPS - 2),
+    ]  # fmt: skip
 
 
 LOGGED_STEPS = 40
@@ -97,7 +102,7 @@ def logged(tmp_path_factory) -> dict:
 def test_value_reads_are_counted_in_every_step(logged):
     assert_matches_torch_xla_counters(logged)
     assert logged["executions"] == 2 * LOGGED_STEPS
-    records = logged["step_records"]
+    records = step_records(logged)
     assert [r["value_reads"] for r in records] == [1] * LOGGED_STEPS
     assert [r["executions"] for r in records] == [2] * LOGGED_STEPS
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ASSETS, EXAMPLES, REPO, run_cli
+from tests.report_json import step_records
 
 pytestmark = pytest.mark.e2e
 SCRIPTS = EXAMPLES / "scripts"
@@ -68,7 +69,7 @@ def test_counts_equal_torch_xla_running_the_script_bare(script_run):
     assert report["executions"] == bare["ExecuteComputation"] > 0
     assert report["counters"]["UncachedCompile"] == bare["UncachedCompile"]
     assert report["steps"] == report["steps_requested"] > 0
-    assert sum(s["compilations"] for s in report["step_records"]) <= report["compilations"]
+    assert sum(s["compilations"] for s in step_records(report)) <= report["compilations"]
 
 
 def test_the_short_last_batch_is_an_input_shape_recompile_at_the_loop(script_run):
@@ -99,7 +100,7 @@ def test_the_logging_value_read_is_a_host_sync_at_its_line(script_run):
 def test_steps_stop_the_script_after_n_steps(tmp_path):
     report = compile_script(tmp_path / "run", "train_compiled.py", "--steps", "3", "--warmup", "2")
     assert report["steps"] == report["steps_requested"] == 3
-    assert [s["step"] for s in report["step_records"]] == [0, 1, 2]
+    assert [s["step"] for s in step_records(report)] == [0, 1, 2]
     assert report["error"] is None
     assert not [e for e in report["events"] if e["steady_state"]]  # the short batch never ran
 

@@ -58,3 +58,31 @@ def test_a_repeated_step_is_one_short_line_read_back_whole(tmp_path):
     assert [s["wall_time_s"] for s in steps] == [0.5 + step for step in range(6)]
     assert steps[2]["counters"] == {"CachedCompile": 1} and steps[5]["counters"] == {}
     assert all(s["input_signature"] == ["input 0 f32[2]"] for s in steps)
+
+
+def test_repeated_steps_are_held_as_their_clocks_and_read_as_whole_steps(tmp_path):
+    """10,000 ``same`` lines cost the parent their clocks, not 10,000 copies of the step."""
+    import json
+    import tracemalloc
+
+    step = {"event": "step", "step": 3, "wall_time_s": 0.3, "traced": False}
+    step["counters"] = {f"xla::op{i}": i for i in range(30)}
+    path = tmp_path / "events.jsonl"
+    lines = [json.dumps({"event": "step", "step": 2, "wall_time_s": 0.2}), json.dumps(step)]
+    lines += [json.dumps({"event": "same", "wall_time_s": 0.001 * i}) for i in range(10_000)]
+    lines.append(json.dumps({"event": "tail", "counters": {}}))
+    path.write_text("\n".join(lines) + "\n")
+    tracemalloc.start()
+    steps = read_events(path).steps
+    held, _peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert held < 200_000  # ~8 bytes a repeat (and the two events), not ~1 KB
+    assert len(steps) == 10_002 and steps[-1]["step"] == 10_003 and steps[0]["step"] == 2
+    assert [s["step"] for s in steps[:4]] == [2, 3, 4, 5]
+    repeat = steps[1_000]
+    assert repeat["wall_time_s"] == 0.001 * 998 and repeat["counters"] == step["counters"]
+    assert dict(repeat) == {**step, "step": 1_002, "wall_time_s": 0.001 * 998}
+    assert repeat.get("traced") is False and repeat.get("missing") is None
+    assert sum(1 for _ in steps) == 10_002 and next(reversed(steps))["step"] == 10_003
+    log = read_events(path)
+    assert [e.get("step") for e in log.metric_events][-2:] == [10_003, None]

@@ -41,7 +41,7 @@ class AdviceInputs:
     graphs: tuple[GraphArtifacts, ...]
     roots: CodeRoots
     events: tuple[CompileEvent, ...] = ()
-    step_records: tuple[StepRecord, ...] = ()
+    step_records: Sequence[StepRecord] = ()
     read_source: Callable[[str], str | None] = lambda _path: None
     read_times: Mapping[str | None, ReadTimes] = field(default_factory=dict)
 
@@ -76,7 +76,7 @@ def load_advice_inputs(
         for graph in graphs
     )
     return AdviceInputs(
-        artifacts, roots, tuple(events), tuple(step_records), _source_reader(), read_times or {}
+        artifacts, roots, tuple(events), step_records, _source_reader(), read_times or {}
     )
 
 

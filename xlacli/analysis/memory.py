@@ -11,6 +11,7 @@ an upper bound, since a graph's temporaries are freed before the next runs.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -128,9 +129,23 @@ def step_memory(
         hashes = ran.setdefault(step, [])
         if graph_hash not in hashes:
             hashes.append(graph_hash)
-    return tuple(
-        StepMemory(step, tuple(hashes), sum(peaks[h] for h in hashes))
-        for step, hashes in sorted(ran.items())
+    folded: list[StepMemory] = []
+    for step, hashes in sorted(ran.items()):
+        peak = StepMemory(step, tuple(hashes), sum(peaks[h] for h in hashes))
+        last = folded[-1] if folded else None
+        if last is not None and _continues(last, peak):
+            folded[-1] = dataclasses.replace(last, steps=last.steps + 1)
+        else:
+            folded.append(peak)
+    return tuple(folded)
+
+
+def _continues(run: StepMemory, step: StepMemory) -> bool:
+    """The step repeats the run's graphs right after it: one record for both, so the
+    report does not grow with a long loop's steps."""
+    return step.step == run.step + run.steps and (step.graphs, step.peak_bytes) == (
+        run.graphs,
+        run.peak_bytes,
     )
 
 
@@ -153,7 +168,26 @@ def run_memory(
         seen = event.get("autocast")
         if isinstance(seen, list):  # [] : watched, and autocast was off
             autocast[step] = ", ".join(str(kind) for kind in seen)
-    return RunMemory(steps, device, unavailable, autocast)
+    return RunMemory(steps, _first_peak_last(device), unavailable, _changes(autocast))
+
+
+def _first_peak_last(device: dict[int, dict[str, int]]) -> dict[int, dict[str, int]]:
+    """The device's memory after the first step, the step that used the most and the
+    last step: what says whether use grows, in three entries however long the run."""
+    if len(device) <= 3:
+        return device
+    first, last = min(device), max(device)
+    peak = max(device, key=lambda step: (device[step].get("bytes_used", 0), -step))
+    return {step: device[step] for step in sorted({first, peak, last})}
+
+
+def _changes(autocast: dict[int, str]) -> dict[int, str]:
+    """Only the steps where autocast changed (``autocast_at`` reads the last one before a step)."""
+    kept: dict[int, str] = {}
+    for step in sorted(autocast):
+        if not kept or kept[max(kept)] != autocast[step]:
+            kept[step] = autocast[step]
+    return kept
 
 
 def largest_graph(graphs: Iterable[GraphRecord]) -> GraphRecord | None:

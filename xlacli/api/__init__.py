@@ -7,7 +7,8 @@ options into one call here, renders the typed result and exits with its code.
 never touched and never imports torch), build the run folder and its
 ``report.json``, and return the typed report. Reports are frozen
 dataclasses; their JSON form carries ``schema_version``
-(``xlacli.report.SCHEMA_VERSION``) and a new field is only ever added.
+(``xlacli.report.run.SCHEMA_VERSION``); within a version a new field is only ever
+added (version 2 keeps steps as runs of equal steps, ``step_runs``).
 
     >>> import xlacli
     >>> report = xlacli.compile("examples/mlp.py", steps=3)

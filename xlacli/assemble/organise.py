@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,7 @@ from xlacli.parse.frames import (
     in_dynamo_bridge,
 )
 from xlacli.parse.ir_dump import IrGraph
-from xlacli.report.run import GraphRecord, StepRecord
+from xlacli.report.run import GraphRecord, StepRecord, StepRecords
 from xlacli.run.events import ChildLog
 from xlacli.run.request import CaptureRequest, RunPaths
 
@@ -80,7 +80,7 @@ class OrganisedRun:
     execute_steps: list[int | None]
     graphs: tuple[GraphRecord, ...]
     compiled: tuple[CompiledGraph, ...]
-    step_records: tuple[StepRecord, ...]
+    step_records: StepRecords
     locator: Locator
     shardings: ShardingContext
 
@@ -126,7 +126,7 @@ def organise_run(
         execute_steps=execute_steps,
         graphs=tuple(graphs),
         compiled=tuple(_compiled_graphs(raw, compile_steps, execute_steps, ir_by_hash, roots)),
-        step_records=_step_records(raw, compile_steps, execute_steps),
+        step_records=_step_records(raw, compile_steps, execute_steps, warmup),
         locator=locator,
         shardings=sharding_context(raw.log.start, raw.log.shardings),
     )
@@ -350,7 +350,7 @@ _SAMPLES_OF = {
 }
 
 
-def _count_in(event: dict[str, Any], names: tuple[str, ...]) -> int:
+def _count_in(event: Mapping[str, Any], names: tuple[str, ...]) -> int:
     """How many compiles (or executions) a step event saw.
 
     Executions: the child's own count when it gives one (``executions``: a
@@ -424,34 +424,45 @@ def _site(
 
 
 def _step_records(
-    raw: RawRun, compile_steps: list[int | None], execute_steps: list[int | None]
-) -> tuple[StepRecord, ...]:
+    raw: RawRun, compile_steps: list[int | None], execute_steps: list[int | None], warmup: int
+) -> StepRecords:
     # One pass over the compiles and executions, not one per step: a long
-    # profile has hundreds of steps and graphs.
+    # profile has hundreds of steps and graphs. Folded as it goes (report/steps.py).
     compiles_in = Counter(compile_steps)
     ran_in: dict[int | None, list[AnalysisEvent]] = {}
     for execution, step in zip(raw.executions, execute_steps, strict=True):
         ran_in.setdefault(step, []).append(execution)
     phases = script_step_phases(raw.log.steps)
-    records = []
-    for event in raw.log.steps:
-        ran = ran_in.get(event["step"], [])
-        records.append(
-            StepRecord(
-                step=event["step"],
-                wall_time_s=event.get("wall_time_s", 0.0),
-                compilations=compiles_in[event["step"]],
-                executions=len(ran),
-                input_signature=tuple(event.get("input_signature", ())),
-                graph_hashes=tuple(execution.graph_hash or "" for execution in ran),
-                value_reads=sum(is_value_read(execution) for execution in ran),
-                # The step's own CPU fallbacks (no other metric event has its number).
-                fallbacks=sum(
-                    count
-                    for name, count in event.get("counters", {}).items()
-                    if name.startswith("aten::")
-                ),
-                phase=phases.get(event["step"], LOOP),
-            )
-        )
-    return tuple(records)
+    # Runs end where the warm-up does, counted from the run's first step and from
+    # the loop's (analysis/phases.py timeline_edges): medians of steady steps stay exact.
+    first = raw.log.steps[0]["step"] if raw.log.steps else 0
+    setup = sum(1 for phase in phases.values() if phase == SETUP)
+    return StepRecords.fold(
+        (
+            _step_record(event, ran_in.get(event["step"], []), compiles_in, phases)
+            for event in raw.log.steps
+        ),
+        split_before={first + warmup, first + setup + warmup},
+    )
+
+
+def _step_record(
+    event: Mapping[str, Any],
+    ran: list[AnalysisEvent],
+    compiles_in: Counter[int | None],
+    phases: dict[int, str],
+) -> StepRecord:
+    return StepRecord(
+        step=event["step"],
+        wall_time_s=event.get("wall_time_s", 0.0),
+        compilations=compiles_in[event["step"]],
+        executions=len(ran),
+        input_signature=tuple(event.get("input_signature", ())),
+        graph_hashes=tuple(execution.graph_hash or "" for execution in ran),
+        value_reads=sum(is_value_read(execution) for execution in ran),
+        # The step's own CPU fallbacks (no other metric event has its number).
+        fallbacks=sum(
+            count for name, count in event.get("counters", {}).items() if name.startswith("aten::")
+        ),
+        phase=phases.get(event["step"], LOOP),
+    )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from xlacli.analysis.phases import loop_step_count
@@ -143,6 +143,6 @@ def _graph_with_sections(
 _TRAINING_FIELDS = ("backward_calls", "optimizer_steps", "backward_sites")
 
 
-def steps_trained(steps: Sequence[dict[str, Any]]) -> bool:
+def steps_trained(steps: Iterable[Mapping[str, Any]]) -> bool:
     """A step ran a backward pass or an optimizer step, whoever called it."""
     return any(step.get(field) for step in steps for field in _TRAINING_FIELDS)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import xlacli.defaults as defaults
-from xlacli.analysis.phases import loop_steps_done
+from xlacli.analysis.phases import LoopProgress
 from xlacli.capture.discover import ModelTarget, check_model_file, find_module_file, parse_target
 from xlacli.capture.hang_watch import HangWatch
 from xlacli.capture.outcome import Interrupted, error_record, outcome_error
@@ -437,6 +437,8 @@ class _StepProgress:
         self._log_lines = not self._progress.console.is_terminal
         self._description = description
         self._last_phase = ""
+        self._loop = LoopProgress()  # read incrementally, per log
+        self._loop_of: ChildLog | None = None
         self._last_line = 0.0
         self._final_line = ""  # what a CI log's last status line should say
         self._printed_line = ""
@@ -461,7 +463,15 @@ class _StepProgress:
         )
 
     def update(self, log: ChildLog) -> None:
-        compiles = sum(e.get("counters", {}).get("UncachedCompile", 0) for e in log.metric_events)
+        if self._loop_of is not log:  # another log (rank 0's, once it starts): afresh
+            self._loop, self._loop_of = LoopProgress(), log
+        # --steps counts the loop's iterations, not a script's setup syncs.
+        done = self._loop.read(log.steps)
+        compiles = self._loop.compiles + sum(
+            event.get("counters", {}).get("UncachedCompile", 0)
+            for event in (log.setup, log.tail)
+            if event is not None
+        )
         if log.start is None:
             detail = "importing torch_xla"
         elif log.setup is None:
@@ -470,8 +480,6 @@ class _StepProgress:
             detail = counted(compiles, "compilation")
         if self._stopping is not None:
             detail = f"{self._what}… {time.monotonic() - self._stopping:.0f} s"
-        # --steps counts the loop's iterations, not a script's setup syncs.
-        done = loop_steps_done(log.steps)
         self._progress.update(self._task, completed=done, detail=detail)
         if self._log_lines:
             self._status_line(done, detail, log.setup is not None)

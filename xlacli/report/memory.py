@@ -89,11 +89,13 @@ class CheckpointFacts:
 
 @dataclass(frozen=True)
 class StepMemory:
-    """A step's peak: the peaks of the graphs it ran, summed."""
+    """A step's peak: the peaks of the graphs it ran, summed; ``steps`` consecutive
+    steps from ``step`` that ran the same graphs share one record."""
 
     step: int
     graphs: tuple[str, ...]
     peak_bytes: int
+    steps: int = 1
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,8 @@ class RunMemory:
     steps: tuple[StepMemory, ...] = ()
     device: Mapping[int, Mapping[str, int]] = field(default_factory=dict)
     device_unavailable: str | None = None
-    # step -> "xla:bf16" in the steps the child watched ("": autocast was off)
+    # step -> "xla:bf16" where it changed, in the steps the child watched ("": off);
+    # device: the first step's, the peak step's and the last step's (analysis/memory.py)
     autocast: Mapping[int, str] = field(default_factory=dict)
 
     @property
@@ -181,7 +184,12 @@ def run_memory_from_dict(data: Any) -> RunMemory | None:
         return None
     return RunMemory(
         steps=tuple(
-            StepMemory(s.get("step", 0), tuple(s.get("graphs", ())), s.get("peak_bytes", 0))
+            StepMemory(
+                s.get("step", 0),
+                tuple(s.get("graphs", ())),
+                s.get("peak_bytes", 0),
+                s.get("steps", 1),
+            )
             for s in data.get("steps", ())
         ),
         # JSON keys are strings; steps are ints again once loaded.

@@ -38,7 +38,19 @@ from xlacli.report.memory import (
 )
 from xlacli.report.sharding import GraphSpmd, graph_spmd_from_dict
 
-SCHEMA_VERSION = 1
+# StepRecord is re-exported: readers import it from here.
+from xlacli.report.steps import StepRecord as StepRecord
+from xlacli.report.steps import (
+    StepRecords,
+    StepRun,
+    step_record_from_dict,
+    step_run_from_dict,
+)
+
+# 2: steps kept as runs of equal steps (``step_runs``), memory facts folded alike;
+# version 1 reports (a record per step) still load.
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 REPORT_FILE = "report.json"
 NOT_A_RUN_HINT = "xlacli report takes a run folder, as compile prints it (`xlacli runs` lists them)"
 
@@ -74,21 +86,6 @@ class GraphRecord:
     # When the user's line is one call into a framework (trainer.train()): the
     # framework's own line that is the site (parse/frames.py framework_frame).
     framework_site: str | None = None
-
-
-@dataclass(frozen=True)
-class StepRecord:
-    """What one step did, from torch_xla's counters around it."""
-
-    step: int
-    wall_time_s: float
-    compilations: int
-    executions: int
-    input_signature: tuple[str, ...]  # e.g. ("input 0 f32[4,16]",)
-    graph_hashes: tuple[str, ...] = ()  # the graphs it executed, in order
-    value_reads: int = 0  # executions forced by reading a value on the host
-    fallbacks: int = 0  # ops run on the CPU (aten:: counters)
-    phase: str = "loop"  # setup (a script's syncs before its loop) or loop (analysis/phases.py)
 
 
 @dataclass(frozen=True)
@@ -210,7 +207,8 @@ class RunReport:
     total_compile_time_s: float
     total_execute_time_s: float
     graphs: tuple[GraphRecord, ...]
-    step_records: tuple[StepRecord, ...] = ()
+    # Read a step at a time; kept as runs of equal steps (report/steps.py).
+    step_records: StepRecords = field(default_factory=StepRecords)
     counters: Mapping[str, int] = field(default_factory=dict)
     versions: Mapping[str, str] = field(default_factory=dict)
     error: ErrorRecord | None = None
@@ -236,6 +234,17 @@ class RunReport:
     # step(), a script's loop): a backward pass or an optimizer step ran.
     trained: bool = False
 
+    def __post_init__(self) -> None:
+        # Callers may give a record per step (tests, older code): kept folded.
+        if not isinstance(self.step_records, StepRecords):
+            steps = StepRecords.fold(self.step_records, split_before=(self.warmup,))
+            object.__setattr__(self, "step_records", steps)
+
+    @property
+    def step_runs(self) -> tuple[StepRun, ...]:
+        """The steps as runs of equal steps, as ``report.json`` keeps them."""
+        return self.step_records.runs
+
     @property
     def steady_state_compiles(self) -> int:
         """Compiles after the warm-up steps."""
@@ -253,9 +262,10 @@ class RunReport:
 
 def report_to_dict(report: RunReport) -> dict[str, Any]:
     """The JSON form of a report (plain dicts and lists), derived counts included."""
-    data = dataclasses.asdict(report)
+    data = dataclasses.asdict(dataclasses.replace(report, step_records=StepRecords()))
+    del data["step_records"]  # a view: what is kept is its runs
+    data["step_runs"] = [dataclasses.asdict(run) for run in report.step_runs]
     data["steady_state_compiles"] = report.steady_state_compiles
-    data["executions_per_step"] = list(report.executions_per_step)
     return data
 
 
@@ -333,9 +343,10 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
             hint=NOT_A_RUN_HINT,
         )
     version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS:
         raise UsageError(
-            f"{source} has report schema version {version}; this xlacli reads {SCHEMA_VERSION}"
+            f"{source} has report schema version {version}; this xlacli reads"
+            f" {' and '.join(map(str, READABLE_VERSIONS))}"
         )
     error = data.get("error")
     return RunReport(
@@ -351,7 +362,7 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         total_compile_time_s=data.get("total_compile_time_s", 0.0),
         total_execute_time_s=data.get("total_execute_time_s", 0.0),
         graphs=tuple(_graph_from_dict(g) for g in data.get("graphs", [])),
-        step_records=tuple(_step_from_dict(s) for s in data.get("step_records", [])),
+        step_records=_steps_from_dict(data),
         counters=dict(data.get("counters", {})),
         versions=dict(data.get("versions", {})),
         error=ErrorRecord(**error) if error else None,
@@ -439,15 +450,7 @@ def _graph_from_dict(data: dict[str, Any]) -> GraphRecord:
     )
 
 
-def _step_from_dict(data: dict[str, Any]) -> StepRecord:
-    return StepRecord(
-        step=data["step"],
-        wall_time_s=data.get("wall_time_s", 0.0),
-        compilations=data.get("compilations", 0),
-        executions=data.get("executions", 0),
-        input_signature=tuple(data.get("input_signature", ())),
-        graph_hashes=tuple(data.get("graph_hashes", ())),
-        value_reads=data.get("value_reads", 0),
-        fallbacks=data.get("fallbacks", 0),
-        phase=data.get("phase", "loop"),
-    )
+def _steps_from_dict(data: dict[str, Any]) -> StepRecords:
+    if "step_runs" in data:
+        return StepRecords(step_run_from_dict(run) for run in data["step_runs"])
+    return StepRecords.fold(step_record_from_dict(s) for s in data.get("step_records", ()))

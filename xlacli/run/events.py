@@ -9,10 +9,14 @@ completed step on disk. Kinds: ``start``, ``setup``, ``step``, ``warning``,
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
+
+from xlacli.run.step_events import StepEvents
 
 # The StepTrace name the child gives each profiled step; the summary reads it back.
 STEP_TRACE_NAME = "xlacli_step"
@@ -43,7 +47,7 @@ class ChildLog:
 
     start: dict[str, Any] | None = None
     setup: dict[str, Any] | None = None
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: StepEvents = field(default_factory=StepEvents)  # a repeat held as its clock
     warnings: list[str] = field(default_factory=list)
     error: dict[str, Any] | None = None
     trace_start: dict[str, Any] | None = None  # counters when the profiled window opened
@@ -53,11 +57,15 @@ class ChildLog:
     dynamo: dict[str, Any] | None = None  # Dynamo's own counters at the end, if it ran
     tail: dict[str, Any] | None = None  # metric deltas after the last step (a script's end)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.steps, StepEvents):  # a list of step events
+            self.steps = StepEvents(self.steps)
+
     @property
-    def metric_events(self) -> list[dict[str, Any]]:
-        """The events carrying metric deltas, in order."""
-        return (
-            ([self.setup] if self.setup else []) + self.steps + ([self.tail] if self.tail else [])
+    def metric_events(self) -> Iterator[Mapping[str, Any]]:
+        """The events carrying metric deltas, in order (one pass)."""
+        return itertools.chain(
+            [self.setup] if self.setup else [], self.steps, [self.tail] if self.tail else []
         )
 
 
@@ -113,11 +121,8 @@ def _add_event(log: ChildLog, line: str) -> None:
         log.setup = event
     elif kind == "step":
         log.steps.append(event)
-    elif kind == "same" and log.steps:  # the step before again, with its own clock
-        before = log.steps[-1]
-        log.steps.append(
-            {**before, "step": before["step"] + 1, "wall_time_s": event["wall_time_s"]}
-        )
+    elif kind == "same":  # the step before again, with its own clock
+        log.steps.repeat(event["wall_time_s"])
     elif kind == "warning":
         log.warnings.append(event.get("message", ""))
     elif kind == "error":

@@ -165,3 +165,15 @@ def test_a_site_first_seen_in_the_setup_starts_afresh_in_the_loop():
         warmup=2,
     )
     assert verdicts == [Verdict(SETUP, False), Verdict(LOOP, False)]
+
+
+def test_the_progress_reads_only_the_events_added_since_it_last_read():
+    from xlacli.analysis.phases import LoopProgress
+
+    progress = LoopProgress()
+    steps = [{"step": n, "counters": {"UncachedCompile": int(n < 2)}} for n in range(4)]
+    assert progress.read(steps) == 4 and progress.compiles == 2
+    steps += [{"step": 4, "loop_start": 3}, {"step": 5, "loop_start": 3}]
+    assert progress.read(steps) == 3 == loop_steps_done(steps)
+    steps.append({"step": 6, "counters": {"UncachedCompile": 1}})
+    assert progress.read(steps) == 4 and progress.compiles == 3 and progress.read_steps == 7
