@@ -147,3 +147,29 @@ def capture_once(tmp_path_factory: pytest.TempPathFactory):
         return Capture(folder / "run", CliResult(code, stdout, stderr, REPO))
 
     return capture
+
+
+# The longest modules, started first. Under `-n 2 --dist loadfile` a module runs on one
+# worker, handed out in collection order: a 7-minute module handed out last kept one
+# worker busy for minutes after the other had run out of work. Longest first, the short
+# unit modules fill in at the end. (Minutes on one worker, from CI's durations.)
+LONGEST_FIRST = (
+    "tests/integration/test_report_golden.py",  # every example's documented run
+    "tests/integration/test_docs_commands.py",  # every command the docs show, in order
+    "tests/integration/test_ranks_e2e.py",
+    "tests/integration/test_compiled_scripts_e2e.py",
+    "tests/integration/test_html_browser.py",
+    "tests/integration/test_check.py",
+    "tests/integration/test_advice_e2e.py",
+    "tests/integration/test_spawn_e2e.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {path: index for index, path in enumerate(LONGEST_FIRST)}
+
+    def order(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return rank.get(path, len(rank))
+
+    items.sort(key=order)  # stable: the rest keep their order

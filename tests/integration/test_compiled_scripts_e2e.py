@@ -30,6 +30,7 @@ def line_of(script: str, fragment: str) -> str:
 
 
 def capture(
+    capture_once,
     folder: Path,
     script: str,
     *args: str,
@@ -37,18 +38,18 @@ def capture(
     devices: int = 0,
     torch_logs: str = "",
 ) -> dict:
-    """``xlacli compile SCRIPT -- ARGS`` (JSON) and the bare run's counters
-    (``devices``: an SPMD script on that many XLA:CPU devices; ``torch_logs``:
-    the bare run's ``TORCH_LOGS``, its stderr kept as ``bare_log``)."""
-    path = script if "/" in script else COMPILED / script
+    """``xlacli compile SCRIPT -- ARGS``, shared with every test that runs the same
+    command (the golden reports run each example's documented one), and the bare
+    run's counters in ``folder`` (``devices``: an SPMD script on that many XLA:CPU
+    devices; ``torch_logs``: the bare run's ``TORCH_LOGS``, its stderr kept as
+    ``bare_log``)."""
+    path = Path(script) if "/" in script else COMPILED / script
     if devices:
         options = (*options, "--devices", str(devices))
-    result = run_cli(
-        "compile", path, "--out", folder / "run", "--format", "json", *options,
-        "--", *args, cwd=REPO,
-    )  # fmt: skip
-    assert result.code == 0, result.stderr
-    assert "Traceback" not in result.stderr
+    shown = path.relative_to(REPO).as_posix()  # as the examples' docstrings name it
+    captured = capture_once("compile", shown, *options, *(("--", *args) if args else ()))
+    assert captured.result.code == 0, captured.result.stderr
+    assert "Traceback" not in captured.result.stderr
     bare = folder / "bare.json"
     env = {**os.environ, "PJRT_DEVICE": "CPU"}
     if devices:
@@ -60,15 +61,18 @@ def capture(
         check=True, capture_output=True, text=True, cwd=REPO, timeout=300, env=env,
     )  # fmt: skip
     return {
-        "report": json.loads(result.stdout),
+        "report": captured.report,
+        "run": captured.run,
         "bare": json.loads(bare.read_text()),
         "bare_log": completed.stderr,
     }
 
 
 @pytest.fixture(scope="module")
-def dynamo_run(tmp_path_factory) -> dict:
-    return capture(tmp_path_factory.mktemp("dynamo"), "train_dynamo.py", "--steps", "6")
+def dynamo_run(capture_once, tmp_path_factory) -> dict:
+    return capture(
+        capture_once, tmp_path_factory.mktemp("dynamo"), "train_dynamo.py", "--steps", "6"
+    )
 
 
 def test_dynamo_counts_equal_a_bare_run(dynamo_run):
@@ -97,8 +101,8 @@ def test_a_healthy_torch_compile_loop_has_no_recompile_and_no_value_read(dynamo_
 
 
 @pytest.fixture(scope="module")
-def eager_run(tmp_path_factory) -> dict:
-    return capture(tmp_path_factory.mktemp("eager"), "train_eager.py", "--steps", "6")
+def eager_run(capture_once, tmp_path_factory) -> dict:
+    return capture(capture_once, tmp_path_factory.mktemp("eager"), "train_eager.py", "--steps", "6")
 
 
 def test_eager_counts_equal_uncached_compile(eager_run):
@@ -136,8 +140,10 @@ def test_the_later_torch_xla_compile_recompile_is_at_its_step(eager_run):
 
 
 @pytest.fixture(scope="module")
-def eager_loop_run(tmp_path_factory) -> dict:
-    return capture(tmp_path_factory.mktemp("eager_loop"), "eager_loop.py", "--steps", "6")
+def eager_loop_run(capture_once, tmp_path_factory) -> dict:
+    return capture(
+        capture_once, tmp_path_factory.mktemp("eager_loop"), "eager_loop.py", "--steps", "6"
+    )
 
 
 def test_an_eager_loop_that_never_syncs_has_a_step_per_optimizer_step(eager_loop_run):
@@ -165,8 +171,8 @@ def test_an_eager_loops_compiled_forward_recompiles_at_the_call_with_the_batch_l
 
 
 @pytest.fixture(scope="module")
-def guard_run(tmp_path_factory) -> dict:
-    return capture(tmp_path_factory.mktemp("guard"), "guard_value.py", "--steps", "5")
+def guard_run(capture_once, tmp_path_factory) -> dict:
+    return capture(capture_once, tmp_path_factory.mktemp("guard"), "guard_value.py", "--steps", "5")
 
 
 def test_guard_counts_equal_a_bare_run(guard_run):
@@ -203,9 +209,9 @@ def test_torch_logs_recompiles_names_the_same_line(guard_run, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def argument_run(tmp_path_factory) -> dict:
+def argument_run(capture_once, tmp_path_factory) -> dict:
     return capture(
-        tmp_path_factory.mktemp("argument"), "guard_argument.py", "--steps", "6",
+        capture_once, tmp_path_factory.mktemp("argument"), "guard_argument.py", "--steps", "6",
         torch_logs="recompiles",
     )  # fmt: skip
 
@@ -256,8 +262,10 @@ SWITCH = str(EXAMPLES / "scripts" / "spmd" / "sharding_switch.py")
 
 
 @pytest.fixture(scope="module")
-def sharding_run(tmp_path_factory) -> dict:
-    return capture(tmp_path_factory.mktemp("shard"), SWITCH, "--steps", "5", devices=4)
+def sharding_run(capture_once, tmp_path_factory) -> dict:
+    return capture(
+        capture_once, tmp_path_factory.mktemp("shard"), SWITCH, "--steps", "5", devices=4
+    )
 
 
 def test_sharding_switch_counts_equal_a_bare_run(sharding_run):
@@ -281,10 +289,10 @@ LOADER = str(EXAMPLES / "scripts" / "spmd" / "data_parallel_loader.py")
 
 
 @pytest.fixture(scope="module")
-def loader_run(tmp_path_factory) -> dict:
+def loader_run(capture_once, tmp_path_factory) -> dict:
     folder = tmp_path_factory.mktemp("loader")
-    run = capture(folder, LOADER, "--steps", "4", devices=4)
-    text = run_cli("report", folder / "run", cwd=REPO)
+    run = capture(capture_once, folder, LOADER, "--steps", "4", devices=4)
+    text = run_cli("report", run["run"], cwd=REPO)
     assert text.code == 0, text.stderr
     return {**run, "text": text.stdout}
 
@@ -328,8 +336,10 @@ def test_device_memory_under_spmd_is_said_plainly(loader_run):
 
 
 @pytest.fixture(scope="module")
-def break_run(tmp_path_factory) -> dict:
-    return capture(tmp_path_factory.mktemp("break"), "train_graph_break.py", "--steps", "4")
+def break_run(capture_once, tmp_path_factory) -> dict:
+    return capture(
+        capture_once, tmp_path_factory.mktemp("break"), "train_graph_break.py", "--steps", "4"
+    )
 
 
 def test_graph_break_counts_equal_a_bare_run(break_run):
@@ -366,10 +376,10 @@ def test_torch_logs_graph_breaks_names_the_same_line(break_run):
 
 
 @pytest.fixture(scope="module")
-def library_break_run(tmp_path_factory) -> dict:
+def library_break_run(capture_once, tmp_path_factory) -> dict:
     folder = tmp_path_factory.mktemp("library-break")
-    captured = capture(folder, "graph_break_in_library.py", "--steps", "3")
-    shown = run_cli("report", folder / "run", cwd=REPO)
+    captured = capture(capture_once, folder, "graph_break_in_library.py", "--steps", "4")
+    shown = run_cli("report", captured["run"], cwd=REPO)
     assert shown.code == 0, shown.stderr
     return {**captured, "text": shown.stdout}
 
@@ -394,8 +404,10 @@ def test_a_break_inside_a_library_is_at_the_users_call(library_break_run):
 
 
 @pytest.fixture(scope="module")
-def no_grad_run(tmp_path_factory) -> dict:
-    return capture(tmp_path_factory.mktemp("no-grad"), "eval_no_grad.py", "--epochs", "2")
+def no_grad_run(capture_once, tmp_path_factory) -> dict:
+    return capture(
+        capture_once, tmp_path_factory.mktemp("no-grad"), "eval_no_grad.py", "--epochs", "2"
+    )
 
 
 def test_an_evaluation_under_no_grad_is_one_recompile_at_its_call(no_grad_run):

@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from tests.report_json import step_records
 from xlacli.render.profile import BREAKDOWN_LABELS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
-STEPS = 4  # the recompiles of examples/recompile/ happen by step 3
+STEPS = 5  # the examples' documented runs; their recompiles happen by step 3
 DESKTOP, PHONE = (1280, 900), (390, 844)
 HOSTILE_NAME = '<script>alert("x\'s") ünï'  # a file name holds no "/"
 HOSTILE_LINE = "</script><script>alert('ü')</script> \"quotes\""
@@ -45,26 +46,27 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("screenshots")
 
 
+@dataclass(frozen=True)
+class RecompileRun:
+    run: Path  # the shared capture's run folder: read, never written
+    page: Path  # its HTML page, rendered by `xlacli report` into this module's folder
+
+
 @pytest.fixture(scope="module")
-def recompile_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """``compile --html`` of every recompile example, once."""
+def recompile_runs(
+    capture_once, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, RecompileRun]:
+    """Every recompile example's documented run (shared with the golden reports and
+    the recompile tests), and its page as ``xlacli report --format html`` writes it."""
     root = tmp_path_factory.mktemp("recompile")
     runs = {}
     for example in CASES:
-        run = root / example
-        result = run_cli(
-            "compile",
-            f"examples/recompile/{example}.py",
-            "--steps",
-            str(STEPS),
-            "--out",
-            run,
-            "--html",
-            cwd=REPO,
-        )
-        assert result.code == 0, result.stderr
-        assert "HTML report:" in result.stderr and (run / "report.html").is_file()
-        runs[example] = run
+        captured = capture_once("compile", f"examples/recompile/{example}.py", "--steps", "5")
+        assert captured.result.code == 0, captured.result.stderr
+        page = root / example / "report.html"
+        shown = run_cli("report", captured.run, "--format", "html", "--output", page, cwd=REPO)
+        assert shown.code == 0 and page.is_file(), shown.stderr
+        runs[example] = RecompileRun(captured.run, page)
     return runs
 
 
@@ -87,12 +89,12 @@ def screenshots(browser: Browser, page: Path, folder: Path, name: str) -> None:
 
 @pytest.mark.parametrize("example", list(CASES))
 def test_every_recompile_appears_with_its_line(
-    browser: Browser, recompile_runs: dict[str, Path], shots: Path, example: str
+    browser: Browser, recompile_runs: dict[str, RecompileRun], shots: Path, example: str
 ) -> None:
     run = recompile_runs[example]
-    report = json.loads((run / "report.json").read_text())
-    screenshots(browser, run / "report.html", shots, example)
-    open_clean(browser, run / "report.html")
+    report = json.loads((run.run / "report.json").read_text())
+    screenshots(browser, run.page, shots, example)
+    open_clean(browser, run.page)
     assert browser.evaluate(MARKS) == len(step_records(report)) == STEPS
     category, fragment, step = CASES[example]
     steady = browser.evaluate(
@@ -128,8 +130,10 @@ def test_every_recompile_appears_with_its_line(
         assert links > 0
 
 
-def test_sorting_by_a_header_click(browser: Browser, recompile_runs: dict[str, Path]) -> None:
-    open_clean(browser, recompile_runs["input_shape"] / "report.html")
+def test_sorting_by_a_header_click(
+    browser: Browser, recompile_runs: dict[str, RecompileRun]
+) -> None:
+    open_clean(browser, recompile_runs["input_shape"].page)
     column = (
         "Array.from(document.querySelectorAll('table.graphs tbody tr'),"
         " r => parseFloat(r.cells[{index}].dataset.sort))"
@@ -154,8 +158,10 @@ def test_sorting_by_a_header_click(browser: Browser, recompile_runs: dict[str, P
     assert browser.evaluate(column.format(index=index)) == sorted(first, reverse=True)
 
 
-def test_search_marks_matching_lines(browser: Browser, recompile_runs: dict[str, Path]) -> None:
-    open_clean(browser, recompile_runs["input_shape"] / "report.html")
+def test_search_marks_matching_lines(
+    browser: Browser, recompile_runs: dict[str, RecompileRun]
+) -> None:
+    open_clean(browser, recompile_runs["input_shape"].page)
     found = browser.evaluate(
         "new Promise(done => { const block = document.querySelector("
         "'.code-block[data-role=hlo_after]'); block.open = true;"
@@ -167,8 +173,10 @@ def test_search_marks_matching_lines(browser: Browser, recompile_runs: dict[str,
     assert found[0] > 0 and f"{found[0]} matching line" in found[1]
 
 
-def test_readable_with_javascript_off(browser: Browser, recompile_runs: dict[str, Path]) -> None:
-    load = browser.open(recompile_runs["input_shape"] / "report.html", scripts=False)
+def test_readable_with_javascript_off(
+    browser: Browser, recompile_runs: dict[str, RecompileRun]
+) -> None:
+    load = browser.open(recompile_runs["input_shape"].page, scripts=False)
     assert load.console_errors == [] and load.requests == []
     assert len(browser.query("svg.timeline .mark")) == STEPS
     assert all("hidden" in box for box in browser.query(".search"))  # search needs JS
@@ -264,11 +272,13 @@ def test_check_page_lists_regressions_first(browser: Browser, tmp_path: Path, sh
     assert rows[0] == "check-regression" and "check-ok" in rows
 
 
-def test_hlo_diff_page(browser: Browser, recompile_runs: dict[str, Path], shots: Path) -> None:
-    run = recompile_runs["input_shape"]
+def test_hlo_diff_page(
+    browser: Browser, recompile_runs: dict[str, RecompileRun], shots: Path, tmp_path: Path
+) -> None:
+    run = recompile_runs["input_shape"].run
     report = json.loads((run / "report.json").read_text())
     left, right = (run / graph["files"]["hlo_before"] for graph in report["graphs"][:2])
-    page = run.parent / "diff.html"
+    page = tmp_path / "diff.html"
     result = run_cli("diff-hlo", left, right, "--format", "html", "--output", page, cwd=REPO)
     assert result.code == 1, result.stderr
     screenshots(browser, page, shots, "diff")
@@ -277,9 +287,9 @@ def test_hlo_diff_page(browser: Browser, recompile_runs: dict[str, Path], shots:
 
 
 def test_report_command_writes_the_page_where_asked(
-    browser: Browser, recompile_runs: dict[str, Path], tmp_path: Path
+    browser: Browser, recompile_runs: dict[str, RecompileRun], tmp_path: Path
 ) -> None:
-    run = recompile_runs["input_dtype"]
+    run = recompile_runs["input_dtype"].run
     page = tmp_path / "pages" / "run.html"
     result = run_cli("report", run, "--format", "html", "--output", page, cwd=REPO)
     assert result.code == 0, result.stderr

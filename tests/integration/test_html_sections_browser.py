@@ -7,7 +7,6 @@ The screenshots are written under the module's tmp folder for review.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +22,17 @@ pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 browser, shots = html_browser.browser, html_browser.shots  # the same module-scoped fixtures
 
 
-def compile_html(folder: Path, example: str, *options: str) -> tuple[Path, dict[str, Any]]:
-    """``compile --html`` of ``examples/EXAMPLE.py``: the page and the report it shows."""
-    run = folder / example.replace("/", "-")
-    result = run_cli(
-        "compile", f"examples/{example}.py", *options, "--out", run, "--html", cwd=REPO
-    )
-    assert result.code == 0, result.stderr
-    return run / "report.html", json.loads((run / "report.json").read_text())
+def compile_html(
+    capture_once, folder: Path, example: str, *options: str
+) -> tuple[Path, dict[str, Any]]:
+    """The page of ``examples/EXAMPLE.py``'s documented run (shared with its golden
+    report), as ``xlacli report --format html`` writes it, and the report it shows."""
+    captured = capture_once("compile", f"examples/{example}.py", *options)
+    assert captured.result.code == 0, captured.result.stderr
+    page = folder / f"{example.replace('/', '-')}.html"
+    shown = run_cli("report", captured.run, "--format", "html", "--output", page, cwd=REPO)
+    assert shown.code == 0, shown.stderr
+    return page, captured.report
 
 
 def line_in(example: str, fragment: str) -> str:
@@ -46,9 +48,9 @@ def section_text(browser: Browser, section_id: str) -> str:
     return str(browser.evaluate(f"document.getElementById('{section_id}').innerText"))
 
 
-def test_spmd_section(browser: Browser, tmp_path: Path, shots: Path) -> None:
+def test_spmd_section(browser: Browser, capture_once, tmp_path: Path, shots: Path) -> None:
     page, report = compile_html(
-        tmp_path, "spmd/data_parallel_mlp", "--devices", "4", "--steps", "2"
+        capture_once, tmp_path, "spmd/data_parallel_mlp", "--devices", "4", "--steps", "3"
     )
     screenshots(browser, page, shots, "spmd")
     spmd = report["graphs"][0]["spmd"]
@@ -64,8 +66,8 @@ def test_spmd_section(browser: Browser, tmp_path: Path, shots: Path) -> None:
     assert "SPMD" in browser.evaluate("document.querySelector('nav.contents').innerText")
 
 
-def test_memory_section(browser: Browser, tmp_path: Path, shots: Path) -> None:
-    page, report = compile_html(tmp_path, "memory/block_bf16", "--steps", "1")
+def test_memory_section(browser: Browser, capture_once, tmp_path: Path, shots: Path) -> None:
+    page, report = compile_html(capture_once, tmp_path, "memory/block_bf16", "--steps", "1")
     screenshots(browser, page, shots, "memory")
     open_clean(browser, page)
     text = section_text(browser, "memory")
@@ -79,9 +81,9 @@ def test_memory_section(browser: Browser, tmp_path: Path, shots: Path) -> None:
     assert graph["hash"][:8] in text
 
 
-def test_dynamo_section(browser: Browser, tmp_path: Path, shots: Path) -> None:
+def test_dynamo_section(browser: Browser, capture_once, tmp_path: Path, shots: Path) -> None:
     example = "dynamo/graph_break"
-    page, report = compile_html(tmp_path, example, "--mode", "dynamo", "--steps", "2")
+    page, report = compile_html(capture_once, tmp_path, example, "--mode", "dynamo", "--steps", "3")
     screenshots(browser, page, shots, "dynamo")
     open_clean(browser, page)
     text = section_text(browser, "dynamo")
@@ -98,8 +100,8 @@ def test_dynamo_section(browser: Browser, tmp_path: Path, shots: Path) -> None:
     assert "forward" in text and "torch_dynamo_resume_in_forward" in text
 
 
-def test_advice_section(browser: Browser, tmp_path: Path, shots: Path) -> None:
-    page, report = compile_html(tmp_path, "advice/variable_lengths", "--steps", "12")
+def test_advice_section(browser: Browser, capture_once, tmp_path: Path, shots: Path) -> None:
+    page, report = compile_html(capture_once, tmp_path, "advice/variable_lengths", "--steps", "12")
     screenshots(browser, page, shots, "advice")
     open_clean(browser, page)
     text = section_text(browser, "advice")

@@ -40,30 +40,28 @@ def _bare_counters(model: Path, steps: int) -> dict[str, int]:
     return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
-def _capture(tmp_path_factory, name: str, steps: int) -> dict:
+def _capture(capture_once, name: str, steps: int) -> dict:
+    """The example's documented run (shared with its golden report) and a bare run's counters."""
     model = SPMD / f"{name}.py"
-    run = tmp_path_factory.mktemp(name) / "run"
-    result = run_cli(
-        "compile", model, "--devices", DEVICES, "--steps", steps, "--out", run, "--format", "json",
-        cwd=REPO,
-    )  # fmt: skip
-    assert result.code == 0, result.stderr
-    return {"report": json.loads(result.stdout), "run": run, "bare": _bare_counters(model, steps)}
+    shown = model.relative_to(REPO).as_posix()
+    captured = capture_once("compile", shown, "--devices", DEVICES, "--steps", str(steps))
+    assert captured.result.code == 0, captured.result.stderr
+    return {"report": captured.report, "run": captured.run, "bare": _bare_counters(model, steps)}
 
 
 @pytest.fixture(scope="module")
-def data_parallel(tmp_path_factory):
-    return _capture(tmp_path_factory, "data_parallel_mlp", 3)
+def data_parallel(capture_once):
+    return _capture(capture_once, "data_parallel_mlp", 3)
 
 
 @pytest.fixture(scope="module")
-def transformer(tmp_path_factory):
-    return _capture(tmp_path_factory, "transformer_block", 2)
+def transformer(capture_once):
+    return _capture(capture_once, "transformer_block", 3)
 
 
 @pytest.fixture(scope="module")
-def changed(tmp_path_factory):
-    return _capture(tmp_path_factory, "sharding_change", 4)
+def changed(capture_once):
+    return _capture(capture_once, "sharding_change", 5)
 
 
 @pytest.fixture(params=["data_parallel", "transformer", "changed"])
