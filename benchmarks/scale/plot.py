@@ -51,7 +51,15 @@ def _series(rows: list[dict[str, Any]], family: str, key: str) -> list[tuple[flo
     return sorted(points)
 
 
-def _panel(x0: float, title: str, unit: str, lines: dict[str, list[tuple[float, float]]]) -> str:
+def _panel(
+    x0: float,
+    title: str,
+    unit: str,
+    lines: dict[str, list[tuple[float, float]]],
+    y_label: str = "seconds",
+    colors: dict[str, str] | None = None,
+) -> str:
+    colors = colors or COLORS
     xs = [x for points in lines.values() for x, _ in points] or [1.0]
     ys = [y for points in lines.values() for _, y in points] or [1.0]
     x_max, y_max = max(xs) * 1.05, max(ys) * 1.1
@@ -68,7 +76,7 @@ def _panel(x0: float, title: str, unit: str, lines: dict[str, list[tuple[float, 
         f'<text x="{x0 + PANEL_W / 2}" y="{MARGIN_Y + PANEL_H + 36}" '
         f'text-anchor="middle">{unit}</text>',
         f'<text x="{x0 - 48}" y="{MARGIN_Y + PANEL_H / 2}" text-anchor="middle" '
-        f'transform="rotate(-90 {x0 - 48} {MARGIN_Y + PANEL_H / 2})">seconds</text>',
+        f'transform="rotate(-90 {x0 - 48} {MARGIN_Y + PANEL_H / 2})">{y_label}</text>',
     ]
     for fraction in (0.0, 0.5, 1.0):
         x, y = at(x_max / 1.05 * fraction, y_max / 1.1 * fraction)
@@ -86,17 +94,18 @@ def _panel(x0: float, title: str, unit: str, lines: dict[str, list[tuple[float, 
         coords = [at(x, y) for x, y in points]
         path = " ".join(f"{x:.1f},{y:.1f}" for x, y in coords)
         parts.append(
-            f'<polyline points="{path}" fill="none" stroke="{COLORS[name]}" stroke-width="2"'
+            f'<polyline points="{path}" fill="none" stroke="{colors[name]}" stroke-width="2"'
             + (' stroke-dasharray="6 4"' if name in DASHED else "")
             + "/>"
         )
         parts += [
-            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{COLORS[name]}"/>' for x, y in coords
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colors[name]}"/>' for x, y in coords
         ]
     return "\n".join(parts)
 
 
 def draw(rows: list[dict[str, Any]]) -> str:
+    """Wall and CPU time against steps and against graphs."""
     panels = []
     drawn: set[str] = set()  # the legend names only the series with points
     for index, (family, unit) in enumerate(FAMILIES):
@@ -105,13 +114,53 @@ def draw(rows: list[dict[str, Any]]) -> str:
         panels.append(
             _panel(MARGIN_X + index * (PANEL_W + MARGIN_X + 20), TITLES[family], unit, lines)
         )
+    return _figure(panels, drawn)
+
+
+# What the run leaves and holds, against steps: report.json and the parent's peak.
+SIZE_COLORS = {
+    "mlp.py": "#1f77b4",
+    "training step": "#2ca02c",
+    "mlp.py before": "#aec7e8",
+    "training step before": "#98df8a",
+}
+SIZE_PANELS = (
+    ("report.json", "KiB", lambda row, key: row.get(key) and row[key] / 1024,
+     ("report_bytes", "before_report_bytes")),
+    ("parent's peak memory", "MiB", lambda row, key: row.get(key),
+     ("parent_peak_mib", "before_parent_peak_mib")),
+)  # fmt: skip
+
+
+def draw_sizes(rows: list[dict[str, Any]]) -> str:
+    """``report.json``'s size and the parent's peak against steps (one cached graph)."""
+    panels: list[str] = []
+    drawn: set[str] = set()
+    for index, (title, unit, value, (key, before_key)) in enumerate(SIZE_PANELS):
+        lines = {}
+        for family, name in (("mlp", "mlp.py"), ("train", "training step")):
+            for suffix, field in (("", key), (" before", before_key)):
+                points = sorted(
+                    (row["steps"], value(row, field))
+                    for row in rows
+                    if row["row"].startswith(family + "-") and value(row, field)
+                )
+                lines[name + suffix] = points
+        drawn.update(name for name, points in lines.items() if points)
+        x0 = MARGIN_X + index * (PANEL_W + MARGIN_X + 20)
+        panels.append(_panel(x0, title, "steps", lines, unit, SIZE_COLORS))
+    return _figure(panels, drawn, SIZE_COLORS)
+
+
+def _figure(panels: list[str], drawn: set[str], colors: dict[str, str] | None = None) -> str:
+    colors = colors or COLORS
     legend = "".join(
         f'<line x1="{MARGIN_X + i * 170}" y1="{HEIGHT - 18}" x2="{MARGIN_X + i * 170 + 24}" '
         f'y2="{HEIGHT - 18}" stroke="{color}" stroke-width="2"'
         + (' stroke-dasharray="6 4"' if name in DASHED else "")
         + f'/><text x="{MARGIN_X + i * 170 + 30}" y="{HEIGHT - 14}">{name}</text>'
         for i, (name, color) in enumerate(
-            (name, color) for name, color in COLORS.items() if name in drawn
+            (name, color) for name, color in colors.items() if name in drawn
         )
     )
     return (
@@ -131,8 +180,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("results", type=Path)
     parser.add_argument("--out", type=Path, default=Path("docs/scale.svg"))
+    parser.add_argument(
+        "--sizes-out", type=Path, help="also draw report.json and the parent's peak (SVG)"
+    )
     args = parser.parse_args()
-    args.out.write_text(draw(_load(args.results)), encoding="utf-8")
+    rows = _load(args.results)
+    args.out.write_text(draw(rows), encoding="utf-8")
+    if args.sizes_out:
+        args.sizes_out.write_text(draw_sizes(rows), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -84,6 +84,8 @@ class Result:
     load: tuple[float, float] | None = None  # 1-minute load average before and after the row
     before_s: float | None = None  # --before: an older xlacli, run in the same alternation
     before_folder_bytes: int | None = None
+    before_report_bytes: int | None = None
+    before_parent_peak_mib: float | None = None
 
 
 def _env(tree: Path = REPO) -> dict[str, str]:
@@ -143,6 +145,7 @@ def measure(row: Row, repeats: int, before: Path | None = None) -> Result:
     tool: list[tuple[float, float]] = []
     before_s: list[float] = []
     peaks: list[float] = []
+    before_peaks: list[float] = []
     load = os.getloadavg()[0]
     try:
         for index in range(repeats):
@@ -150,7 +153,11 @@ def measure(row: Row, repeats: int, before: Path | None = None) -> Result:
             out = work / f"run{index}"
             tool_wall, tool_cpu, peak, counts = _xlacli(row, out)
             if before is not None:
-                before_s.append(_xlacli(row, work / f"before{index}", before)[0])
+                before_wall, _cpu, before_peak, _counts = _xlacli(
+                    row, work / f"before{index}", before
+                )
+                before_s.append(before_wall)
+                before_peaks.append(before_peak)
             bare.append((bare_wall, bare_cpu))
             tool.append((tool_wall, tool_cpu))
             peaks.append(peak)
@@ -159,6 +166,10 @@ def measure(row: Row, repeats: int, before: Path | None = None) -> Result:
         return Result(
             before_s=statistics.median(before_s) if before_s else None,
             before_folder_bytes=_size(work / f"before{repeats - 1}") if before_s else None,
+            before_report_bytes=(work / f"before{repeats - 1}" / "report.json").stat().st_size
+            if before_s
+            else None,
+            before_parent_peak_mib=max(before_peaks) if before_peaks else None,
             row=row.name,
             steps=row.steps,
             bare_s=bare_s,
