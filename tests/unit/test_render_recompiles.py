@@ -82,3 +82,24 @@ def test_the_timeline_ends_the_warm_up_after_the_loops_own_iterations():
     assert "◆ new phase or periodic graph" in shown
     model = text(timeline(run_report(["loop"] * 4, events[1:2])))
     assert model.startswith("Steps: ··│·●") and "┊" not in model and "◆" not in model
+
+
+def test_a_long_loop_shows_its_ends_and_how_many_steps_between():
+    """10,000 cached steps are one line, not 125: the first and last few and a count;
+    a recompile inside keeps its place, the warm-up edge its own."""
+    events = [
+        dataclasses.replace(event(0, "first_compile"), steady_state=False),
+        event(5_000, "input_shape"),
+    ]
+    shown = text(timeline(run_report(["loop"] * 10_000, events))).splitlines()[0]
+    assert shown.startswith("Steps: ●·│········…4,988 more…··●········…4,989 more…··   ")
+    assert len(shown) < 200
+    few = text(timeline(run_report(["loop"] * 20, events[:1])))
+    assert few.startswith("Steps: ●·│" + "·" * 18 + "   ")  # short runs stay whole
+
+
+def test_graphs_per_step_fold_long_repeats():
+    from xlacli.render.recompiles import _counts_folded
+
+    assert _counts_folded((1, 2, *([1] * 9_990), 2, 2)) == "1 2 1×9,990 2 2"
+    assert _counts_folded((2, 2, 2)) == "2 2 2"  # what a short run showed before

@@ -79,25 +79,67 @@ def timeline(report: RunReport) -> Text:
     # Steps whose only compiles start a new phase or a periodic graph.
     expected = {e.step for e in report.events if e.phase in (NEW_PHASE, PERIODIC)} - steady_steps
     edges = timeline_edges([record.phase for record in report.step_records], report.warmup)
-    text = Text("Steps: ", style="bold")
+    marks: list[tuple[str, str]] = []  # (symbol, style): a step's mark, or an edge
     for index, record in enumerate(report.step_records):
         if index == edges.loop_start:
-            text.append(SETUP_EDGE, style="dim")
+            marks.append((SETUP_EDGE, "dim"))
         if index == edges.warm:
-            text.append(WARM_EDGE, style="dim")
+            marks.append((WARM_EDGE, "dim"))
         if record.step in compiled_steps:
             if record.step in expected:
-                text.append(NEW_SITE, style="cyan")
+                marks.append((NEW_SITE, "cyan"))
             else:
-                text.append(COMPILED, style="bold red" if record.step in steady_steps else "yellow")
+                marks.append((COMPILED, "bold red" if record.step in steady_steps else "yellow"))
         else:
-            text.append(CACHED, style="dim" if record.phase == SETUP else "green")
+            marks.append((CACHED, "dim" if record.phase == SETUP else "green"))
+    text = Text("Steps: ", style="bold")
+    for symbol, style in _folded(marks):
+        text.append(symbol, style=style)
     text.append(_timeline_legend(report, edges, bool(expected)), style="dim")
     per_step = report.executions_per_step
     if per_step and max(per_step) > 1:
-        text.append("\nGraphs run per step: " + " ".join(map(str, per_step)), style="yellow")
+        text.append("\nGraphs run per step: " + _counts_folded(per_step), style="yellow")
         text.append(f"  (more than 1: {_why_several(report)})", style="dim")
     return text
+
+
+# A run of equal marks longer than this shows its first and last few and how many
+# between: a 10,000-step loop's timeline was 125 lines of dots.
+FOLD_RUN, KEEP_HEAD, KEEP_TAIL = 24, 8, 2
+
+
+def _folded(marks: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The marks with each long run of one step mark cut to its ends and a count."""
+    shown: list[tuple[str, str]] = []
+    start = 0
+    while start < len(marks):
+        end = start
+        while end < len(marks) and marks[end] == marks[start]:
+            end += 1
+        run = marks[start:end]
+        if len(run) > FOLD_RUN and run[0][0] not in (SETUP_EDGE, WARM_EDGE):
+            hidden = len(run) - KEEP_HEAD - KEEP_TAIL
+            shown += run[:KEEP_HEAD]
+            shown.append((f"…{hidden:,} more…", "dim"))
+            shown += run[-KEEP_TAIL:]
+        else:
+            shown += run
+        start = end
+    return shown
+
+
+def _counts_folded(counts: tuple[int, ...]) -> str:
+    """``1 2 1×9,990 2``: a value repeated more than 4 times as value×count."""
+    parts: list[str] = []
+    start = 0
+    while start < len(counts):
+        end = start
+        while end < len(counts) and counts[end] == counts[start]:
+            end += 1
+        repeats = end - start
+        parts += [f"{counts[start]}×{repeats:,}"] if repeats > 4 else [str(counts[start])] * repeats
+        start = end
+    return " ".join(parts)
 
 
 def _timeline_legend(report: RunReport, edges: TimelineEdges, expected: bool) -> str:
