@@ -16,7 +16,7 @@ from xlacli.render.check import save_check
 from xlacli.render.html import run_page
 from xlacli.render.html.page import csp_hash
 from xlacli.render.html.run_page import RUN_SECTIONS, Section, run_page_html, write_run_html
-from xlacli.render.html.svg import TimelineMark, timeline_svg
+from xlacli.render.html.svg import TimelineMark, fold_marks, timeline_svg
 from xlacli.render.html.text_blocks import MAX_LINES
 from xlacli.report.profile import LineTime, OpTime, ProfileSummary, StepTimes, save_summary
 from xlacli.report.run import (
@@ -271,6 +271,25 @@ def test_timeline_svg_draws_the_loops_start_and_its_warm_up_end() -> None:
     pitch = 15  # a mark and its gap
     assert f'class="setup-edge" x1="{2 * pitch - 1.5}"' in svg
     assert f'class="boundary" x1="{4 * pitch - 1.5}"' in svg
+
+
+def test_a_long_run_of_equal_steps_is_drawn_as_its_ends_and_one_folded_mark() -> None:
+    """10,000 steps: the compile, the warm-up, 8 cached steps, one dashed mark for the
+    rest, the last 2; a steady recompile in the middle keeps its own mark."""
+    marks = [TimelineMark(0, "compiled", False, "")]
+    marks += [TimelineMark(step, "cached", False, "") for step in range(1, 10_000)]
+    marks[5_000] = TimelineMark(5_000, "compiled", True, "recompiled")
+    shown, edges = fold_marks(marks, TimelineEdges(loop_start=None, warm=2))
+    assert [m.kind for m in shown[:3]] == ["compiled", "cached", "cached"] and edges.warm == 2
+    assert [m.step for m in shown if m.kind == "compiled"] == [0, 5_000]
+    folded = [m for m in shown if m.kind == "folded"]
+    assert len(folded) == 2 and "4,988 more cached steps" in folded[0].hover
+    assert len(shown) == 2 + 10 + 1 + 1 + 10 + 1
+    svg = timeline_svg(marks, TimelineEdges(loop_start=None, warm=2))
+    assert svg.count('class="mark ') == len(shown) and "10000 steps" in svg
+    assert len(svg) < 20_000  # it was 10,000 marks, ~2 MB of page
+    short = [TimelineMark(step, "cached", False, "") for step in range(20)]
+    assert fold_marks(short, TimelineEdges(None, None))[0] == short  # short runs stay whole
 
 
 def test_snippet_of_an_unreadable_or_out_of_range_location(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ mark (the hover text) and an ``aria-label`` saying what it shows.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ TIMELINE_SCALE = 1.6  # drawn at a fixed size: a long run scrolls rather than sh
 CHART_WIDTH = 1000
 CHART_HEIGHT = 200
 CHART_PAD = 34
+LABEL_DIGIT_PX = 7  # a step number's digit at the timeline's label size
 
 
 @dataclass(frozen=True)
@@ -43,18 +45,81 @@ class Segment:
     seconds: float
 
 
+# A run of equal steps longer than this is drawn as its first and last few marks and
+# one dashed mark for the rest: a 10,000-step loop drew 10,000 marks (a 2 MB page).
+FOLD_RUN, KEEP_HEAD, KEEP_TAIL = 24, 8, 2
+
+
+def fold_marks(
+    marks: Sequence[TimelineMark], edges: TimelineEdges
+) -> tuple[list[TimelineMark], TimelineEdges]:
+    """Long runs of equal steps (same kind and flags, no recompile, no edge inside)
+    cut to their ends and one ``folded`` mark; the edges moved to the marks' new places."""
+    cuts = {at for at in (edges.loop_start, edges.warm) if at is not None}
+    shown: list[TimelineMark] = []
+    place: dict[int, int] = {}  # a kept mark's index -> its index in ``shown``
+    start = 0
+    while start < len(marks):
+        end = start + 1
+        while (
+            end < len(marks)
+            and end not in cuts
+            and _same_kind(marks[end], marks[start])
+            and not marks[start].steady_recompile
+        ):
+            end += 1
+        keep = range(start, end)
+        if end - start > FOLD_RUN:
+            keep = range(start, start + KEEP_HEAD)
+        for index in keep:
+            place[index] = len(shown)
+            shown.append(marks[index])
+        if end - start > FOLD_RUN:
+            first, last = marks[start + KEEP_HEAD], marks[end - KEEP_TAIL - 1]
+            hidden = end - start - KEEP_HEAD - KEEP_TAIL
+            shown.append(
+                TimelineMark(
+                    first.step,
+                    "folded",
+                    False,
+                    f"steps {first.step}-{last.step}: {hidden:,} more {first.kind} steps "
+                    "like the ones beside them",
+                )
+            )
+            for index in range(end - KEEP_TAIL, end):
+                place[index] = len(shown)
+                shown.append(marks[index])
+        start = end
+
+    def moved(at: int | None) -> int | None:
+        return None if at is None else place.get(at, at)
+
+    return shown, TimelineEdges(loop_start=moved(edges.loop_start), warm=moved(edges.warm))
+
+
+def _same_kind(a: TimelineMark, b: TimelineMark) -> bool:
+    return (a.kind, a.flags, a.steady_recompile) == (b.kind, b.flags, b.steady_recompile)
+
+
 def timeline_svg(marks: Sequence[TimelineMark], edges: TimelineEdges | None = None) -> Markup:
-    """One mark per step; the loop's start after setup syncs and the end of its
-    warm-up as lines (``edges``: indices into ``marks``)."""
+    """One mark per step (long runs of equal steps folded, ``fold_marks``); the
+    loop's start after setup syncs and the end of its warm-up as lines (``edges``:
+    indices into ``marks``)."""
+    steps = len(marks)
+    marks, edges = fold_marks(marks, edges or TimelineEdges(loop_start=None, warm=None))
     pitch = MARK_WIDTH + MARK_GAP
-    width = max(pitch * len(marks), pitch)
+    # Step numbers stay legible: one every few marks when there are many or they are long.
+    digits = max((len(str(mark.step)) for mark in marks), default=1)
+    every = max(1 if len(marks) <= 60 else 5, math.ceil(digits * LABEL_DIGIT_PX / pitch))
+    width = max(pitch * len(marks), pitch) + digits * LABEL_DIGIT_PX // 2  # the last label
     parts = [
         f'<svg class="timeline" viewBox="0 0 {width} {TIMELINE_HEIGHT}" '
         f'width="{width * TIMELINE_SCALE:.0f}" height="{TIMELINE_HEIGHT * TIMELINE_SCALE:.0f}" '
         f'role="img" '
-        f'aria-label="{len(marks)} steps, one mark per step">'
+        f'aria-label="{steps} steps, one mark per step'
+        + (", long runs of equal steps folded" if len(marks) < steps else "")
+        + '">'
     ]
-    every = 1 if len(marks) <= 60 else 5  # step numbers stay legible
     for index, mark in enumerate(marks):
         x = index * pitch
         steady = " steady" if mark.steady_recompile else ""
@@ -73,9 +138,10 @@ def timeline_svg(marks: Sequence[TimelineMark], edges: TimelineEdges | None = No
                 'height="26" rx="3"></rect>'
             )
         parts.append("</g>")
-        if index % every == 0:
+        if mark.kind == "folded":
+            parts.append(f'<text x="{x + MARK_WIDTH / 2}" y="44">…</text>')
+        elif index % every == 0:
             parts.append(f'<text x="{x + MARK_WIDTH / 2}" y="44">{mark.step}</text>')
-    edges = edges or TimelineEdges(loop_start=None, warm=None)
     for css, at in (("setup-edge", edges.loop_start), ("boundary", edges.warm)):
         if at:
             edge = at * pitch - MARK_GAP / 2
