@@ -21,7 +21,7 @@ def main():
     device = torch_xla.device()
     model = nn.Linear(8, 4).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    for step in range(STEPS):
+    for _step in range(STEPS):
         x = torch.randn(16, 8).to(device)
         loss = model(x).square().mean()
         loss.backward()

@@ -30,7 +30,7 @@ def main():
     model = model.to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     losses = []
-    for step in range(args.steps):
+    for _step in range(args.steps):
         inputs = torch.randn(args.batch_size, 64).to(device)
         loss = model(inputs).square().mean()
         loss.backward()

@@ -29,7 +29,7 @@ def main():
     def forward_loss(x, y):
         return nn.functional.mse_loss(model(x), y)
 
-    for step in range(args.steps):
+    for _step in range(args.steps):
         x = torch.randn(8, 16).to(device)
         y = x.sum(dim=1, keepdim=True)
         optimizer.zero_grad()
