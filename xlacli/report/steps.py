@@ -180,35 +180,34 @@ class StepRecords(Sequence[StepRecord]):
         return f"StepRecords({len(self)} steps in {len(self.runs)} runs)"
 
 
+def _work_from_dict(data: dict[str, Any]) -> dict[str, Any]:
+    """What a step did, as a step record and a run of steps both keep it."""
+    return {
+        "compilations": data.get("compilations", 0),
+        "executions": data.get("executions", 0),
+        "input_signature": tuple(data.get("input_signature", ())),
+        "graph_hashes": tuple(data.get("graph_hashes", ())),
+        "value_reads": data.get("value_reads", 0),
+        "fallbacks": data.get("fallbacks", 0),
+        "phase": data.get("phase", "loop"),
+    }
+
+
 def step_run_from_dict(data: dict[str, Any]) -> StepRun:
     wall = data.get("wall_time_s", 0.0)
     return StepRun(
         first_step=data["first_step"],
         steps=data.get("steps", 1),
-        compilations=data.get("compilations", 0),
-        executions=data.get("executions", 0),
-        input_signature=tuple(data.get("input_signature", ())),
-        graph_hashes=tuple(data.get("graph_hashes", ())),
-        value_reads=data.get("value_reads", 0),
-        fallbacks=data.get("fallbacks", 0),
-        phase=data.get("phase", "loop"),
         wall_time_s=wall,
         median_wall_time_s=data.get("median_wall_time_s", wall),
         min_wall_time_s=data.get("min_wall_time_s", wall),
         max_wall_time_s=data.get("max_wall_time_s", wall),
+        **_work_from_dict(data),
     )
 
 
 def step_record_from_dict(data: dict[str, Any]) -> StepRecord:
     """One record of a version-1 report, which kept a record per step."""
     return StepRecord(
-        step=data["step"],
-        wall_time_s=data.get("wall_time_s", 0.0),
-        compilations=data.get("compilations", 0),
-        executions=data.get("executions", 0),
-        input_signature=tuple(data.get("input_signature", ())),
-        graph_hashes=tuple(data.get("graph_hashes", ())),
-        value_reads=data.get("value_reads", 0),
-        fallbacks=data.get("fallbacks", 0),
-        phase=data.get("phase", "loop"),
+        step=data["step"], wall_time_s=data.get("wall_time_s", 0.0), **_work_from_dict(data)
     )
