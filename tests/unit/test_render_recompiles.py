@@ -103,3 +103,10 @@ def test_graphs_per_step_fold_long_repeats():
 
     assert _counts_folded((1, 2, *([1] * 9_990), 2, 2)) == "1 2 1×9,990 2 2"
     assert _counts_folded((2, 2, 2)) == "2 2 2"  # what a short run showed before
+
+
+def test_a_read_every_ten_steps_shows_once_with_its_count():
+    from xlacli.render.recompiles import _counts_folded
+
+    every_tenth = (1, 2, *((1,) * 9 + (2,)) * 29, *(1,) * 8)
+    assert _counts_folded(every_tenth) == "1 (2 1×9)×29 2 1×8"

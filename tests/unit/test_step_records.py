@@ -11,7 +11,7 @@ import pytest
 from xlacli.analysis.memory import run_memory, step_memory
 from xlacli.report.memory import GraphMemory, StepMemory
 from xlacli.report.run import GraphRecord, RunReport, dump_report, report_from_dict, report_to_dict
-from xlacli.report.steps import StepRecord, StepRecords
+from xlacli.report.steps import StepCycle, StepRecord, StepRecords
 
 
 def record(step: int, wall: float, *, compiles: int = 0, graphs: tuple[str, ...] = ("b",)):
@@ -41,7 +41,7 @@ def test_equal_steps_fold_into_runs_and_read_back_a_step_at_a_time():
     records = loop(20)
     steps = StepRecords.fold(records, split_before={2})
     # 0, 1 compiled (each its own); 2-6 the cached graph; 7 read a value; 8-19 cached.
-    assert [(run.first_step, run.steps) for run in steps.runs] == [
+    assert [(run.first_step, run.steps) for run in steps.segments] == [
         (0, 1), (1, 1), (2, 5), (7, 1), (8, 12),
     ]  # fmt: skip
     assert len(steps) == 20 and bool(steps) and not StepRecords()
@@ -54,7 +54,7 @@ def test_equal_steps_fold_into_runs_and_read_back_a_step_at_a_time():
     # Everything but the clock is each step's own; a folded step has its run's median.
     for original, read in zip(records, steps, strict=True):
         assert dataclass_without_clock(original) == dataclass_without_clock(read)
-    run = steps.runs[-1]
+    run = steps.segments[-1]
     assert run.median_wall_time_s == 0.003 and run.max_wall_time_s == 0.004
     assert run.wall_time_s == pytest.approx(sum(r.wall_time_s for r in records[8:]))
     assert steps[1].wall_time_s == 0.3  # a step alone keeps its own clock
@@ -70,7 +70,7 @@ def test_a_run_never_crosses_the_end_of_the_warm_up():
         record(s, 9.0 if s == 1 else 0.1) for s in range(1, 6)
     ]
     folded = report(records).step_records  # the report folds what it is given
-    assert [(run.first_step, run.steps) for run in folded.runs] == [(0, 1), (1, 1), (2, 4)]
+    assert [(run.first_step, run.steps) for run in folded.segments] == [(0, 1), (1, 1), (2, 4)]
     assert [r.wall_time_s for r in folded[2:]] == [0.1] * 4
 
 
@@ -126,3 +126,36 @@ def memory_graph_with(graph_hash: str, peak: int) -> GraphRecord:
         first_step=0,
     )  # fmt: skip
     return dataclasses.replace(base, memory=GraphMemory(peak, 0, None, None, None))
+
+
+def logging_loop(steps: int, every: int = 10) -> list[StepRecord]:
+    """A loop that reads its loss every ``every`` steps (a second graph), as real
+    training scripts log: runs alternate, a run-length fold alone grows with steps."""
+    records = [record(0, 0.3, compiles=1, graphs=("a", "r")), record(1, 0.3, compiles=1)]
+    for step in range(2, steps):
+        logged = step % every == 0
+        records.append(
+            record(step, 0.004 if logged else 0.003, graphs=("b", "r") if logged else ("b",))
+        )
+    return records
+
+
+def test_a_loop_that_logs_every_k_steps_is_one_cycle_read_back_step_by_step():
+    records = logging_loop(10_000)
+    steps = StepRecords.fold(records, split_before={2})
+    assert len(steps.segments) <= 6, steps.segments  # not two runs every ten steps
+    [cycle] = [s for s in steps.segments if isinstance(s, StepCycle)]
+    assert cycle.period == 10 and cycle.repeats >= 990
+    assert [r.step for r in steps] == list(range(10_000))
+    assert [r.step for r in reversed(steps)][:3] == [9_999, 9_998, 9_997]
+    for index in (0, 1, 2, 9, 10, 11, 4_321, 5_000, 9_990, 9_999):
+        original, read = records[index], steps[index]
+        assert dataclass_without_clock(original) == dataclass_without_clock(read), index
+    logged = next(run for run in cycle.runs if run.graph_hashes == ("b", "r"))
+    # One logged step a repeat: its clocks are over every repeat.
+    assert logged.median_wall_time_s == 0.004
+    assert logged.wall_time_s == pytest.approx(0.004 * cycle.repeats)
+    short, long = report(logging_loop(100)), report(logging_loop(10_000))
+    assert len(dump_report(long)) - len(dump_report(short)) < 64
+    loaded = report_from_dict(json.loads(dump_report(long)))
+    assert loaded == long and loaded.executions_per_step == long.executions_per_step

@@ -18,6 +18,7 @@ from xlacli.analysis.phases import (
     TimelineEdges,
     timeline_edges,
 )
+from xlacli.cycles import stretches
 from xlacli.paths import display_location, source_line
 from xlacli.report.run import CompileEvent, FallbackOp, RunReport
 from xlacli.units import format_seconds
@@ -129,16 +130,25 @@ def _folded(marks: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def _counts_folded(counts: tuple[int, ...]) -> str:
-    """``1 2 1×9,990 2``: a value repeated more than 4 times as value×count."""
-    parts: list[str] = []
-    start = 0
-    while start < len(counts):
-        end = start
-        while end < len(counts) and counts[end] == counts[start]:
-            end += 1
-        repeats = end - start
-        parts += [f"{counts[start]}×{repeats:,}"] if repeats > 4 else [str(counts[start])] * repeats
-        start = end
+    """``1 2 1×9,990 2``: a value repeated more than 4 times as value×count, and a
+    repeating pattern once with its count: ``1 (2 1×9)×999`` (a read every 10 steps)."""
+    tokens: list[tuple[int, int]] = []  # (value, how many times in a row)
+    for value in counts:
+        if tokens and tokens[-1][0] == value:
+            tokens[-1] = (value, tokens[-1][1] + 1)
+        else:
+            tokens.append((value, 1))
+
+    def shown(token: tuple[int, int]) -> str:
+        value, repeats = token
+        return f"{value}×{repeats:,}" if repeats > 4 else " ".join([str(value)] * repeats)
+
+    parts = []
+    for stretch in stretches(tokens):
+        block = " ".join(
+            shown(token) for token in tokens[stretch.start : stretch.start + stretch.period]
+        )
+        parts.append(block if stretch.repeats == 1 else f"({block})×{stretch.repeats:,}")
     return " ".join(parts)
 
 

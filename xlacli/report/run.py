@@ -37,15 +37,17 @@ from xlacli.report.memory import (
     run_memory_from_dict,
 )
 from xlacli.report.sharding import GraphSpmd, graph_spmd_from_dict
+from xlacli.report.steps import (
+    StepCycle,
+    StepRecords,
+    StepRun,
+    segment_from_dict,
+    segment_to_dict,
+    step_record_from_dict,
+)
 
 # StepRecord is re-exported: readers import it from here.
 from xlacli.report.steps import StepRecord as StepRecord
-from xlacli.report.steps import (
-    StepRecords,
-    StepRun,
-    step_record_from_dict,
-    step_run_from_dict,
-)
 
 # 2: steps kept as runs of equal steps (``step_runs``), memory facts folded alike;
 # version 1 reports (a record per step) still load.
@@ -241,9 +243,9 @@ class RunReport:
             object.__setattr__(self, "step_records", steps)
 
     @property
-    def step_runs(self) -> tuple[StepRun, ...]:
-        """The steps as runs of equal steps, as ``report.json`` keeps them."""
-        return self.step_records.runs
+    def step_runs(self) -> tuple[StepRun | StepCycle, ...]:
+        """The steps as runs of equal steps and cycles of runs, as ``report.json`` keeps them."""
+        return self.step_records.segments
 
     @property
     def steady_state_compiles(self) -> int:
@@ -264,7 +266,7 @@ def report_to_dict(report: RunReport) -> dict[str, Any]:
     """The JSON form of a report (plain dicts and lists), derived counts included."""
     data = dataclasses.asdict(dataclasses.replace(report, step_records=StepRecords()))
     del data["step_records"]  # a view: what is kept is its runs
-    data["step_runs"] = [dataclasses.asdict(run) for run in report.step_runs]
+    data["step_runs"] = [segment_to_dict(segment) for segment in report.step_runs]
     data["steady_state_compiles"] = report.steady_state_compiles
     return data
 
@@ -452,5 +454,5 @@ def _graph_from_dict(data: dict[str, Any]) -> GraphRecord:
 
 def _steps_from_dict(data: dict[str, Any]) -> StepRecords:
     if "step_runs" in data:
-        return StepRecords(step_run_from_dict(run) for run in data["step_runs"])
+        return StepRecords(segment_from_dict(segment) for segment in data["step_runs"])
     return StepRecords.fold(step_record_from_dict(s) for s in data.get("step_records", ()))

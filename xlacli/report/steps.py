@@ -11,10 +11,13 @@ step's own clock.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import statistics
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
+
+from xlacli.cycles import stretches
 
 
 @dataclass(frozen=True)
@@ -50,10 +53,11 @@ class StepRun:
     min_wall_time_s: float
     max_wall_time_s: float
 
-    def record(self, offset: int) -> StepRecord:
-        """The run's step ``first_step + offset``, with the run's median clock."""
+    def record(self, offset: int, shift: int = 0) -> StepRecord:
+        """The run's step ``first_step + offset`` (``+ shift``: in a later repeat of
+        its cycle), with the run's median clock."""
         return StepRecord(
-            step=self.first_step + offset,
+            step=self.first_step + shift + offset,
             wall_time_s=self.median_wall_time_s,
             compilations=self.compilations,
             executions=self.executions,
@@ -98,24 +102,91 @@ def _run(first: StepRecord, clocks: list[float]) -> StepRun:
     )
 
 
+@dataclass(frozen=True)
+class StepCycle:
+    """Runs that repeat in order ``repeats`` times: a loop that logs, evaluates or
+    accumulates every k steps. ``runs`` are the first repeat's; their clocks are
+    over every repeat (total, least, most; the median of the repeats' medians)."""
+
+    first_step: int
+    repeats: int
+    runs: tuple[StepRun, ...]
+
+    @property
+    def period(self) -> int:
+        """Steps in one repeat."""
+        return sum(run.steps for run in self.runs)
+
+    @property
+    def steps(self) -> int:
+        return self.period * self.repeats
+
+
+Segment = StepRun | StepCycle
+
+
+def _work_key(run: StepRun) -> tuple[Any, ...]:
+    return (
+        run.steps,
+        run.compilations,
+        run.executions,
+        run.input_signature,
+        run.graph_hashes,
+        run.value_reads,
+        run.fallbacks,
+        run.phase,
+    )
+
+
+def _cycle(runs: Sequence[StepRun], period: int, repeats: int) -> StepCycle:
+    merged = []
+    for index in range(period):
+        same = [runs[index + repeat * period] for repeat in range(repeats)]
+        merged.append(
+            dataclasses.replace(
+                same[0],
+                wall_time_s=sum(run.wall_time_s for run in same),
+                median_wall_time_s=statistics.median(run.median_wall_time_s for run in same),
+                min_wall_time_s=min(run.min_wall_time_s for run in same),
+                max_wall_time_s=max(run.max_wall_time_s for run in same),
+            )
+        )
+    return StepCycle(runs[0].first_step, repeats, tuple(merged))
+
+
+def _with_cycles(runs: list[StepRun], split_before: Collection[int]) -> list[Segment]:
+    """Repeating runs kept once, with their count; never across a split."""
+    breaks = {index for index, run in enumerate(runs) if run.first_step in split_before}
+    segments: list[Segment] = []
+    for stretch in stretches([_work_key(run) for run in runs], breaks=breaks):
+        block = runs[stretch.start : stretch.end]
+        if stretch.repeats == 1:
+            segments.extend(block)
+        else:
+            segments.append(_cycle(block, stretch.period, stretch.repeats))
+    return segments
+
+
 class StepRecords(Sequence[StepRecord]):
-    """The steps of a run as runs of equal steps, read one ``StepRecord`` a step."""
+    """The steps of a run as runs of equal steps and cycles of runs, read one
+    ``StepRecord`` a step."""
 
-    __slots__ = ("_ends", "runs")
+    __slots__ = ("_ends", "segments")
 
-    def __init__(self, runs: Iterable[StepRun] = ()) -> None:
-        self.runs: tuple[StepRun, ...] = tuple(runs)
+    def __init__(self, segments: Iterable[Segment] = ()) -> None:
+        self.segments: tuple[Segment, ...] = tuple(segments)
         ends, total = [], 0
-        for run in self.runs:
-            total += run.steps
+        for segment in self.segments:
+            total += segment.steps
             ends.append(total)
         self._ends: list[int] = ends
 
     @classmethod
     def fold(cls, records: Iterable[StepRecord], split_before: Collection[int] = ()) -> StepRecords:
-        """Fold records (in step order) into runs; only the open run's clocks are held.
+        """Fold records (in step order) into runs, then repeating runs into cycles;
+        only the open run's clocks are held.
 
-        A run never crosses a step of ``split_before`` (the end of the warm-up: the
+        Neither crosses a step of ``split_before`` (the end of the warm-up: the
         steady steps' median is then the median of whole runs).
         """
         if isinstance(records, StepRecords):
@@ -134,7 +205,7 @@ class StepRecords(Sequence[StepRecord]):
             last = record
         if first is not None:
             runs.append(_run(first, clocks))
-        return cls(runs)
+        return cls(_with_cycles(runs, split_before))
 
     def __len__(self) -> int:
         return self._ends[-1] if self._ends else 0
@@ -153,31 +224,64 @@ class StepRecords(Sequence[StepRecord]):
         if not 0 <= index < len(self):
             raise IndexError("step index out of range")
         at = bisect.bisect_right(self._ends, index)
-        start = self._ends[at - 1] if at else 0
-        return self.runs[at].record(index - start)
+        offset = index - (self._ends[at - 1] if at else 0)
+        segment = self.segments[at]
+        if isinstance(segment, StepRun):
+            return segment.record(offset)
+        repeat, inside = divmod(offset, segment.period)
+        for run in segment.runs:
+            if inside < run.steps:
+                return run.record(inside, shift=repeat * segment.period)
+            inside -= run.steps
+        raise AssertionError("a cycle's runs cover its period")
 
     def __iter__(self) -> Iterator[StepRecord]:
-        for run in self.runs:
-            for offset in range(run.steps):
-                yield run.record(offset)
+        for segment in self.segments:
+            if isinstance(segment, StepRun):
+                yield from (segment.record(offset) for offset in range(segment.steps))
+                continue
+            for repeat in range(segment.repeats):
+                for run in segment.runs:
+                    shift = repeat * segment.period
+                    yield from (run.record(offset, shift) for offset in range(run.steps))
 
     def __reversed__(self) -> Iterator[StepRecord]:
-        for run in reversed(self.runs):
-            for offset in reversed(range(run.steps)):
-                yield run.record(offset)
+        for index in range(len(self) - 1, -1, -1):
+            yield self[index]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, StepRecords):
-            return self.runs == other.runs
+            return self.segments == other.segments
         if isinstance(other, Sequence):
             return self == StepRecords.fold(other)
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self.runs)
+        return hash(self.segments)
 
     def __repr__(self) -> str:
-        return f"StepRecords({len(self)} steps in {len(self.runs)} runs)"
+        return f"StepRecords({len(self)} steps in {len(self.segments)} segments)"
+
+
+def segment_to_dict(segment: Segment) -> dict[str, Any]:
+    """A run as its fields; a cycle as its first step, repeats and one repeat's runs."""
+    if isinstance(segment, StepRun):
+        return dataclasses.asdict(segment)
+    return {
+        "first_step": segment.first_step,
+        "repeats": segment.repeats,
+        "runs": [dataclasses.asdict(run) for run in segment.runs],
+    }
+
+
+def segment_from_dict(data: dict[str, Any]) -> Segment:
+    if "runs" in data:
+        return StepCycle(
+            data["first_step"],
+            data.get("repeats", 1),
+            tuple(step_run_from_dict(run) for run in data["runs"]),
+        )
+    return step_run_from_dict(data)
 
 
 def _work_from_dict(data: dict[str, Any]) -> dict[str, Any]:

@@ -292,6 +292,18 @@ def test_a_long_run_of_equal_steps_is_drawn_as_its_ends_and_one_folded_mark() ->
     assert fold_marks(short, TimelineEdges(None, None))[0] == short  # short runs stay whole
 
 
+def test_a_value_read_every_ten_steps_is_drawn_as_its_first_and_last_repeat() -> None:
+    marks = [TimelineMark(0, "compiled", False, ""), TimelineMark(1, "compiled", False, "")]
+    marks += [
+        TimelineMark(s, "read" if s % 10 == 0 else "cached", False, "") for s in range(2, 10_000)
+    ]
+    shown, edges = fold_marks(marks, TimelineEdges(loop_start=None, warm=2))
+    assert edges.warm == 2 and len(shown) < 40
+    [folded] = [m for m in shown if m.kind == "folded"]
+    assert "997 more repeats of the 10 steps before: 1 read, 9 cached" in folded.hover
+    assert [m.step for m in shown[-10:]] == list(range(9_990, 10_000))  # the last repeat
+
+
 def test_snippet_of_an_unreadable_or_out_of_range_location(tmp_path: Path) -> None:
     file = tmp_path / "a.py"
     file.write_text("one\ntwo\n")

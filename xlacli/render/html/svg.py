@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from markupsafe import Markup, escape
 
 from xlacli.analysis.phases import TimelineEdges
+from xlacli.cycles import stretches
 from xlacli.units import format_seconds
 
 MARK_WIDTH = 12
@@ -54,10 +55,56 @@ def fold_marks(
     marks: Sequence[TimelineMark], edges: TimelineEdges
 ) -> tuple[list[TimelineMark], TimelineEdges]:
     """Long runs of equal steps (same kind and flags, no recompile, no edge inside)
-    cut to their ends and one ``folded`` mark; the edges moved to the marks' new places."""
+    cut to their ends and one ``folded`` mark; a repeating pattern of runs (a value
+    read every 10 steps) drawn as its first and last repeat and one ``folded`` mark
+    between; the edges moved to the marks' new places."""
     cuts = {at for at in (edges.loop_start, edges.warm) if at is not None}
+    runs = _runs(marks, cuts)  # (start, end) of each run of equal marks
+    keys = [(_kind_key(marks[start]), end - start) for start, end in runs]
+    breaks = {index for index, (start, _end) in enumerate(runs) if start in cuts}
     shown: list[TimelineMark] = []
     place: dict[int, int] = {}  # a kept mark's index -> its index in ``shown``
+
+    def draw_run(start: int, end: int) -> None:
+        keep = range(start, end) if end - start <= FOLD_RUN else range(start, start + KEEP_HEAD)
+        for index in keep:
+            place[index] = len(shown)
+            shown.append(marks[index])
+        if end - start > FOLD_RUN:
+            first, last = marks[start + KEEP_HEAD], marks[end - KEEP_TAIL - 1]
+            hidden = end - start - KEEP_HEAD - KEEP_TAIL
+            hover = f"{hidden:,} more {first.kind} steps like the ones beside them"
+            shown.append(_folded(first, last, hover))
+            draw_run(end - KEEP_TAIL, end)
+
+    for stretch in stretches(keys, breaks=breaks):
+        block = runs[stretch.start : stretch.end]
+        if stretch.repeats == 1:
+            draw_run(*block[0])
+            continue
+        period = stretch.period
+        for start, end in block[:period]:  # the first repeat
+            draw_run(start, end)
+        hidden = block[period:-period]
+        if hidden:
+            steps = block[period - 1][1] - block[0][0]
+            pattern = ", ".join(
+                f"{end - start} {marks[start].kind}" for start, end in block[:period]
+            )
+            hover = f"{len(hidden) // period:,} more repeats of the {steps} steps before: {pattern}"
+            shown.append(_folded(marks[hidden[0][0]], marks[hidden[-1][1] - 1], hover))
+        for start, end in block[-period:]:  # the last repeat
+            draw_run(start, end)
+
+    def moved(at: int | None) -> int | None:
+        return None if at is None else place.get(at, at)
+
+    return shown, TimelineEdges(loop_start=moved(edges.loop_start), warm=moved(edges.warm))
+
+
+def _runs(marks: Sequence[TimelineMark], cuts: set[int]) -> list[tuple[int, int]]:
+    """``(start, end)`` of each run of equal marks; a recompile or an edge starts its own."""
+    runs: list[tuple[int, int]] = []
     start = 0
     while start < len(marks):
         end = start + 1
@@ -68,33 +115,17 @@ def fold_marks(
             and not marks[start].steady_recompile
         ):
             end += 1
-        keep = range(start, end)
-        if end - start > FOLD_RUN:
-            keep = range(start, start + KEEP_HEAD)
-        for index in keep:
-            place[index] = len(shown)
-            shown.append(marks[index])
-        if end - start > FOLD_RUN:
-            first, last = marks[start + KEEP_HEAD], marks[end - KEEP_TAIL - 1]
-            hidden = end - start - KEEP_HEAD - KEEP_TAIL
-            shown.append(
-                TimelineMark(
-                    first.step,
-                    "folded",
-                    False,
-                    f"steps {first.step}-{last.step}: {hidden:,} more {first.kind} steps "
-                    "like the ones beside them",
-                )
-            )
-            for index in range(end - KEEP_TAIL, end):
-                place[index] = len(shown)
-                shown.append(marks[index])
+        runs.append((start, end))
         start = end
+    return runs
 
-    def moved(at: int | None) -> int | None:
-        return None if at is None else place.get(at, at)
 
-    return shown, TimelineEdges(loop_start=moved(edges.loop_start), warm=moved(edges.warm))
+def _kind_key(mark: TimelineMark) -> tuple[object, ...]:
+    return (mark.kind, mark.flags, mark.steady_recompile)
+
+
+def _folded(first: TimelineMark, last: TimelineMark, what: str) -> TimelineMark:
+    return TimelineMark(first.step, "folded", False, f"steps {first.step}-{last.step}: {what}")
 
 
 def _same_kind(a: TimelineMark, b: TimelineMark) -> bool:
