@@ -39,7 +39,7 @@ def report(records, warmup: int = 2) -> RunReport:
 
 def test_equal_steps_fold_into_runs_and_read_back_a_step_at_a_time():
     records = loop(20)
-    steps = StepRecords.fold(records, split_before={2})
+    steps = StepRecords.fold(records, warmup=2)
     # 0, 1 compiled (each its own); 2-6 the cached graph; 7 read a value; 8-19 cached.
     assert [(run.first_step, run.steps) for run in steps.segments] == [
         (0, 1), (1, 1), (2, 5), (7, 1), (8, 12),
@@ -142,7 +142,7 @@ def logging_loop(steps: int, every: int = 10) -> list[StepRecord]:
 
 def test_a_loop_that_logs_every_k_steps_is_one_cycle_read_back_step_by_step():
     records = logging_loop(10_000)
-    steps = StepRecords.fold(records, split_before={2})
+    steps = StepRecords.fold(records, warmup=2)
     assert len(steps.segments) <= 6, steps.segments  # not two runs every ten steps
     [cycle] = [s for s in steps.segments if isinstance(s, StepCycle)]
     assert cycle.period == 10 and cycle.repeats >= 990

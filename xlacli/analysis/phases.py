@@ -225,15 +225,11 @@ def loop_step_count(step_phases: Sequence[str]) -> int:
     return sum(1 for phase in step_phases if phase != SETUP)
 
 
-def loop_steps_done(steps: Sequence[Mapping[str, Any]]) -> int:
-    """The loop iterations among the child's step events so far (a progress count)."""
-    return LoopProgress().read(steps)
-
-
 class LoopProgress:
-    """``loop_steps_done``, and the compiles so far, kept as the events come in: each
-    call reads only the step events added since the last (the parent polls a
-    10,000-step run 5 times a second; reading every event each time was O(steps))."""
+    """The loop iterations among the child's step events so far (a progress count),
+    and the compiles, kept as the events come in: each call reads only the step
+    events added since the last (the parent polls a 10,000-step run 5 times a
+    second; reading every event each time was O(steps))."""
 
     def __init__(self) -> None:
         self.read_steps = 0  # step events read so far

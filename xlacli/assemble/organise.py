@@ -433,16 +433,12 @@ def _step_records(
     for execution, step in zip(raw.executions, execute_steps, strict=True):
         ran_in.setdefault(step, []).append(execution)
     phases = script_step_phases(raw.log.steps)
-    # Runs end where the warm-up does, counted from the run's first step and from
-    # the loop's (analysis/phases.py timeline_edges): medians of steady steps stay exact.
-    first = raw.log.steps[0]["step"] if raw.log.steps else 0
-    setup = sum(1 for phase in phases.values() if phase == SETUP)
     return StepRecords.fold(
         (
             _step_record(event, ran_in.get(event["step"], []), compiles_in, phases)
             for event in raw.log.steps
         ),
-        split_before={first + warmup, first + setup + warmup},
+        warmup=warmup,  # runs end where the warm-up does: medians of steady steps stay exact
     )
 
 

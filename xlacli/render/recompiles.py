@@ -18,7 +18,7 @@ from xlacli.analysis.phases import (
     TimelineEdges,
     timeline_edges,
 )
-from xlacli.cycles import stretches
+from xlacli.folding import FOLD_RUN, KEEP_HEAD, KEEP_TAIL, equal_runs, stretches
 from xlacli.paths import display_location, source_line
 from xlacli.report.run import CompileEvent, FallbackOp, RunReport
 from xlacli.units import format_seconds
@@ -104,19 +104,10 @@ def timeline(report: RunReport) -> Text:
     return text
 
 
-# A run of equal marks longer than this shows its first and last few and how many
-# between: a 10,000-step loop's timeline was 125 lines of dots.
-FOLD_RUN, KEEP_HEAD, KEEP_TAIL = 24, 8, 2
-
-
 def _folded(marks: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The marks with each long run of one step mark cut to its ends and a count."""
     shown: list[tuple[str, str]] = []
-    start = 0
-    while start < len(marks):
-        end = start
-        while end < len(marks) and marks[end] == marks[start]:
-            end += 1
+    for start, end in equal_runs(marks):
         run = marks[start:end]
         if len(run) > FOLD_RUN and run[0][0] not in (SETUP_EDGE, WARM_EDGE):
             hidden = len(run) - KEEP_HEAD - KEEP_TAIL
@@ -125,19 +116,14 @@ def _folded(marks: list[tuple[str, str]]) -> list[tuple[str, str]]:
             shown += run[-KEEP_TAIL:]
         else:
             shown += run
-        start = end
     return shown
 
 
 def _counts_folded(counts: tuple[int, ...]) -> str:
     """``1 2 1×9,990 2``: a value repeated more than 4 times as value×count, and a
     repeating pattern once with its count: ``1 (2 1×9)×999`` (a read every 10 steps)."""
-    tokens: list[tuple[int, int]] = []  # (value, how many times in a row)
-    for value in counts:
-        if tokens and tokens[-1][0] == value:
-            tokens[-1] = (value, tokens[-1][1] + 1)
-        else:
-            tokens.append((value, 1))
+    # (value, how many times in a row)
+    tokens = [(counts[start], end - start) for start, end in equal_runs(counts)]
 
     def shown(token: tuple[int, int]) -> str:
         value, repeats = token

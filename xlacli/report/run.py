@@ -239,7 +239,7 @@ class RunReport:
     def __post_init__(self) -> None:
         # Callers may give a record per step (tests, older code): kept folded.
         if not isinstance(self.step_records, StepRecords):
-            steps = StepRecords.fold(self.step_records, split_before=(self.warmup,))
+            steps = StepRecords.fold(self.step_records, warmup=self.warmup)
             object.__setattr__(self, "step_records", steps)
 
     @property
@@ -455,4 +455,7 @@ def _graph_from_dict(data: dict[str, Any]) -> GraphRecord:
 def _steps_from_dict(data: dict[str, Any]) -> StepRecords:
     if "step_runs" in data:
         return StepRecords(segment_from_dict(segment) for segment in data["step_runs"])
-    return StepRecords.fold(step_record_from_dict(s) for s in data.get("step_records", ()))
+    return StepRecords.fold(
+        (step_record_from_dict(s) for s in data.get("step_records", ())),
+        warmup=data.get("warmup", 2),
+    )

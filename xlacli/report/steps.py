@@ -10,14 +10,15 @@ step's own clock.
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import statistics
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from xlacli.cycles import stretches
+from xlacli.folding import locate, stretches
+
+SETUP_PHASE = "setup"  # a script's syncs before its loop (analysis/phases.py SETUP)
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,22 @@ class StepRecord:
     value_reads: int = 0  # executions forced by reading a value on the host
     fallbacks: int = 0  # ops run on the CPU (aten:: counters)
     phase: str = "loop"  # setup (a script's syncs before its loop) or loop (analysis/phases.py)
+
+
+# What a step did, as a step record, a run of steps and the JSON all keep it.
+WORK_FIELDS = (
+    "compilations",
+    "executions",
+    "input_signature",
+    "graph_hashes",
+    "value_reads",
+    "fallbacks",
+    "phase",
+)
+
+
+def _work(step: StepRecord | StepRun) -> dict[str, Any]:
+    return {name: getattr(step, name) for name in WORK_FIELDS}
 
 
 @dataclass(frozen=True)
@@ -59,42 +76,20 @@ class StepRun:
         return StepRecord(
             step=self.first_step + shift + offset,
             wall_time_s=self.median_wall_time_s,
-            compilations=self.compilations,
-            executions=self.executions,
-            input_signature=self.input_signature,
-            graph_hashes=self.graph_hashes,
-            value_reads=self.value_reads,
-            fallbacks=self.fallbacks,
-            phase=self.phase,
+            **_work(self),
         )
 
 
 def _same_work(a: StepRecord, b: StepRecord) -> bool:
     # A step that compiled keeps its own record: its compile event names it.
-    return (
-        b.step == a.step + 1
-        and a.compilations == 0
-        and b.compilations == 0
-        and a.executions == b.executions
-        and a.graph_hashes == b.graph_hashes
-        and a.input_signature == b.input_signature
-        and a.value_reads == b.value_reads
-        and a.fallbacks == b.fallbacks
-        and a.phase == b.phase
-    )
+    return b.step == a.step + 1 and a.compilations == 0 and _work(a) == _work(b)
 
 
 def _run(first: StepRecord, clocks: list[float]) -> StepRun:
     return StepRun(
         first_step=first.step,
         steps=len(clocks),
-        compilations=first.compilations,
-        executions=first.executions,
-        input_signature=first.input_signature,
-        graph_hashes=first.graph_hashes,
-        value_reads=first.value_reads,
-        fallbacks=first.fallbacks,
-        phase=first.phase,
+        **_work(first),
         wall_time_s=sum(clocks),
         median_wall_time_s=statistics.median(clocks),
         min_wall_time_s=min(clocks),
@@ -126,16 +121,7 @@ Segment = StepRun | StepCycle
 
 
 def _work_key(run: StepRun) -> tuple[Any, ...]:
-    return (
-        run.steps,
-        run.compilations,
-        run.executions,
-        run.input_signature,
-        run.graph_hashes,
-        run.value_reads,
-        run.fallbacks,
-        run.phase,
-    )
+    return (run.steps, *_work(run).values())
 
 
 def _cycle(runs: Sequence[StepRun], period: int, repeats: int) -> StepCycle:
@@ -154,9 +140,9 @@ def _cycle(runs: Sequence[StepRun], period: int, repeats: int) -> StepCycle:
     return StepCycle(runs[0].first_step, repeats, tuple(merged))
 
 
-def _with_cycles(runs: list[StepRun], split_before: Collection[int]) -> list[Segment]:
+def _with_cycles(runs: list[StepRun], splits: Collection[int]) -> list[Segment]:
     """Repeating runs kept once, with their count; never across a split."""
-    breaks = {index for index, run in enumerate(runs) if run.first_step in split_before}
+    breaks = {index for index, run in enumerate(runs) if run.first_step in splits}
     segments: list[Segment] = []
     for stretch in stretches([_work_key(run) for run in runs], breaks=breaks):
         block = runs[stretch.start : stretch.end]
@@ -182,21 +168,29 @@ class StepRecords(Sequence[StepRecord]):
         self._ends: list[int] = ends
 
     @classmethod
-    def fold(cls, records: Iterable[StepRecord], split_before: Collection[int] = ()) -> StepRecords:
+    def fold(cls, records: Iterable[StepRecord], warmup: int | None = None) -> StepRecords:
         """Fold records (in step order) into runs, then repeating runs into cycles;
         only the open run's clocks are held.
 
-        Neither crosses a step of ``split_before`` (the end of the warm-up: the
-        steady steps' median is then the median of whole runs).
+        With ``warmup``, neither crosses the end of the warm-up, counted from the
+        first step and from the loop's first step after setup syncs (as
+        ``analysis/phases.py`` ``timeline_edges`` counts it): the steady steps'
+        median is then a median of whole runs.
         """
         if isinstance(records, StepRecords):
             return records
         runs: list[StepRun] = []
+        splits: set[int] = set()  # steps a run must start at
         first: StepRecord | None = None
         last: StepRecord | None = None
         clocks: list[float] = []
-        for record in records:
-            if last is not None and record.step not in split_before and _same_work(last, record):
+        loop_start: int | None = None  # the position of the first loop step
+        for position, record in enumerate(records):
+            if loop_start is None and record.phase != SETUP_PHASE:
+                loop_start = position
+            if warmup is not None and position in (warmup, (loop_start or 0) + warmup):
+                splits.add(record.step)
+            if last is not None and record.step not in splits and _same_work(last, record):
                 clocks.append(record.wall_time_s)
             else:
                 if first is not None:
@@ -205,7 +199,7 @@ class StepRecords(Sequence[StepRecord]):
             last = record
         if first is not None:
             runs.append(_run(first, clocks))
-        return cls(_with_cycles(runs, split_before))
+        return cls(_with_cycles(runs, splits))
 
     def __len__(self) -> int:
         return self._ends[-1] if self._ends else 0
@@ -219,12 +213,7 @@ class StepRecords(Sequence[StepRecord]):
     def __getitem__(self, index: int | slice) -> StepRecord | Sequence[StepRecord]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError("step index out of range")
-        at = bisect.bisect_right(self._ends, index)
-        offset = index - (self._ends[at - 1] if at else 0)
+        at, offset = locate(self._ends, index)
         segment = self.segments[at]
         if isinstance(segment, StepRun):
             return segment.record(offset)
@@ -252,8 +241,8 @@ class StepRecords(Sequence[StepRecord]):
     def __eq__(self, other: object) -> bool:
         if isinstance(other, StepRecords):
             return self.segments == other.segments
-        if isinstance(other, Sequence):
-            return self == StepRecords.fold(other)
+        if isinstance(other, Sequence):  # step by step, as any sequence compares
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
         return NotImplemented
 
     def __hash__(self) -> int:
@@ -285,7 +274,7 @@ def segment_from_dict(data: dict[str, Any]) -> Segment:
 
 
 def _work_from_dict(data: dict[str, Any]) -> dict[str, Any]:
-    """What a step did, as a step record and a run of steps both keep it."""
+    """What a step did (``WORK_FIELDS``), read with the defaults of older reports."""
     return {
         "compilations": data.get("compilations", 0),
         "executions": data.get("executions", 0),

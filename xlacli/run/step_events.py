@@ -9,10 +9,11 @@ mapping over the event it repeats.
 
 from __future__ import annotations
 
-import bisect
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, overload
+
+from xlacli.folding import locate
 
 
 class RepeatedStep(Mapping[str, Any]):
@@ -85,12 +86,7 @@ class StepEvents(Sequence[Mapping[str, Any]]):
     def __getitem__(self, index: int | slice) -> Mapping[str, Any] | Sequence[Mapping[str, Any]]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError("step event index out of range")
-        base = bisect.bisect_right(self._ends, index)
-        return self._at(base, index - (self._ends[base - 1] if base else 0))
+        return self._at(*locate(self._ends, index))
 
     def __iter__(self) -> Iterator[Mapping[str, Any]]:
         for base, repeats in enumerate(self._repeats):

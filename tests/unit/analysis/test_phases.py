@@ -8,6 +8,7 @@ from xlacli.analysis.phases import (
     NEW_PHASE,
     PERIODIC,
     SETUP,
+    LoopProgress,
     SiteCompile,
     TimelineEdges,
     Verdict,
@@ -16,7 +17,6 @@ from xlacli.analysis.phases import (
     judge,
     loop_iterations,
     loop_step_count,
-    loop_steps_done,
     site_runs_before,
     timeline_edges,
 )
@@ -151,9 +151,9 @@ def test_the_timeline_edges_are_the_loops_after_setup_syncs():
 
 def test_the_progress_counts_loop_iterations_once_the_loop_is_found():
     steps = [{"step": n} for n in range(4)]
-    assert loop_steps_done(steps) == 4  # no loop found yet: every sync
+    assert LoopProgress().read(steps) == 4  # no loop found yet: every sync
     steps += [{"step": 4, "loop_start": 3}, {"step": 5, "loop_start": 3}]
-    assert loop_steps_done(steps) == 3
+    assert LoopProgress().read(steps) == 3
 
 
 def test_a_site_first_seen_in_the_setup_starts_afresh_in_the_loop():
@@ -168,12 +168,10 @@ def test_a_site_first_seen_in_the_setup_starts_afresh_in_the_loop():
 
 
 def test_the_progress_reads_only_the_events_added_since_it_last_read():
-    from xlacli.analysis.phases import LoopProgress
-
     progress = LoopProgress()
     steps = [{"step": n, "counters": {"UncachedCompile": int(n < 2)}} for n in range(4)]
     assert progress.read(steps) == 4 and progress.compiles == 2
     steps += [{"step": 4, "loop_start": 3}, {"step": 5, "loop_start": 3}]
-    assert progress.read(steps) == 3 == loop_steps_done(steps)
+    assert progress.read(steps) == 3 == LoopProgress().read(steps)
     steps.append({"step": 6, "counters": {"UncachedCompile": 1}})
     assert progress.read(steps) == 4 and progress.compiles == 3 and progress.read_steps == 7

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from markupsafe import Markup, escape
 
 from xlacli.analysis.phases import TimelineEdges
-from xlacli.cycles import stretches
+from xlacli.folding import FOLD_RUN, KEEP_HEAD, KEEP_TAIL, equal_runs, stretches
 from xlacli.units import format_seconds
 
 MARK_WIDTH = 12
@@ -46,11 +46,8 @@ class Segment:
     seconds: float
 
 
-# A run of equal steps longer than this is drawn as its first and last few marks and
-# one dashed mark for the rest: a 10,000-step loop drew 10,000 marks (a 2 MB page).
-FOLD_RUN, KEEP_HEAD, KEEP_TAIL = 24, 8, 2
-
-
+# A long run of equal steps is drawn as its first and last few marks and one dashed mark
+# for the rest (xlacli/folding.py): a 10,000-step loop drew 10,000 marks (a 2 MB page).
 def fold_marks(
     marks: Sequence[TimelineMark], edges: TimelineEdges
 ) -> tuple[list[TimelineMark], TimelineEdges]:
@@ -104,20 +101,8 @@ def fold_marks(
 
 def _runs(marks: Sequence[TimelineMark], cuts: set[int]) -> list[tuple[int, int]]:
     """``(start, end)`` of each run of equal marks; a recompile or an edge starts its own."""
-    runs: list[tuple[int, int]] = []
-    start = 0
-    while start < len(marks):
-        end = start + 1
-        while (
-            end < len(marks)
-            and end not in cuts
-            and _same_kind(marks[end], marks[start])
-            and not marks[start].steady_recompile
-        ):
-            end += 1
-        runs.append((start, end))
-        start = end
-    return runs
+    steady = {index for index, mark in enumerate(marks) if mark.steady_recompile}
+    return equal_runs([_kind_key(mark) for mark in marks], cuts | steady | {i + 1 for i in steady})
 
 
 def _kind_key(mark: TimelineMark) -> tuple[object, ...]:
@@ -126,10 +111,6 @@ def _kind_key(mark: TimelineMark) -> tuple[object, ...]:
 
 def _folded(first: TimelineMark, last: TimelineMark, what: str) -> TimelineMark:
     return TimelineMark(first.step, "folded", False, f"steps {first.step}-{last.step}: {what}")
-
-
-def _same_kind(a: TimelineMark, b: TimelineMark) -> bool:
-    return (a.kind, a.flags, a.steady_recompile) == (b.kind, b.flags, b.steady_recompile)
 
 
 def timeline_svg(marks: Sequence[TimelineMark], edges: TimelineEdges | None = None) -> Markup:

@@ -1,14 +1,45 @@
-"""Repeating stretches of a sequence: a loop that logs every k steps repeats the same
-few kinds of step thousands of times. The report keeps such a stretch once with its
-count, and the timelines draw it once; this finds them."""
+"""Long sequences kept and shown folded: a 10,000-step loop is a few kinds of step
+repeated. Runs of equal items, repeating stretches of runs (a loop that logs every
+k steps), the place of one item among folded segments, and how much of a long run a
+timeline shows. Used by the report's steps, the parent's step events and both
+timelines."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass
 
 MAX_PERIOD = 8  # items in one repeat: a step run, a log step, an evaluation...
 MIN_REPEATS = 3  # fewer are kept as they are
+# A timeline shows a run of equal steps longer than FOLD_RUN as its first KEEP_HEAD and
+# last KEEP_TAIL steps and a count between (125 lines of dots for 10,000 steps before).
+FOLD_RUN, KEEP_HEAD, KEEP_TAIL = 24, 8, 2
+
+
+def equal_runs(keys: Sequence[Hashable], cuts: Collection[int] = ()) -> list[tuple[int, int]]:
+    """``(start, end)`` of each run of equal adjacent keys; a ``cuts`` index starts a new one."""
+    runs: list[tuple[int, int]] = []
+    start = 0
+    while start < len(keys):
+        end = start + 1
+        while end < len(keys) and end not in cuts and keys[end] == keys[start]:
+            end += 1
+        runs.append((start, end))
+        start = end
+    return runs
+
+
+def locate(ends: Sequence[int], index: int) -> tuple[int, int]:
+    """The segment holding item ``index`` (negative: from the end) of a sequence kept
+    as segments ending at ``ends`` (cumulative), and the item's offset in it."""
+    total = ends[-1] if ends else 0
+    if index < 0:
+        index += total
+    if not 0 <= index < total:
+        raise IndexError("index out of range")
+    segment = bisect.bisect_right(ends, index)
+    return segment, index - (ends[segment - 1] if segment else 0)
 
 
 @dataclass(frozen=True)

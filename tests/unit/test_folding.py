@@ -1,6 +1,6 @@
-"""Repeating stretches of a sequence (xlacli/cycles.py)."""
+"""Folded sequences (xlacli/folding.py)."""
 
-from xlacli.cycles import Stretch, stretches
+from xlacli.folding import Stretch, stretches
 
 
 def test_a_repeating_block_is_one_stretch_and_the_rest_single_items():
