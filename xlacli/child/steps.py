@@ -7,10 +7,9 @@ A step: get the batch for that step, move it to the device, run the user's
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,7 +84,9 @@ def check_batch(batch: Any, step: int) -> None:
     Raises:
         UsageError: naming what ``get_inputs`` returned.
     """
-    if any(isinstance(leaf, torch.Tensor) for leaf in _leaves(batch)):
+    if isinstance(batch, torch.Tensor) or any(
+        isinstance(leaf, torch.Tensor) for leaf in _leaves(batch)
+    ):
         return
     shown = repr(batch)
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
@@ -128,8 +129,8 @@ class StepRunner:
     optimizer_name: str
     warn: Callable[[str], None]
     # Right after each step's sync (the recorder's ``synced``: waits for the
-    # device when the run needs it).
-    after_sync: Callable[[], None] = lambda: None
+    # device when the run needs it, and says whether it did).
+    after_sync: Callable[[], bool] = lambda: False
     mode: str = "lazy"  # "dynamo": the step (or forward) runs under torch.compile
 
     def __post_init__(self) -> None:
@@ -156,13 +157,20 @@ class StepRunner:
                 self._forward = compile_with_openxla(self.model)
 
     def run(self, step: int) -> dict[str, Any]:
-        """Run one step and sync; returns what the step event records about it."""
+        """Run one step and sync; returns what the step event records about it.
+
+        The clock spans what a bare loop's would (the batch, its move, the
+        step, the sync, and the device wait when the run waits): xlacli's own
+        bookkeeping (the batch's signature, the recorder) runs outside it.
+        """
         started = time.perf_counter()
-        host_batch, origins = self._input_origins.call(
-            lambda: self.loaded.inputs_for_step(step), lambda b: _named_leaves(b, top=True)
-        )
+        if self._input_origins.enabled:
+            host_batch, origins = self._input_origins.call(
+                lambda: self.loaded.inputs_for_step(step), lambda b: _named_leaves(b, top=True)
+            )
+        else:
+            host_batch, origins = self.loaded.inputs_for_step(step), {}
         check_batch(host_batch, step)
-        signature = input_signature(host_batch)
         batch = to_device(host_batch, self.device)
         try:
             result = self._run_user_step(batch, step)
@@ -174,13 +182,14 @@ class StepRunner:
                 details=format_user_traceback(error),
                 hint=failure_hint(error) or self._split_hint(error, batch),
             ) from None
+        ended = self._sync(step)
+        wall_time_s = ended - started
         if result is None and self.loaded.step_fn is None and step == 0:
             self.warn(NONE_OUTPUT_WARNING)
-        self._sync(step)
         del result  # kept alive until the sync, as the contract says
         return {
-            "wall_time_s": time.perf_counter() - started,
-            "input_signature": signature,
+            "wall_time_s": wall_time_s,
+            "input_signature": input_signature(host_batch),
             "input_origins": origins,
         }
 
@@ -227,28 +236,32 @@ class StepRunner:
             self._warned_sum_loss = True
         return tensor.float().sum()
 
-    def _sync(self, step: int) -> None:
-        with _failing_step(step):
+    def _sync(self, step: int) -> float:
+        """Sync; returns when the step ended: the sync's end, or the device
+        wait's when ``after_sync`` waited (its bookkeeping is not the step's)."""
+        try:
             torch_xla.sync()
-            self.after_sync()
+            ended = time.perf_counter()
+            if self.after_sync():
+                ended = time.perf_counter()
+        except Exception as error:
+            raise _step_failed(step, error) from None
+        return ended
 
     def finish(self, last_step: int) -> None:
         """Wait for the last steps' device work (a step need not wait for its
         own): a failure there is the last step's."""
-        with _failing_step(last_step):
+        try:
             xm.wait_device_ops()
+        except Exception as error:
+            raise _step_failed(last_step, error) from None
 
 
-@contextlib.contextmanager
-def _failing_step(step: int) -> Iterator[None]:
-    try:
-        yield
-    except Exception as error:
-        raise ModelError(
-            f"torch_xla failed to compile or run step {step}'s graph: "
-            f"{type(error).__name__}: {error}",
-            details=format_user_traceback(error),
-        ) from None
+def _step_failed(step: int, error: Exception) -> ModelError:
+    return ModelError(
+        f"torch_xla failed to compile or run step {step}'s graph: {type(error).__name__}: {error}",
+        details=format_user_traceback(error),
+    )
 
 
 # --- reliability (issue 9): messages and the model's move to the device ---

@@ -121,13 +121,15 @@ class SyncHook:
         # ``loss.item()`` compiles an op of its own, which pends at no sync.
         after = _graph_lookups() if lookups is not None else None
         context = self._originals[1]()
+        ended = time.perf_counter()  # the step's clock: xlacli's bookkeeping is not the step's
         if self.stopped or lookups is None:
             return context
         if after == lookups and _dynamo_runs() == self._dynamo_runs_at_step:
             self.loop.saw_empty_sync(sys._getframe(1))  # 1: sync()
             return context  # nothing was pending, nothing ran: not a step boundary
-        self.recorder.synced(wait=self.wait)
-        self._end_step(self.loop.classify(self.step, sys._getframe(1)))  # 1: sync()
+        if self.recorder.synced(wait=self.wait):
+            ended = time.perf_counter()
+        self._end_step(self.loop.classify(self.step, sys._getframe(1)), ended)  # 1: sync()
         self._eager.synced = True
         return context
 
@@ -136,13 +138,12 @@ class SyncHook:
         if self.stopped:
             return
         self.recorder.synced(wait=self.wait)
-        self._end_step(self.loop.classify(self.step, caller, machinery=True))
+        self._end_step(self.loop.classify(self.step, caller, machinery=True), time.perf_counter())
 
-    def _end_step(self, phase: str) -> None:
-        now = time.perf_counter()
+    def _end_step(self, phase: str, ended: float) -> None:
         self.recorder.end(
             self.step,
-            wall_time_s=now - self._started,
+            wall_time_s=ended - self._started,
             input_signature=self.inputs(),
             phase=phase,
             loop_start=self.loop.loop_start,
