@@ -103,6 +103,8 @@ class ProfileWindow:
         """Open ``step``'s annotation (``step`` as a context, split in two for
         the strategies whose steps end inside the user's own sync)."""
         self.exit_step()
+        if not self.active:
+            return  # nothing to annotate: no per-step objects outside the window
         self._open_step = contextlib.ExitStack()
         self._open_step.enter_context(self.step(step))
 
