@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from xlacli.parse.frames import Frame
+from xlacli.report.steps import LOOP_PHASE as LOOP
+from xlacli.report.steps import SETUP_PHASE as SETUP
 
-SETUP = "setup"
-LOOP = "loop"
 NEW_PHASE = "new_phase"
 AFTER_LOOP = "after_loop"
 PERIODIC = "periodic"

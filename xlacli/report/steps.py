@@ -18,7 +18,10 @@ from typing import Any, overload
 
 from xlacli.folding import locate, stretches
 
-SETUP_PHASE = "setup"  # a script's syncs before its loop (analysis/phases.py SETUP)
+# A step's phase: a script's syncs before its loop, or the loop's (analysis/phases.py
+# reads them as SETUP and LOOP, among the phases it gives compiles).
+SETUP_PHASE = "setup"
+LOOP_PHASE = "loop"
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,7 @@ class StepRecord:
     graph_hashes: tuple[str, ...] = ()  # the graphs it executed, in order
     value_reads: int = 0  # executions forced by reading a value on the host
     fallbacks: int = 0  # ops run on the CPU (aten:: counters)
-    phase: str = "loop"  # setup (a script's syncs before its loop) or loop (analysis/phases.py)
+    phase: str = LOOP_PHASE  # or SETUP_PHASE
 
 
 # What a step did, as a step record, a run of steps and the JSON all keep it.
@@ -282,7 +285,7 @@ def _work_from_dict(data: dict[str, Any]) -> dict[str, Any]:
         "graph_hashes": tuple(data.get("graph_hashes", ())),
         "value_reads": data.get("value_reads", 0),
         "fallbacks": data.get("fallbacks", 0),
-        "phase": data.get("phase", "loop"),
+        "phase": data.get("phase", LOOP_PHASE),
     }
 
 
