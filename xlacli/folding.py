@@ -30,6 +30,16 @@ def equal_runs(keys: Sequence[Hashable], cuts: Collection[int] = ()) -> list[tup
     return runs
 
 
+def shown_of_run(start: int, end: int) -> tuple[range, range]:
+    """What a timeline shows of the run ``items[start:end]``: its first and its last
+    items; a run longer than ``FOLD_RUN`` shows ``KEEP_HEAD`` and ``KEEP_TAIL`` of them
+    and the rest is hidden between (``tail.start - head.stop`` items), else all of it
+    (``head``, and an empty ``tail``)."""
+    if end - start <= FOLD_RUN:
+        return range(start, end), range(end, end)
+    return range(start, start + KEEP_HEAD), range(end - KEEP_TAIL, end)
+
+
 def locate(ends: Sequence[int], index: int) -> tuple[int, int]:
     """The segment holding item ``index`` (negative: from the end) of a sequence kept
     as segments ending at ``ends`` (cumulative), and the item's offset in it."""

@@ -18,7 +18,7 @@ from xlacli.analysis.phases import (
     TimelineEdges,
     timeline_edges,
 )
-from xlacli.folding import FOLD_RUN, KEEP_HEAD, KEEP_TAIL, equal_runs, stretches
+from xlacli.folding import equal_runs, shown_of_run, stretches
 from xlacli.paths import display_location, source_line
 from xlacli.report.run import CompileEvent, FallbackOp, RunReport
 from xlacli.units import format_seconds
@@ -108,14 +108,11 @@ def _folded(marks: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The marks with each long run of one step mark cut to its ends and a count."""
     shown: list[tuple[str, str]] = []
     for start, end in equal_runs(marks):
-        run = marks[start:end]
-        if len(run) > FOLD_RUN and run[0][0] not in (SETUP_EDGE, WARM_EDGE):
-            hidden = len(run) - KEEP_HEAD - KEEP_TAIL
-            shown += run[:KEEP_HEAD]
-            shown.append((f"…{hidden:,} more…", "dim"))
-            shown += run[-KEEP_TAIL:]
-        else:
-            shown += run
+        head, tail = shown_of_run(start, end)
+        shown += marks[head.start : head.stop]
+        if tail:
+            shown.append((f"…{tail.start - head.stop:,} more…", "dim"))
+            shown += marks[tail.start : tail.stop]
     return shown
 
 

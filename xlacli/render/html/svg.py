@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from markupsafe import Markup, escape
 
 from xlacli.analysis.phases import TimelineEdges
-from xlacli.folding import FOLD_RUN, KEEP_HEAD, KEEP_TAIL, equal_runs, stretches
+from xlacli.folding import equal_runs, shown_of_run, stretches
 from xlacli.units import format_seconds
 
 MARK_WIDTH = 12
@@ -62,17 +62,19 @@ def fold_marks(
     shown: list[TimelineMark] = []
     place: dict[int, int] = {}  # a kept mark's index -> its index in ``shown``
 
-    def draw_run(start: int, end: int) -> None:
-        keep = range(start, end) if end - start <= FOLD_RUN else range(start, start + KEEP_HEAD)
-        for index in keep:
+    def keep(indices: range) -> None:
+        for index in indices:
             place[index] = len(shown)
             shown.append(marks[index])
-        if end - start > FOLD_RUN:
-            first, last = marks[start + KEEP_HEAD], marks[end - KEEP_TAIL - 1]
-            hidden = end - start - KEEP_HEAD - KEEP_TAIL
-            hover = f"{hidden:,} more {first.kind} steps like the ones beside them"
+
+    def draw_run(start: int, end: int) -> None:
+        head, tail = shown_of_run(start, end)
+        keep(head)
+        if tail:
+            first, last = marks[head.stop], marks[tail.start - 1]
+            hover = f"{tail.start - head.stop:,} more {first.kind} steps like the ones beside them"
             shown.append(_folded(first, last, hover))
-            draw_run(end - KEEP_TAIL, end)
+            keep(tail)
 
     for stretch in stretches(keys, breaks=breaks):
         block = runs[stretch.start : stretch.end]
