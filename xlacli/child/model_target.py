@@ -30,7 +30,7 @@ def run_model_file(request: CaptureRequest, recorder: StepRecorder) -> None:
         train=request.train,
         optimizer_name=request.optimizer,
         warn=recorder.warn,
-        after_sync=lambda: recorder.synced(wait=request.wait_each_step),
+        after_sync=lambda ended: recorder.synced(wait=request.wait_each_step, ended=ended),
         mode=request.mode,
     )
     recorder.setup(entry_site=loaded.entry_site, inputs_site=loaded.inputs_site)

@@ -8,6 +8,7 @@ and writes the ``step`` event with the metric deltas since the last one.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 import torch_xla.core.xla_model as xm
@@ -54,17 +55,23 @@ class StepRecorder:
         capture does. (A window that stood aside is never active.)"""
         return self.window is not None and self.window.stood_aside is not None
 
-    def synced(self, *, wait: bool) -> bool:
+    def synced(self, *, wait: bool, ended: float) -> float:
         """A step's sync is done (the strategy calls it right after): wait for
         the device if ``wait`` (exact step clocks asked for), if the profile
         clocks the steps, or if executions cannot be counted by their cache
         lookups (``metric_deltas.py``); else the step's device work runs on
-        into the next step, as in the user's own loop. Returns whether it waited."""
+        into the next step, as in the user's own loop.
+
+        ``ended``: the ``perf_counter`` time the strategy's sync returned.
+        Returns when the step ended: then, or when the device wait did (the
+        wait is the step's; this bookkeeping is not).
+        """
         self._waited = wait or self.clocks_steps or not lookups_count_executions()
         self._running_on = not self._waited
         if self._waited:
             xm.wait_device_ops()  # a failure here is the step's
-        return self._waited
+            return time.perf_counter()
+        return ended
 
     def warn(self, message: str) -> None:
         self.events.write("warning", message=message)

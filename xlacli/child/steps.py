@@ -128,9 +128,10 @@ class StepRunner:
     train: bool
     optimizer_name: str
     warn: Callable[[str], None]
-    # Right after each step's sync (the recorder's ``synced``: waits for the
-    # device when the run needs it, and says whether it did).
-    after_sync: Callable[[], bool] = lambda: False
+    # Right after each step's sync, given when it returned (the recorder's
+    # ``synced``: waits for the device when the run needs it); returns when
+    # the step ended.
+    after_sync: Callable[[float], float] = lambda ended: ended
     mode: str = "lazy"  # "dynamo": the step (or forward) runs under torch.compile
 
     def __post_init__(self) -> None:
@@ -237,16 +238,12 @@ class StepRunner:
         return tensor.float().sum()
 
     def _sync(self, step: int) -> float:
-        """Sync; returns when the step ended: the sync's end, or the device
-        wait's when ``after_sync`` waited (its bookkeeping is not the step's)."""
+        """Sync; returns when the step ended (``after_sync`` says)."""
         try:
             torch_xla.sync()
-            ended = time.perf_counter()
-            if self.after_sync():
-                ended = time.perf_counter()
+            return self.after_sync(time.perf_counter())
         except Exception as error:
             raise _step_failed(step, error) from None
-        return ended
 
     def finish(self, last_step: int) -> None:
         """Wait for the last steps' device work (a step need not wait for its

@@ -127,8 +127,7 @@ class SyncHook:
         if after == lookups and _dynamo_runs() == self._dynamo_runs_at_step:
             self.loop.saw_empty_sync(sys._getframe(1))  # 1: sync()
             return context  # nothing was pending, nothing ran: not a step boundary
-        if self.recorder.synced(wait=self.wait):
-            ended = time.perf_counter()
+        ended = self.recorder.synced(wait=self.wait, ended=ended)
         self._end_step(self.loop.classify(self.step, sys._getframe(1)), ended)  # 1: sync()
         self._eager.synced = True
         return context
@@ -137,8 +136,8 @@ class SyncHook:
         """Eager mode: an optimizer step ended the loop's iteration."""
         if self.stopped:
             return
-        self.recorder.synced(wait=self.wait)
-        self._end_step(self.loop.classify(self.step, caller, machinery=True), time.perf_counter())
+        ended = self.recorder.synced(wait=self.wait, ended=time.perf_counter())
+        self._end_step(self.loop.classify(self.step, caller, machinery=True), ended)
 
     def _end_step(self, phase: str, ended: float) -> None:
         self.recorder.end(

@@ -37,9 +37,12 @@ def runner(after_sync, inputs=lambda step: torch.ones(4, 4)) -> StepRunner:
 
 
 def bookkeeping(waited: bool):
-    def after_sync() -> bool:
+    """The recorder's part after the sync: PAUSE_S of work, then the step's end
+    as ``StepRecorder.synced`` gives it (the sync's return, or after a wait)."""
+
+    def after_sync(ended: float) -> float:
         time.sleep(PAUSE_S)
-        return waited
+        return time.perf_counter() if waited else ended
 
     return after_sync
 
@@ -58,4 +61,19 @@ def test_a_device_wait_is_the_steps_time():
 
 def test_a_batch_without_tensors_still_names_get_inputs():
     with pytest.raises(UsageError, match=r"get_inputs\(0\) returned list"):
-        runner(lambda: False, inputs=lambda step: [1, 2]).run(0)
+        runner(lambda ended: ended, inputs=lambda step: [1, 2]).run(0)
+
+
+def test_the_recorder_ends_a_step_at_the_sync_or_after_its_wait(tmp_path, monkeypatch):
+    from xlacli.child import recorder as recorder_module
+    from xlacli.run.events import EventWriter
+
+    # Lazy graphs (whatever Dynamo or eager mode another test of this process ran):
+    # executions are counted by their lookups, so nothing need wait.
+    monkeypatch.setattr(recorder_module, "lookups_count_executions", lambda: True)
+    events = EventWriter(tmp_path / "events.jsonl")
+    recorder = recorder_module.StepRecorder(events, None, 0, observers=None)
+    assert recorder.synced(wait=False, ended=1.5) == 1.5
+    # --wait-each-step: the device wait is the step's.
+    before = time.perf_counter()
+    assert recorder.synced(wait=True, ended=1.5) >= before
