@@ -8,6 +8,7 @@ from pathlib import Path
 
 from xlacli.parse.debug_log import AnalysisEvent, parse_debug_log
 from xlacli.parse.eager_ops import merge_eager_events
+from xlacli.parse.execute_times import device_times
 from xlacli.parse.ir_dump import IrGraph, parse_ir_dump
 from xlacli.parse.metrics_report import parse_metrics_report
 from xlacli.parse.xla_dump import DumpedModule, list_dumped_modules, prune_backend_noise
@@ -28,7 +29,8 @@ class RawRun:
     ir_graphs: list[IrGraph]
     modules: list[DumpedModule]
     counters: dict[str, int]
-    # One per compile (execution); None: not timed (an eager op's graph).
+    # One per compile (execution); None: not timed (an eager op's graph). An
+    # execution's time is its own on the device (``parse/execute_times.py``).
     compile_times_s: list[float | None] = field(default_factory=list)
     execute_times_s: list[float | None] = field(default_factory=list)
 
@@ -51,7 +53,7 @@ def read_raw_run(paths: RunPaths, log: ChildLog) -> RawRun:
     executions, execute_times = _with_eager_ops(
         "execute",
         [e for e in events if e.kind == "execute"],
-        _samples_s(log, "execute_time_ns"),
+        _execute_times_s(log),
         ir_graphs,
         sum(counters.get(name, 0) for name in _EXECUTION_COUNTERS),
     )
@@ -99,6 +101,21 @@ def _samples_s(log: ChildLog, key: str) -> list[float]:
         for event in log.metric_events
         for ns in (*event.get(held, ()), *event.get(key, ()))
     ]
+
+
+def _execute_times_s(log: ChildLog) -> list[float]:
+    """Each execution's own time on the device, in order: its ``ExecuteTime``
+    sample less the time it waited behind the executions before it. A run
+    folder whose child kept no sample ends (an older xlacli) keeps the samples."""
+    durations = _samples_s(log, "execute_time_ns")
+    ends = [
+        end
+        for event in log.metric_events
+        for end in (*event.get("execute_end_s_held", ()), *event.get("execute_end_s", ()))
+    ]
+    if len(ends) != len(durations):
+        return durations
+    return device_times(durations, ends)
 
 
 def _summed_counters(log: ChildLog) -> dict[str, int]:

@@ -12,6 +12,12 @@ executions or ``HOLD_SECONDS`` later. Those come in the event's
 order, not counted for this step); the parser joins both lists in order, so
 each execution keeps its own time.
 
+An ``ExecuteTime`` sample runs from the graph's dispatch to its end, so a
+graph queued behind others (a step that did not wait) holds their time too.
+Each sample's end (``execute_end_s``, ``execute_end_s_held``: torch_xla's
+timestamp, in seconds) comes beside it, so the parser can keep each
+execution's own time on the device (``parse/execute_times.py``).
+
 A step need not wait for its device to count its executions: a lazy graph's
 execution is scheduled right after its cache lookup (``CachedCompile`` or
 ``UncachedCompile``, bumped at the sync, in the calling thread), while
@@ -43,6 +49,9 @@ LOOKUP_COUNTERS = ("CachedCompile", "UncachedCompile")
 # device's timing, not with the step.
 FINISH_COUNTERS = (*EXECUTION_COUNTERS, "CreateDataHandles")
 HELD_KEY = "execute_time_ns_held"
+# Each timed execution's end, parallel to the two lists above.
+ENDS_KEY = "execute_end_s"
+ENDS_HELD_KEY = "execute_end_s_held"
 # Well inside the buffer's 1024 samples, and seconds at most behind the run.
 HOLD_EXECUTIONS = 256
 HOLD_SECONDS = 1.0
@@ -81,7 +90,7 @@ class MetricTracker:
         delta: dict[str, Any] = {"counters": changed}
         dynamo = _dynamo_compiled()
         if final or dynamo or COMPILE_COUNTER in changed:
-            delta["compile_time_ns"] = self._new_samples(COMPILE_METRIC)
+            delta["compile_time_ns"] = [value for _, value in self._new_samples(COMPILE_METRIC)]
         finished = sum(changed.get(name, 0) for name in EXECUTION_COUNTERS)
         if waited:
             executions, self._unseen = max(finished - self._unseen, 0), 0
@@ -99,20 +108,19 @@ class MetricTracker:
         for name, moved in self._deferred.items():
             changed[name] = changed.get(name, 0) + moved
         self._deferred = {}
-        samples = [t for name in EXECUTE_METRICS for t in self._new_samples(name)]
+        samples = [sample for name in EXECUTE_METRICS for sample in self._new_samples(name)]
         self._read_at = self._clock()
         if not waited:
             # Some of this and earlier steps' executions may still run: every
             # time read belongs to a step already counted, in order.
             self._held = max(self._held + executions - len(samples), 0)
             delta["execute_time_ns"] = []
-            if samples:
-                delta[HELD_KEY] = samples
+            _put_samples(delta, HELD_KEY, ENDS_HELD_KEY, samples)
             return delta
         held, self._held = min(self._held, len(samples)), 0
-        delta["execute_time_ns"] = samples[held:]
-        if held:
-            delta[HELD_KEY] = samples[:held]
+        delta["execute_time_ns"] = []
+        _put_samples(delta, "execute_time_ns", ENDS_KEY, samples[held:])
+        _put_samples(delta, HELD_KEY, ENDS_HELD_KEY, samples[:held])
         return delta
 
     def _can_hold(self, executions: int, dynamo: bool, final: bool) -> bool:
@@ -122,14 +130,26 @@ class MetricTracker:
             return False
         return self._clock() - self._read_at < HOLD_SECONDS
 
-    def _new_samples(self, name: str) -> list[float]:
+    def _new_samples(self, name: str) -> list[tuple[float, float]]:
+        """The samples taken since the last read: (end in seconds, value)."""
         data = _XLAC._xla_metric_data(name)
         if data is None:
             return []
         total, _, samples = data
         new = total - self._samples_seen[name]
         self._samples_seen[name] = total
-        return [value for _, value in samples[len(samples) - min(new, len(samples)) :]]
+        return [(end, value) for end, value in samples[len(samples) - min(new, len(samples)) :]]
+
+
+def _put_samples(
+    delta: dict[str, Any], key: str, ends_key: str, samples: list[tuple[float, float]]
+) -> None:
+    """The samples' values under ``key`` and their ends under ``ends_key``
+    (neither when there are none, but ``execute_time_ns``, always present)."""
+    if samples or key in delta:
+        delta[key] = [value for _, value in samples]
+    if samples:
+        delta[ends_key] = [end for end, _ in samples]
 
 
 def _dynamo_compiled() -> bool:

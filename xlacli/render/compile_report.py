@@ -140,11 +140,11 @@ def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Tabl
 
 LEGEND = (
     "IR: lazy IR nodes; HLO/opt: HLO instructions before/after XLA's optimizations; "
-    "fus: fusions; in/out/temp: bytes; median: median execution time"
+    "fus: fusions; in/out/temp: bytes; median: the device's time per run (the first left out)"
 )
 COMPACT_LEGEND = (
     "HLO/opt: HLO instructions before/after XLA's optimizations; in/out/temp: bytes; "
-    "median: median execution time"
+    "median: the device's time per run (the first left out)"
 )
 
 
@@ -194,7 +194,7 @@ def _totals(report: RunReport) -> Text:
         f"\n{counted(report.compilations, 'compilation')}{_compiled_by(report)} "
         f"({format_seconds(report.total_compile_time_s)}), "
         f"{counted(report.executions, 'execution')} "
-        f"({format_seconds(report.total_execute_time_s)}), "
+        f"({format_seconds(report.total_execute_time_s)} on the device), "
         f"{counted(graphs, 'distinct graph')}"
     )
 

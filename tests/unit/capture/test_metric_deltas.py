@@ -106,3 +106,23 @@ def test_steps_that_do_not_wait_count_their_lookups_and_a_waiting_step_only_its_
     moved = [d["counters"].get("ExecuteComputation", 0) for d in deltas]
     assert sum(moved) == 10
     assert moved[:3] == [0, 0, 0]  # steps that held their times (the fourth reads them)
+
+
+def test_each_time_comes_with_when_it_ended(monkeypatch):
+    """Issue 38: a sample's end comes beside it, in the same order, held or not,
+    so the parser can take each execution's own time on the device."""
+    import torch_xla.debug.metrics as met
+
+    monkeypatch.setattr(metric_deltas, "HOLD_EXECUTIONS", 4)
+    clock = Clock()
+    tracker = MetricTracker(clock)
+    tracker.delta(final=True)
+    deltas = run_steps(tracker, 6, clock)
+    ends = [
+        end
+        for d in deltas
+        for end in (*d.get(metric_deltas.ENDS_HELD_KEY, ()), *d.get(metric_deltas.ENDS_KEY, ()))
+    ]
+    _, _, samples = met.metric_data("ExecuteTime")
+    assert ends == [end for end, _ in samples[-6:]]
+    assert len(ends) == len(all_times(deltas))
