@@ -66,3 +66,44 @@ def test_run_commands_share_steps_train_and_format(command):
     flags = _options()
     for flag in ("--steps", "--warmup", "--train", "--no-train", "--optimizer", "--format"):
         assert command in flags[flag], (command, flag)
+
+
+def _said_before_default(help_: str) -> str:
+    """A help text up to its shown default."""
+    return help_.partition("[default:")[0]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "compile",
+        "profile",
+        # cli/check.py still says "(else [tool.xlacli] steps)" before its default
+        # (issue 38): it is to pass configured= to steps_option and warmup_option.
+        pytest.param("check", marks=pytest.mark.xfail(strict=True, reason="cli/check.py")),
+    ],
+)
+def test_a_default_is_said_once_in_its_brackets(command):
+    """Issue 38: "A script runs to its end unless given. [default: 3]" said two
+    defaults apart; where a default comes from and a script's own go inside it."""
+    for param in COMMAND.commands[command].params:
+        said = _said_before_default(param.help or "")
+        assert "unless given" not in said and "(else " not in said, (command, param.name, said)
+
+
+def test_steps_defaults_say_where_they_come_from_and_a_scripts_own():
+    def help_of(command: str, name: str) -> str:
+        param = next(p for p in COMMAND.commands[command].params if p.name == name)
+        return " ".join((param.help or "").split())
+
+    assert help_of("compile", "steps").endswith("[default: 3; a script runs to its end]")
+    # profile stops a script after its steps as it stops a model file.
+    assert help_of("profile", "steps").endswith("[default: 50]")
+    from xlacli.cli.options import steps_option
+    from xlacli.defaults import CHECK
+
+    option = steps_option(CHECK, "Steps.", configured="the baseline's, else [tool.xlacli] steps")
+    assert option.help == (  # type: ignore[attr-defined]
+        "Steps.  [default: the baseline's, else [tool.xlacli] steps, else 5; "
+        "a script runs to its end]"
+    )

@@ -51,3 +51,44 @@ def test_help_and_version_as_words(capsys):
     assert "Commands" in capsys.readouterr().out
     assert main(["version"]) == 0
     assert capsys.readouterr().out.startswith("xlacli ")
+
+
+@pytest.mark.parametrize(
+    ("argv", "option", "shown"),
+    [
+        (["compile", "train.py", "--epochs", "1"], "--epochs", "compile train.py -- --epochs 1"),
+        (
+            ["profile", "train.py", "--epochs", "1", "--steps", "2"],
+            "--epochs",
+            "xlacli profile train.py --steps 2 -- --epochs 1",
+        ),
+        (
+            ["compile", "train.py", "--lr=0.1", "--", "--epochs", "1"],
+            "--lr",
+            "xlacli compile train.py -- --epochs 1 --lr=0.1",
+        ),
+        (
+            ["check", "-m", "pkg.train", "--config", "a b.yaml"],
+            "--config",
+            "-- --config 'a b.yaml'",
+        ),
+    ],
+)
+def test_a_scripts_arguments_before_the_double_dash_are_shown_after_it(capsys, argv, option, shown):
+    """Issue 38: ``xlacli compile train.py --epochs 1`` said "no such option:
+    --epochs (did you mean --nproc, --steps?)"."""
+    assert main(argv) == 2
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first.startswith(f"xlacli: error: no such option: {option} "), first
+    assert "a script's own arguments go after --: " in first and shown in first, first
+    assert "did you mean" not in first
+
+
+def test_a_typo_of_our_own_flag_is_still_named_beside_a_script(capsys):
+    assert main(["compile", "train.py", "--stpes", "3"]) == 2
+    assert "(did you mean --steps?)" in capsys.readouterr().err
+
+
+def test_a_command_that_runs_no_script_says_nothing_of_scripts(capsys):
+    assert main(["report", "--epochs", "1"]) == 2
+    assert "script" not in capsys.readouterr().err

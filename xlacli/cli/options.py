@@ -77,21 +77,30 @@ Module = Annotated[
 ]
 
 
-def steps_option(default: defaults.StepDefaults, what: str) -> object:
-    """``--steps`` with the command's default shown."""
-    return typer.Option(
-        "--steps",
-        min=1,
-        metavar="N",
-        help=f"{what} A script runs to its end unless given." + shown(default.steps),
-        show_default=False,
-    )
+def steps_option(
+    default: defaults.StepDefaults,
+    what: str,
+    *,
+    script_to_end: bool = True,
+    configured: str | None = None,
+) -> object:
+    """``--steps`` with the command's default shown, all of it in the default:
+    where it comes from first (``configured``: "the baseline's, else [tool.xlacli]
+    steps"), the number, and a script's own (``script_to_end``: a script without
+    ``--steps`` runs to its end), so the help never says two defaults apart."""
+    value = f"{configured}, else {default.steps}" if configured else str(default.steps)
+    if script_to_end:
+        value += "; a script runs to its end"
+    return typer.Option("--steps", min=1, metavar="N", help=what + shown(value), show_default=False)
 
 
-def warmup_option(default: defaults.StepDefaults, what: str) -> object:
-    """``--warmup`` with the command's default shown."""
+def warmup_option(
+    default: defaults.StepDefaults, what: str, *, configured: str | None = None
+) -> object:
+    """``--warmup`` with the command's default shown (``configured`` as for ``--steps``)."""
+    value = f"{configured}, else {default.warmup}" if configured else str(default.warmup)
     return typer.Option(
-        "--warmup", min=0, metavar="N", help=what + shown(default.warmup), show_default=False
+        "--warmup", min=0, metavar="N", help=what + shown(value), show_default=False
     )
 
 

@@ -20,7 +20,10 @@ def profile_command(
     model: options.Model = None,
     module: options.Module = None,
     steps: Annotated[
-        int | None, options.steps_option(defaults.PROFILE, "Steps to profile, after the warm-up.")
+        int | None,
+        options.steps_option(
+            defaults.PROFILE, "Steps to profile, after the warm-up.", script_to_end=False
+        ),
     ] = None,
     warmup: Annotated[
         int | None,
