@@ -143,7 +143,6 @@ def _event_item(
     index: int, event: CompileEvent, snippets: Mapping[str, SourceSnippet]
 ) -> dict[str, Any]:
     cause = event.cause
-    before, arrow, after = cause.detail.partition(" -> ")
     return {
         "anchor": event_anchor(index),
         "step": step_label(event),
@@ -153,8 +152,7 @@ def _event_item(
         "location": display_location(cause.location) or "unknown location",
         "library_location": display_location(cause.library_location),
         "detail": cause.detail,
-        "before": before if arrow else None,
-        "after": after if arrow else None,
+        "changes": before_after(cause.detail),
         "hint": cause.hint,
         "compile_time": format_seconds(event.compile_time_s),
         "graph": event.graph_hash,
@@ -162,6 +160,20 @@ def _event_item(
         "compared_with": event.compared_with,
         "snippet": snippet_rows(snippets.get(cause.location or "")),
     }
+
+
+def before_after(detail: str) -> list[dict[str, str]] | None:
+    """Each change a cause's detail names (``; ``-separated), split at its own
+    arrow: ``input 0 shape f32[64,32] -> f32[40,32]; input 1 shape s64[64] ->
+    s64[40]`` is two before/after pairs. None when a part is no change (the
+    detail is shown as it is)."""
+    changes = []
+    for part in detail.split("; "):
+        before, arrow, after = part.partition(" -> ")
+        if not arrow:
+            return None
+        changes.append({"before": before, "after": after})
+    return changes
 
 
 def snippet_rows(snippet: SourceSnippet | None) -> list[dict[str, Any]] | None:
