@@ -38,12 +38,29 @@ def memory_view(report: RunReport) -> list[Text]:
     if largest is not None and largest.memory is not None and largest.memory.biggest:
         lines.append(Text(f"Biggest buffers at the peak of {short_hash(largest.hash)}:"))
         lines.extend(Text(f"  {line}") for line in biggest_lines(largest.memory.biggest))
-    for graph in graphs:
-        lines.extend(
-            Text(f"{short_hash(graph.hash)}: {warning}", style="yellow")
-            for warning in graph_warnings(graph)
-        )
+    lines.extend(
+        Text(f"{graphs_named(hashes)}: {warning}", style="yellow")
+        for warning, hashes in warnings_once(graphs).items()
+    )
     return lines
+
+
+def warnings_once(graphs: list[GraphRecord]) -> dict[str, list[str]]:
+    """Each warning once, with the graphs it holds for, in the graphs' order
+    (an optimizer's f64 in four graphs is one line, not four)."""
+    held: dict[str, list[str]] = {}
+    for graph in graphs:
+        for warning in graph_warnings(graph):
+            held.setdefault(warning, []).append(graph.hash)
+    return held
+
+
+def graphs_named(hashes: list[str], shown: int = 3) -> str:
+    """``63af1d66``, ``63af1d66, 8a7b3c2d``, or ``4 graphs (63af1d66, 8a7b3c2d, ...)``."""
+    names = [short_hash(graph_hash) for graph_hash in hashes]
+    if len(names) <= shown:
+        return ", ".join(names)
+    return f"{len(names)} graphs ({', '.join(names[:shown])}, ...)"
 
 
 def _worth_a_line(graph: GraphRecord) -> bool:

@@ -33,6 +33,8 @@ def render_profile(summary: ProfileSummary, output_format: str) -> None:
         return
     console = stdout_console()
     print_trimmed(console, profile_text(summary))
+    for line in path_lines(summary):
+        console.print(line, soft_wrap=True)
     if summary.tracing_advice:
         advice, _, command = summary.tracing_advice.partition("\n")
         console.print(Text(f"{advice}{':' if command else ''}", style="cyan"))
@@ -93,11 +95,18 @@ def profile_text(summary: ProfileSummary) -> RenderableType:
         parts.append(_graphs_table(summary))
     for note in summary.notes:
         parts.append(Text(f"warning: {note}", style="yellow"))
+    return Group(*parts)
+
+
+def path_lines(summary: ProfileSummary) -> list[Text]:
+    """Where the trace and the run are, each printed whole however narrow the
+    terminal (``soft_wrap``): a path broken at the width cannot be copied."""
+    lines = []
     if summary.trace_files:
         xplane = next((f for f in summary.trace_files if f.endswith(".xplane.pb")), None)
-        parts.append(Text(f"\nTrace: {display_path(xplane or summary.trace_files[0])}"))
-    parts.append(Text(f"Run folder: {display_path(summary.run_dir)}"))
-    return Group(*parts)
+        lines.append(Text(f"\nTrace: {display_path(xplane or summary.trace_files[0])}"))
+    lines.append(Text(f"Run folder: {display_path(summary.run_dir)}"))
+    return lines
 
 
 def _breakdown_table(summary: ProfileSummary) -> Table:
