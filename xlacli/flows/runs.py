@@ -9,6 +9,7 @@ answered with the recent runs, so the user can pick one.
 from __future__ import annotations
 
 import difflib
+import json
 import shutil
 import time
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from xlacli.errors import UsageError
 from xlacli.paths import near_path
 
 RECENT = 5  # runs listed when a name is not found
+REQUEST_FILE = "request.json"  # written when a run starts (capture/runner.py)
 
 
 @dataclass(frozen=True)
@@ -45,11 +47,32 @@ def runs_folder() -> Path:
 
 
 def run_folders(folder: Path) -> list[Path]:
-    """The run folders in ``folder``, newest first (a folder with a request is one)."""
+    """The run folders in ``folder``, newest first (a folder with a request is
+    one), by when each run started, not when a file in it last changed (a
+    report rendered again, a check's result written after the run)."""
     if not folder.is_dir():
         return []
-    found = [path for path in folder.iterdir() if (path / "request.json").is_file()]
-    return sorted(found, key=lambda path: path.stat().st_mtime, reverse=True)
+    found = [path for path in folder.iterdir() if (path / REQUEST_FILE).is_file()]
+    return sorted(found, key=started_at, reverse=True)
+
+
+def started_at(path: Path) -> float:
+    """When the run in ``path`` started: its request is written then, and never again."""
+    return (path / REQUEST_FILE).stat().st_mtime
+
+
+def command_of(path: Path) -> str:
+    """The command that made the run: its request says (compile, profile, check);
+    a run of an xlacli that did not say is known by the files the command leaves."""
+    if (path / "check.json").exists():
+        return "check"
+    try:
+        said = json.loads((path / REQUEST_FILE).read_text(encoding="utf-8")).get("command")
+    except (OSError, ValueError, AttributeError):
+        said = None
+    if isinstance(said, str) and said:
+        return said
+    return "profile" if (path / "profile.json").exists() else "compile"
 
 
 def list_runs(folder: Path) -> list[RunEntry]:
@@ -63,14 +86,8 @@ def describe_run(path: Path) -> RunEntry:
     from xlacli.report.ranks import MERGED_FILE
     from xlacli.report.run import REPORT_FILE, load_report
 
-    age = time.time() - path.stat().st_mtime
-    command = (
-        "check"
-        if (path / "check.json").exists()
-        else "profile"
-        if (path / "profile.json").exists()
-        else "compile"
-    )
+    age = time.time() - started_at(path)
+    command = command_of(path)
     if not (path / REPORT_FILE).exists() and (path / MERGED_FILE).exists():
         return _merged_entry(path, command, age)
     if not (path / REPORT_FILE).exists():
@@ -163,7 +180,7 @@ def _near_run(name: Path, runs: list[Path]) -> str | None:
 def remove_runs(entries: list[RunEntry]) -> None:
     """Delete run folders (only folders xlacli made: they hold a request)."""
     for entry in entries:
-        if (entry.path / "request.json").is_file():
+        if (entry.path / REQUEST_FILE).is_file():
             shutil.rmtree(entry.path)
 
 

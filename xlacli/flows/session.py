@@ -205,6 +205,7 @@ def capture(
     mode: str = "lazy",
     hang_timeout: float | None = None,
     exact_clocks: bool = False,
+    command: str | None = None,
 ) -> CaptureResult:
     """Run the model in a child process and build, save and return its report.
 
@@ -215,6 +216,8 @@ def capture(
     progressed for that long. ``exact_clocks``: each step waits for its
     device, so its clock holds its device work (runs whose step times are
     compared: the modes side by side); ranks always wait (stragglers).
+    ``command``: the command that made the run, kept in its request (``xlacli
+    runs`` lists it; None: profile or compile, as ``profile`` says).
     """
     check_torch_xla_installed()
     check_mode(target, mode)
@@ -247,6 +250,7 @@ def capture(
         module=target.module,
         script_args=list(target.args),
         run_to_end=run_to_end,
+        command=command or ("profile" if profile else "compile"),
     )
     total = None if run_to_end else warmup + steps
     dump = _DumpReader()

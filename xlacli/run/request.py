@@ -37,6 +37,8 @@ class CaptureRequest:
     module: str | None = None  # the -m module name (target_kind "module")
     script_args: list[str] = field(default_factory=list)  # the program's argv after ``--``
     run_to_end: bool = False  # a script without --steps: no step limit
+    # The command that made the run (``xlacli runs`` lists it): compile, profile or check.
+    command: str = "compile"
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n", encoding="utf-8")
