@@ -69,6 +69,13 @@ class IncompleteReport(XlacliError):
     exit_code = EXIT_INCOMPLETE
 
 
+class InternalError(XlacliError):
+    """xlacli itself failed (a bug): one line and exit 5, never a traceback on the
+    terminal; the traceback is kept in a file the message names."""
+
+    exit_code = EXIT_INCOMPLETE
+
+
 class HloParseError(UsageError):
     """Malformed HLO text, with the position of the problem."""
 
@@ -81,3 +88,24 @@ class HloParseError(UsageError):
         self.column = column
         self.expected = expected
         self.found = found
+
+
+def internal_error(error: BaseException, doing: str) -> InternalError:
+    """A bug in xlacli as an ``InternalError``: its traceback written to a file
+    (the message names it, for a bug report), never printed on the terminal."""
+    import tempfile
+    import traceback
+
+    text = "".join(traceback.format_exception(error))
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w", prefix="xlacli-traceback-", suffix=".txt", delete=False, encoding="utf-8"
+        ) as handle:
+            handle.write(text)
+        kept = f"; its traceback is in {handle.name}"
+    except OSError:
+        kept = ""
+    return InternalError(
+        f"xlacli failed while {doing}: {type(error).__name__}: {error}",
+        hint=f"this is a bug in xlacli{kept}: please report it",
+    )

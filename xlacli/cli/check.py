@@ -11,7 +11,7 @@ import typer
 
 import xlacli.defaults as defaults
 from xlacli.cli import options
-from xlacli.errors import EXIT_CHECK_FAILED, XlacliError
+from xlacli.errors import EXIT_CHECK_FAILED, XlacliError, internal_error
 
 if TYPE_CHECKING:
     from xlacli.api import CheckRun
@@ -132,7 +132,8 @@ def check_command(
     model, script_args = options.split_script_args(ctx, model, module)
     html = html or output_format is options.OutputFormat.html  # --format html: the page too
     shown = _CheckShown(output_format.value, junit, github, allow_improvements, html)
-    try:  # a check that cannot run still tells CI why (JUnit, annotations)
+    checked: CheckRun | None = None
+    try:  # a check that cannot run still tells CI why (JUnit, annotations, check.json)
         checked = api.check(
             model,
             baseline=baseline or None,
@@ -157,7 +158,23 @@ def check_command(
         if error.exit_code != EXIT_CHECK_FAILED:
             _report_error_to_ci(error, shown)
         raise
+    except Exception as error:  # a bug in xlacli: CI is still told, in every output
+        failed = internal_error(error, "checking")
+        if checked is not None:
+            _save_error(failed, checked)
+        _report_error_to_ci(failed, shown)
+        raise failed from None
     return 0
+
+
+def _save_error(error: XlacliError, checked: CheckRun) -> None:
+    """Keep why the check failed in its run folder (``check.json``)."""
+    from xlacli.render.check import check_error_json, save_check
+
+    folder = Path(checked.report.run_dir)
+    if folder.is_dir():
+        with contextlib.suppress(OSError):
+            save_check(check_error_json(error, checked.report, checked.baseline_path), folder)
 
 
 @dataclass(frozen=True)

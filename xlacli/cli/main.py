@@ -14,7 +14,7 @@ from typer.core import TyperCommand
 from xlacli import __version__
 from xlacli.capture.signals import exit_on_sigterm
 from xlacli.cli.usage import ClickError, NoArgsIsHelp, command_line_error
-from xlacli.errors import EXIT_INTERRUPTED, XlacliError
+from xlacli.errors import EXIT_INTERRUPTED, XlacliError, internal_error
 from xlacli.render.console import print_error
 
 app = typer.Typer(
@@ -36,7 +36,8 @@ def error_boundary(command: Callable[..., int | None]) -> Callable[..., None]:
     """Turn a command's return code and expected errors into typer exits.
 
     Expected failures (``XlacliError``) become one line on stderr and their
-    exit code; anything else is a bug in xlacli and keeps its traceback.
+    exit code; anything else is a bug in xlacli: one line too, exit 5, its
+    traceback kept in a file the line names (``errors.internal_error``).
     """
 
     @functools.wraps(command)
@@ -49,6 +50,12 @@ def error_boundary(command: Callable[..., int | None]) -> Callable[..., None]:
         except KeyboardInterrupt:
             print("xlacli: interrupted", file=sys.stderr)
             raise typer.Exit(EXIT_INTERRUPTED) from None
+        except (typer.Exit, typer.Abort, ClickError):
+            raise
+        except Exception as error:  # a bug in xlacli: still one line and an exit code
+            bug = internal_error(error, f"running `{command.__name__.removesuffix('_command')}`")
+            print_error(bug)
+            raise typer.Exit(bug.exit_code) from None
         if code:
             raise typer.Exit(code)
 

@@ -77,6 +77,10 @@ Module = Annotated[
 ]
 
 
+# More steps than any run could reach: a typo (or 10**20 read back as a float).
+MAX_STEPS = 1_000_000_000
+
+
 def steps_option(
     default: defaults.StepDefaults,
     what: str,
@@ -91,7 +95,9 @@ def steps_option(
     value = f"{configured}, else {default.steps}" if configured else str(default.steps)
     if script_to_end:
         value += "; a script runs to its end"
-    return typer.Option("--steps", min=1, metavar="N", help=what + shown(value), show_default=False)
+    return typer.Option(
+        "--steps", min=1, max=MAX_STEPS, metavar="N", help=what + shown(value), show_default=False
+    )
 
 
 def warmup_option(

@@ -7,6 +7,7 @@ the exit code are the command's (``cli/check.py``); the Python API
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,15 +23,16 @@ from xlacli.analysis.baseline import (
     write_baseline,
 )
 from xlacli.analysis.check import CheckOutcome, check_time_budget, compare
+from xlacli.analysis.graph_match import pair_graphs, renamed_baseline
 from xlacli.analysis.memory_check import DEFAULT_MEMORY_TOLERANCE, compare_peaks
 from xlacli.capture.discover import ModelTarget
 from xlacli.capture.ranks import rank_folder
 from xlacli.config import ProjectConfig, load_config, project_runs_dir
-from xlacli.errors import CheckFailed, UsageError, XlacliError
+from xlacli.errors import CheckFailed, UsageError, XlacliError, internal_error
 from xlacli.flows.ranks import launched_rank
 from xlacli.flows.session import capture, configured_target
 from xlacli.paths import display_path
-from xlacli.render.check import check_json, save_check
+from xlacli.render.check import check_error_json, check_json, save_check
 from xlacli.report.run import RunReport
 from xlacli.words import counted
 
@@ -142,7 +144,15 @@ def run_check(request: CheckRequest) -> CheckRun:
     checked = CheckRun(result.report, result.error, baseline_path, updating=request.update_baseline)
     if result.error is not None:
         return checked
-    judge = _Judge(request, config, baseline, baseline_path, settings.optimizer, tuple(target.args))
+    judge = _Judge(
+        request,
+        config,
+        baseline,
+        baseline_path,
+        settings.optimizer,
+        tuple(target.args),
+        run_to_end=settings.steps is None,
+    )
     if result.ranks is not None:  # the script started its own ranks: each is checked
         return _check_spawned(result, judge)
     place = launched_rank()
@@ -159,16 +169,29 @@ class _Judge:
     baseline_path: Path
     optimizer: str
     script_args: tuple[str, ...]
+    run_to_end: bool  # a script run without --steps: its check runs it to its end too
 
     def __call__(self, report: RunReport, folder: Path, merger: bool) -> CheckRun:
-        current = baseline_from_report(report, self.baseline_path, self.optimizer, self.script_args)
+        current = baseline_from_report(
+            report,
+            self.baseline_path,
+            self.optimizer,
+            self.script_args,
+            run_to_end=self.run_to_end,
+        )
         if self.baseline is None:
             if merger:  # one baseline: rank 0's
                 write_baseline(current, self.baseline_path)
             written = current if merger else None
             return CheckRun(report, None, self.baseline_path, written=written, updating=True)
-        outcome = _outcome(self.request, self.baseline, current, report, self.config)
-        save_check(check_json(outcome, report, self.baseline_path), folder)
+        try:
+            outcome = _outcome(self.request, self.baseline, current, report, self.config)
+            save_check(check_json(outcome, report, self.baseline_path), folder)
+        except Exception as error:  # a bug in xlacli: the check says so, the run is kept
+            failed = internal_error(error, "comparing the run with its baseline")
+            with contextlib.suppress(OSError):
+                save_check(check_error_json(failed, report, self.baseline_path), folder)
+            return CheckRun(report, failed, self.baseline_path)
         return CheckRun(report, None, self.baseline_path, outcome)
 
 
@@ -210,7 +233,12 @@ def _outcome(
     report: RunReport,
     config: ProjectConfig,
 ) -> CheckOutcome:
-    """Every check: the counts, the memory peaks, and the compile-time budget."""
+    """Every check: the counts, the memory peaks, and the compile-time budget, each
+    graph of the run compared with the graph of the baseline it is."""
+    pairing = pair_graphs(baseline, current)
+    # The run's graph keys in the report's order (baseline_from_report keeps it).
+    keys = [pairing.renamed.get(key, key) for key in current.graph_sites]
+    current = renamed_baseline(current, pairing)
     outcome = compare(baseline, current, request.tolerance)
     peaks = compare_peaks(
         baseline.peak_bytes,
@@ -225,7 +253,9 @@ def _outcome(
             report.total_compile_time_s, request.time_budget, request.time_tolerance
         )
         results = (*results, budget)
-    return CheckOutcome(results)
+    new = set(pairing.new)
+    hashes = tuple(g.hash for key, g in zip(keys, report.graphs, strict=True) if key in new)
+    return CheckOutcome(results, new_graph_hashes=hashes)
 
 
 @dataclass(frozen=True)
@@ -243,8 +273,10 @@ def _run_settings(
     return _Settings(
         steps=_first(
             request.steps,
-            baseline.steps if baseline else None,
-            config.steps,
+            # A script recorded to its end is checked to its end: its steps are
+            # what it did, not a limit (a limit would cut its last reads).
+            baseline.steps if baseline and not baseline.run_to_end else None,
+            None if baseline and baseline.run_to_end else config.steps,
             None if script else DEFAULT_STEPS,  # a script: to its end
         ),
         warmup=_first(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -15,10 +16,11 @@ from rich.markup import escape
 from rich.text import Text
 
 from xlacli.analysis.check import IMPROVEMENT, OK, REGRESSION, CheckOutcome, CheckResult
+from xlacli.analysis.phases import EXPECTED_CATEGORIES
 from xlacli.errors import UsageError, XlacliError
 from xlacli.paths import display_location, display_path, split_location
 from xlacli.render.console import plain_table, print_trimmed, stderr_console, stdout_console
-from xlacli.render.recompiles import event_block
+from xlacli.render.recompiles import event_block, served_block
 from xlacli.report.run import CompileEvent, RunReport
 
 _STYLES = {OK: "green", REGRESSION: "bold red", IMPROVEMENT: "yellow"}
@@ -70,17 +72,28 @@ def check_view(outcome: CheckOutcome, report: RunReport, baseline: Path) -> Rend
             f"{len(outcome.regressions)} regressed, {len(outcome.improvements)} improved"
         ),
     ]
-    new = explained_compiles(report) if outcome.regressions else []
-    if new:
+    new = explained_compiles(report, outcome)
+    served = [graph for graph in report.served_graphs if graph.steady_state]
+    if outcome.regressions and (new or served):
         parts.append(Text("\nThe compiles behind it:", style="bold"))
         parts.extend(event_block(event) for event in new)
+        parts.extend(served_block(graph) for graph in served)
     return Group(*parts)
 
 
-def explained_compiles(report: RunReport) -> list[CompileEvent]:
-    """The compiles worth explaining: steady-state ones, else every recompile."""
-    steady = [e for e in report.events if e.steady_state]
-    return steady or [e for e in report.events if e.cause.category != "first_compile"]
+def explained_compiles(report: RunReport, outcome: CheckOutcome) -> list[CompileEvent]:
+    """The compiles behind a regression: the steady-state ones, and those of the
+    graphs the baseline does not have, but for the expected ones (the optimizer
+    state's first update, a lazy artefact): nothing to fix there."""
+    if not outcome.regressions:
+        return []
+    new = set(outcome.new_graph_hashes)
+    return [
+        event
+        for event in report.events
+        if event.steady_state
+        or (event.graph_hash in new and event.cause.category not in EXPECTED_CATEGORIES)
+    ]
 
 
 def print_check(outcome: CheckOutcome, report: RunReport, baseline: Path, fmt: str) -> None:
@@ -103,11 +116,26 @@ def check_json(outcome: CheckOutcome, report: RunReport, baseline: Path) -> dict
         "run_dir": report.run_dir,
         "regressions": len(outcome.regressions),
         "improvements": len(outcome.improvements),
-        "checks": [vars(result) for result in outcome.results],
+        "checks": [dataclasses.asdict(result) for result in outcome.results],
+        "new_graphs": list(outcome.new_graph_hashes),
         "compiles": [
-            {"step": e.step, "graph_hash": e.graph_hash, "cause": vars(e.cause)}
-            for e in explained_compiles(report)
+            {"step": e.step, "graph_hash": e.graph_hash, "cause": dataclasses.asdict(e.cause)}
+            for e in explained_compiles(report, outcome)
         ],
+        "served_graphs": [
+            dataclasses.asdict(graph) for graph in report.served_graphs if graph.steady_state
+        ],
+    }
+
+
+def check_error_json(error: XlacliError, report: RunReport, baseline: Path) -> dict[str, object]:
+    """The JSON form of a check that could not be made: why, and its exit code."""
+    return {
+        "passed": False,
+        "baseline": str(baseline),
+        "run_dir": report.run_dir,
+        "error": {"message": error.message, "hint": error.hint, "exit_code": error.exit_code},
+        "checks": [],
     }
 
 
@@ -151,7 +179,7 @@ def _fails(result: CheckResult, allow_improvements: bool) -> bool:
 def write_github(outcome: CheckOutcome, report: RunReport, *, to_stderr: bool = False) -> None:
     """Annotations at the user's lines and a Markdown step summary."""
     out = sys.stderr if to_stderr else sys.stdout
-    for event in explained_compiles(report) if outcome.regressions else []:
+    for event in explained_compiles(report, outcome):
         print(_annotation("error", event), file=out, flush=True)
     title = _escape_property("xlacli check")
     for result in outcome.regressions:
@@ -224,7 +252,7 @@ def markdown_summary(outcome: CheckOutcome, report: RunReport) -> str:
         lines += ["| check | baseline | current | status |", "|---|---|---|---|"]
         lines += [f"| {r.name} | {r.baseline} | {r.current} | {r.status} |" for r in changed]
         lines.append("")
-    for event in explained_compiles(report) if outcome.regressions else []:
+    for event in explained_compiles(report, outcome):
         where = f" at `{display_location(event.cause.location)}`" if event.cause.location else ""
         lines.append(
             f"- step {event.step}: **{event.cause.category}**{where}: {event.cause.detail}"
