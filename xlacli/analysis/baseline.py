@@ -2,10 +2,13 @@
 
 A baseline is stable: sorted keys, no timestamps, no absolute paths, no
 machine names, no wall times and no graph hashes, so the same model gives a
-byte-identical file on every run and every machine. Graphs are keyed by the
-file of their site (relative to the project's root) and their order among
-that file's graphs, not by line: a comment added above the model must not
-read as one graph gone and another new.
+byte-identical file on every run and every machine. Graphs are named by their
+site (file, function and the text of the line that ran them) and kept with
+that site (``graph_sites``), so a check pairs each graph of a run with the
+graph of the baseline it is (``analysis/graph_match.py``), not by order or by
+line number: a comment added above the model, or one graph added before the
+others, must not read as every graph changed. Lines are kept with their text
+(``line_sources``) for the same reason.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from xlacli.analysis.graph_match import GraphSite, graph_sites
 from xlacli.analysis.line_growth import line_instructions
 from xlacli.analysis.memory_baseline import buffers_from_json, memory_baseline
 from xlacli.analysis.stable_paths import project_root, stable_path
 from xlacli.errors import UsageError
-from xlacli.paths import split_location
+from xlacli.paths import source_line, split_location
 from xlacli.report.run import RunReport
 from xlacli.report.sharding import GraphSpmd
 from xlacli.words import type_words
@@ -56,24 +60,38 @@ class Baseline:
     # "file:line" -> HLO instructions it made, summed over graphs (compile cost by line);
     # shown beside a graph that grew, never a check of its own: lines move with edits.
     lines: dict[str, int] = field(default_factory=dict)
+    # Graph key -> its site, what pairs it with a run's graph (empty in baselines
+    # written before: their graphs pair by order, "file#n").
+    graph_sites: dict[str, GraphSite] = field(default_factory=dict)
+    # Line key ("file:line") -> the line's text, so a line that moved is the same line.
+    line_sources: dict[str, str] = field(default_factory=dict)
+    # A script recorded without --steps ran to its end: ``steps`` is what it did,
+    # and a check runs it to its end again.
+    run_to_end: bool = False
 
 
 def baseline_from_report(
-    report: RunReport, baseline_path: Path, optimizer: str, script_args: tuple[str, ...] = ()
+    report: RunReport,
+    baseline_path: Path,
+    optimizer: str,
+    script_args: tuple[str, ...] = (),
+    *,
+    run_to_end: bool = False,
 ) -> Baseline:
     """The baseline a report stands for, paths relative to the project's root."""
     folder = project_root(baseline_path)
     graphs: dict[str, int] = {}
     collectives: dict[str, int] = {}
-    seen: dict[str, int] = {}
-    for graph in report.graphs:
-        file = _relative_file(graph.site, folder)
-        index = seen.get(file, 0)
-        seen[file] = index + 1
-        graphs[f"{file}#{index}"] = graph.hlo_instructions or 0
-        collectives.update(collective_counts(f"{file}#{index}", graph.spmd))
+    sites = graph_sites(report.graphs, folder)
+    for (key, _), graph in zip(sites, report.graphs, strict=True):
+        graphs[key] = graph.hlo_instructions or 0
+        collectives.update(collective_counts(key, graph.spmd))
     # The graphs dict is keyed in report order, one key per graph.
     peaks, buffers = memory_baseline(zip(graphs, report.graphs, strict=True), folder)
+    lines = {
+        _line_key(location, folder): (count, source_line(location))
+        for location, count in line_instructions(report).items()
+    }
     fallbacks: dict[str, int] = {}
     for op in report.fallback_ops:
         fallbacks[op.op] = fallbacks.get(op.op, 0) + op.count  # one row per call site
@@ -86,7 +104,8 @@ def baseline_from_report(
         optimizer=optimizer if report.train else "",
         compilations=report.compilations,
         distinct_graphs=len(report.graphs),
-        steady_state_compiles=report.steady_state_compiles,
+        # Graph changes: a graph a cache served counts as the compile it stands for.
+        steady_state_compiles=report.steady_state_graph_changes,
         executions_per_step=report.executions_per_step,
         fallback_ops=fallbacks,
         graphs=graphs,
@@ -97,10 +116,10 @@ def baseline_from_report(
         graph_breaks=sum(b.count for b in report.dynamo.graph_breaks) if report.dynamo else 0,
         dynamo_recompiles=report.dynamo.recompiles if report.dynamo else 0,
         script_args=tuple(script_args),
-        lines={
-            _line_key(location, folder): count
-            for location, count in line_instructions(report).items()
-        },
+        lines={key: count for key, (count, _) in lines.items()},
+        graph_sites=dict(sites),
+        line_sources={key: text for key, (_, text) in lines.items() if text},
+        run_to_end=run_to_end,
     )
 
 
@@ -208,7 +227,25 @@ def _from_dict(data: Any, path: Path) -> Baseline:
         dynamo_recompiles=fields.get("dynamo_recompiles", int, 0),
         script_args=tuple(fields.get_strings("script_args")),
         lines=fields.get_counts("lines"),
+        graph_sites=_graph_sites(data.get("graph_sites")),
+        line_sources=_line_sources(data.get("line_sources")),
+        run_to_end=fields.get("run_to_end", bool, False),
     )
+
+
+def _graph_sites(data: Any) -> dict[str, GraphSite]:
+    """The baseline's ``graph_sites``; an entry that does not read is left out
+    (its graph then pairs as a new one would)."""
+    if not isinstance(data, dict):
+        return {}
+    sites = {str(key): GraphSite.from_json(value) for key, value in data.items()}
+    return {key: site for key, site in sites.items() if site is not None}
+
+
+def _line_sources(data: Any) -> dict[str, str]:
+    if not isinstance(data, dict):
+        return {}
+    return {str(key): text for key, text in data.items() if isinstance(text, str)}
 
 
 class _BaselineFields:
@@ -296,10 +333,3 @@ def _relative_model(model: str, folder: Path) -> str:
         path, entry = model, ""
     relative = stable_path(path, folder)
     return f"{relative}:{entry}" if entry else relative
-
-
-def _relative_file(site: str | None, folder: Path) -> str:
-    if not site:
-        return "?"
-    file, _ = split_location(site)
-    return stable_path(file, folder)

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from xlacli.analysis.baseline import Baseline
-from xlacli.analysis.line_growth import grown_summary, line_changes
+from xlacli.analysis.line_growth import LineChange, grown_summary, line_changes
 
 OK, REGRESSION, IMPROVEMENT = "ok", "regression", "improvement"
 
@@ -27,6 +27,9 @@ class CheckOutcome:
     """All checks of a run."""
 
     results: tuple[CheckResult, ...]
+    # The run's graphs the baseline does not have (analysis/graph_match.py): their
+    # compiles are explained with the steady-state ones.
+    new_graph_hashes: tuple[str, ...] = ()
 
     @property
     def regressions(self) -> tuple[CheckResult, ...]:
@@ -41,13 +44,15 @@ def compare(baseline: Baseline, current: Baseline, tolerance: float = 0.0) -> Ch
     """Check ``current`` against ``baseline``.
 
     A count above the baseline by more than ``tolerance`` (a fraction) is a
-    regression; below it by more than ``tolerance``, an improvement.
+    regression; below it by more than ``tolerance``, an improvement. Per-graph
+    counts compare graphs under the same key: ``current``'s graphs renamed to
+    the baseline's (``graph_match.renamed_baseline``) first.
     """
     results = [
         _count("compilations", baseline.compilations, current.compilations, tolerance),
         _count("distinct graphs", baseline.distinct_graphs, current.distinct_graphs, tolerance),
         _count(
-            "steady-state compiles",
+            "steady-state graph changes",
             baseline.steady_state_compiles,
             current.steady_state_compiles,
             tolerance,
@@ -57,11 +62,22 @@ def compare(baseline: Baseline, current: Baseline, tolerance: float = 0.0) -> Ch
     results += _dynamo_counts(baseline, current, tolerance)
     results += _mapping("fallback op", baseline.fallback_ops, current.fallback_ops, tolerance)
     results += _with_grown_lines(
-        _mapping("HLO instructions", baseline.graphs, current.graphs, tolerance),
-        grown_summary(line_changes(baseline.lines, current.lines)),
+        _mapping("HLO instructions", baseline.graphs, current.graphs, tolerance, "graph"),
+        grown_summary(_line_changes(baseline, current)),
     )
     results += _mapping("collectives", baseline.collectives, current.collectives, tolerance)
     return CheckOutcome(tuple(results))
+
+
+def _line_changes(baseline: Baseline, current: Baseline) -> list[LineChange]:
+    """Lines by content when both sides keep their texts, else by location."""
+    both = bool(baseline.line_sources and current.line_sources)
+    return line_changes(
+        baseline.lines,
+        current.lines,
+        baseline.line_sources if both else None,
+        current.line_sources if both else None,
+    )
 
 
 def check_time_budget(
@@ -102,35 +118,57 @@ def _executions(before: tuple[int, ...], after: tuple[int, ...]) -> CheckResult:
     more = [i for i, (b, a) in enumerate(zip(before, after, strict=True)) if a > b]
     fewer = [i for i, (b, a) in enumerate(zip(before, after, strict=True)) if a < b]
     if more:
-        steps = ", ".join(f"step {i}: {before[i]} -> {after[i]}" for i in more)
-        return CheckResult(name, *shown, REGRESSION, steps)
+        return CheckResult(name, *shown, REGRESSION, _step_changes(before, after, more))
     if fewer:
-        steps = ", ".join(f"step {i}: {before[i]} -> {after[i]}" for i in fewer)
-        return CheckResult(name, *shown, IMPROVEMENT, steps)
+        return CheckResult(name, *shown, IMPROVEMENT, _step_changes(before, after, fewer))
     return CheckResult(name, *shown, OK)
 
 
+def _step_changes(before: tuple[int, ...], after: tuple[int, ...], steps: list[int]) -> str:
+    """``steps 0-7, 12-19: 1 -> 2``: the steps that changed alike, in ranges."""
+    changes: dict[tuple[int, int], list[int]] = {}
+    for step in steps:
+        changes.setdefault((before[step], after[step]), []).append(step)
+    return "; ".join(
+        f"{'step' if len(found) == 1 else 'steps'} {_ranges(found)}: {old} -> {new}"
+        for (old, new), found in changes.items()
+    )
+
+
+def _ranges(steps: list[int]) -> str:
+    """``0-7, 12-19`` for sorted step numbers."""
+    spans: list[list[int]] = []
+    for step in steps:
+        if spans and step == spans[-1][1] + 1:
+            spans[-1][1] = step
+        else:
+            spans.append([step, step])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
 def _mapping(
-    kind: str, before: dict[str, int], after: dict[str, int], tolerance: float
+    kind: str, before: dict[str, int], after: dict[str, int], tolerance: float, noun: str = ""
 ) -> Iterable[CheckResult]:
     for key in sorted(set(before) | set(after)):
         name = f"{kind} {key}"
         if key not in before:
-            yield CheckResult(name, "-", str(after[key]), REGRESSION, "new")
+            yield CheckResult(name, "-", str(after[key]), REGRESSION, f"new {noun}".rstrip())
         elif key not in after:
-            yield CheckResult(name, str(before[key]), "-", IMPROVEMENT, "gone")
+            yield CheckResult(name, str(before[key]), "-", IMPROVEMENT, f"{noun} gone".lstrip())
         else:
             yield _count(name, before[key], after[key], tolerance)
 
 
 def _with_grown_lines(results: Iterable[CheckResult], grown: str) -> list[CheckResult]:
-    """A graph that grew names the lines that grew most (from the baseline's ``lines``)."""
-    return [
-        replace(result, detail=f"{result.detail}; lines grew: {grown}")
-        if grown and result.status == REGRESSION
-        else result
-        for result in results
-    ]
+    """The first graph that grew names the lines that grew most (the baseline's
+    ``lines`` are summed over graphs: said once, not under every graph)."""
+    shown: list[CheckResult] = []
+    for result in results:
+        if grown and result.status == REGRESSION:
+            result = replace(result, detail=f"{result.detail}; lines grew: {grown}")
+            grown = ""
+        shown.append(result)
+    return shown
 
 
 def _dynamo_counts(baseline: Baseline, current: Baseline, tolerance: float) -> list[CheckResult]:

@@ -76,7 +76,7 @@ def signature_change(old: CompiledGraph, new: CompiledGraph) -> tuple[str, str, 
     """The input tensors whose dtype or shape changed and that the new graph reads:
     (category, detail, the name of the first changed input)."""
     changes: list[tuple[str, str, str]] = []
-    for name, before, after in _paired_inputs(old.input_signature, new.input_signature):
+    for name, before, after in paired_inputs(old.input_signature, new.input_signature):
         if before == after:
             continue
         _, _, old_type = before.rpartition(" ")
@@ -93,7 +93,7 @@ def signature_change(old: CompiledGraph, new: CompiledGraph) -> tuple[str, str, 
     return category, "; ".join(detail for _, detail, _ in changes), (dtype or changes)[0][2]
 
 
-def _paired_inputs(old: tuple[str, ...], new: tuple[str, ...]) -> list[tuple[str, str, str]]:
+def paired_inputs(old: tuple[str, ...], new: tuple[str, ...]) -> list[tuple[str, str, str]]:
     """``(name, before, after)`` for the inputs of the same name (a model
     file's position, a script's line) seen as often in both steps: a step
     that also moved the model's weights is not compared with one that did not."""

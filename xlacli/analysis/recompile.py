@@ -88,7 +88,7 @@ def explain_compiles(
         )
         previous.append(graph)
     facts = [
-        _site_compile(graph, event, context.site_graphs)
+        site_compile(graph, event.cause.category, context.site_graphs)
         for graph, event in zip(graphs, events, strict=True)
     ]
     verdicts = judge(facts, context.warmup, new_phases=context.new_phases)
@@ -98,9 +98,9 @@ def explain_compiles(
     ]
 
 
-def _site_compile(
+def site_compile(
     graph: CompiledGraph,
-    event: CompileEvent,
+    category: str,
     site_graphs: Mapping[tuple[Frame, ...], tuple[tuple[int, str], ...]],
 ) -> SiteCompile:
     """A model file's unit tests and old callers give no site facts: a step
@@ -112,7 +112,7 @@ def _site_compile(
         step_phase=graph.step_phase,
         iteration=graph.iteration if graph.iteration is not None else fallback,
         site_runs=graph.site_runs if graph.site_runs is not None else (graph.step or 0),
-        category=event.cause.category,
+        category=category,
         periodic=alternates(graph.step, graph.graph_hash, site_graphs.get(graph.frames, ())),
     )
 

@@ -80,6 +80,10 @@ class OrganisedRun:
     execute_steps: list[int | None]
     graphs: tuple[GraphRecord, ...]
     compiled: tuple[CompiledGraph, ...]
+    # Graphs the run executed but never compiled: a cache served them (torch_xla's
+    # in-process cache warmed by an earlier test, its persistent cache). Their
+    # first execution each, in order, as a compile is described (no IR, no time).
+    served: tuple[CompiledGraph, ...]
     step_records: StepRecords
     locator: Locator
     shardings: ShardingContext
@@ -126,6 +130,7 @@ def organise_run(
         execute_steps=execute_steps,
         graphs=tuple(graphs),
         compiled=tuple(_compiled_graphs(raw, compile_steps, execute_steps, ir_by_hash, roots)),
+        served=tuple(_served_graphs(raw, compile_steps, execute_steps, roots)),
         step_records=_step_records(raw, compile_steps, execute_steps, warmup),
         locator=locator,
         shardings=sharding_context(raw.log.start, raw.log.shardings),
@@ -291,6 +296,54 @@ def _compiled_graphs(
             )
         )
     return compiled
+
+
+def _served_graphs(
+    raw: RawRun,
+    compile_steps: list[int | None],
+    execute_steps: list[int | None],
+    roots: CodeRoots,
+) -> list[CompiledGraph]:
+    """The first execution of each graph the run never compiled, described as
+    its compile would be: its step, site, phase, loop iteration and the site's
+    earlier runs (what ``analysis/phases.py`` judges a graph change by)."""
+    compiled = {event.graph_hash for event in raw.compiles}
+    firsts: dict[str, int] = {}
+    for index, event in enumerate(raw.executions):
+        if event.graph_hash and event.graph_hash not in compiled:
+            firsts.setdefault(event.graph_hash, index)
+    if not firsts:
+        return []
+    by_step = {event["step"]: event for event in raw.log.steps}
+    step_phases = script_step_phases(raw.log.steps)
+    iterations = loop_iterations(sorted(step_phases.items()))
+    site_steps = site_runs_before(
+        (_run_site(event, roots), step)
+        for event, step in zip(raw.executions, execute_steps, strict=True)
+    )
+    entry_site = (raw.log.setup or {}).get("entry_site")
+    served: list[CompiledGraph] = []
+    for graph_hash, index in firsts.items():
+        event, step = raw.executions[index], execute_steps[index]
+        step_event = by_step.get(step, {})
+        served.append(
+            CompiledGraph(
+                index=len(compile_steps) + len(served),
+                step=step,
+                graph_hash=graph_hash,
+                compile_time_s=0.0,
+                frames=event.frames,
+                value_read=is_value_read(event),
+                ir=None,
+                input_signature=tuple(step_event.get("input_signature", ())),
+                input_origins=dict(step_event.get("input_origins", {})),
+                step_phase=step_phases.get(step, LOOP) if step is not None else AFTER_LOOP,
+                iteration=iterations.get(step) if step is not None else None,
+                site_runs=count_before(site_steps.get(_run_site(event, roots), []), step),
+                site=_site(event, roots, entry_site, None)[1],
+            )
+        )
+    return served
 
 
 def _backward_lines(log: ChildLog) -> dict[int | None, str]:

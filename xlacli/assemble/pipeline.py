@@ -112,6 +112,7 @@ def freeze_report(
         error=error,
         warmup=run.warmup,
         events=tuple(sections.get("events", ())),
+        served_graphs=tuple(sections.get("served_graphs", ())),
         fallback_ops=tuple(sections.get("fallback_ops", ())),
         memory=memory.run,
         mode=request.mode,

@@ -28,6 +28,7 @@ from xlacli.analysis.fallbacks import locate_fallbacks
 from xlacli.analysis.locate import Locator
 from xlacli.analysis.memory_facts import with_memory_facts
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
+from xlacli.analysis.served import judge_served
 from xlacli.analysis.spmd_graph import attach_spmd
 from xlacli.analysis.user_lines import graph_walk, memory_at_user_lines, precision_at_user_lines
 from xlacli.assemble.advice import ADVISORS
@@ -37,7 +38,14 @@ from xlacli.parse.eager_ops import is_eager
 from xlacli.parse.frames import Frame
 from xlacli.paths import source_line
 from xlacli.report.memory import CheckpointFacts, GraphMemory, GraphPrecision, RunMemory
-from xlacli.report.run import CompileEvent, DynamoRecord, FallbackOp, GraphRecord
+from xlacli.report.run import (
+    CompileCause,
+    CompileEvent,
+    DynamoRecord,
+    FallbackOp,
+    GraphRecord,
+    ServedGraph,
+)
 from xlacli.report.sharding import GraphSpmd
 from xlacli.run.events import ChildLog
 
@@ -126,16 +134,20 @@ def dynamo_record(run: OrganisedRun, done: Sections) -> DynamoSection:
     return DynamoSection(with_state_reads(record, callers), owners, callers)
 
 
-def recompile_events(run: OrganisedRun, done: Sections) -> tuple[CompileEvent, ...]:
-    """Every compile explained (``analysis/recompile.py``), with Dynamo's causes
-    where Dynamo compiled the frame."""
-    context = ExplainContext(
+def _explain_context(run: OrganisedRun) -> ExplainContext:
+    return ExplainContext(
         run.warmup,
         run.locator,
         shardings=run.shardings,
         new_phases=run.request.is_script,
         site_graphs=site_graph_runs(run),
     )
+
+
+def recompile_events(run: OrganisedRun, done: Sections) -> tuple[CompileEvent, ...]:
+    """Every compile explained (``analysis/recompile.py``), with Dynamo's causes
+    where Dynamo compiled the frame."""
+    context = _explain_context(run)
     events = mark_eager(explain_compiles(list(run.compiled), context), run.raw.compiles)
     dynamo: DynamoSection = done.get("dynamo") or DynamoSection()
     if dynamo.record is not None:
@@ -143,6 +155,18 @@ def recompile_events(run: OrganisedRun, done: Sections) -> tuple[CompileEvent, .
             events, dynamo.record, dynamo.owners, run.roots, dynamo.callers
         )
     return tuple(events)
+
+
+def served_graphs(run: OrganisedRun, done: Sections) -> tuple[ServedGraph, ...]:
+    """Graphs the run executed without compiling them, judged as compiles are
+    (``analysis/served.py``)."""
+    events: tuple[CompileEvent, ...] = done.get("events") or ()
+    if len(events) != len(run.compiled):  # the explainer failed: no causes to judge by
+        events = tuple(
+            CompileEvent(g.step, g.graph_hash, 0.0, False, CompileCause("unknown", None, None, ""))
+            for g in run.compiled
+        )
+    return judge_served(run.compiled, events, run.served, _explain_context(run))
 
 
 def spmd_graphs(run: OrganisedRun, done: Sections) -> Mapping[str, GraphSpmd | None]:
@@ -233,6 +257,7 @@ PROCESSORS: tuple[Processor, ...] = (
     Processor("memory", memory_facts, MemorySection),
     Processor("dynamo", dynamo_record, DynamoSection),
     Processor("events", recompile_events, tuple),
+    Processor("served_graphs", served_graphs, tuple),
     Processor("spmd", spmd_graphs, dict),
     Processor("fallback_ops", fallback_ops, tuple),
     # Compile cost by line; scan, bucket and value-read advice (assemble/advice.py).

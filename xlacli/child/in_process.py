@@ -97,6 +97,11 @@ class TestSteps:
         """Compilations since the test started."""
         return compiles_since(self.first_compile)
 
+    @property
+    def steps_done(self) -> int:
+        """Steps ended so far (the number the next step takes)."""
+        return self._recorder.steps_done
+
     def flush(self) -> None:
         """Wait for the graphs in flight, so their log lines are written."""
         xm.wait_device_ops()

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from xlacli.report.run import CompileEvent, RunReport
+from xlacli.report.run import CompileEvent, RunReport, ServedGraph
 from xlacli.words import counted
 
 # As xlacli compile's --warmup: the first compile and the cached re-run.
@@ -80,41 +80,70 @@ class Budget:
 
 @dataclass(frozen=True)
 class Overrun:
-    """How a budget was exceeded: a one-line summary and the compiles to explain."""
+    """How a budget was exceeded: a one-line summary and the graphs to explain."""
 
     summary: str
     extra: tuple[CompileEvent, ...]
     made: tuple[CompileEvent, ...]  # every compile counted (exact= with too few)
+    served: tuple[ServedGraph, ...] = ()  # graphs over the budget that a cache served
 
 
-def check_budget(budget: Budget, count: int, events: Sequence[CompileEvent]) -> Overrun | None:
+def check_budget(
+    budget: Budget,
+    count: int,
+    events: Sequence[CompileEvent],
+    served: Sequence[ServedGraph] = (),
+) -> Overrun | None:
     """The overrun of ``budget`` by ``count`` compiles (explained by ``events``,
-    in compile order; empty when explanations are off), or None."""
+    in compile order; empty when explanations are off), or None.
+
+    A budget counts what the code does, not what a cache held: graphs the test
+    ran that a cache served (an earlier test compiled them) count as the
+    compiles they would have been, so a budget fails alike alone, after other
+    tests, or under xdist.
+    """
     limit = budget.max if budget.max is not None else budget.exact
     what = f"({budget.describe()})"
-    if limit is not None and count > limit:
+    made = count + len(served)
+    graphs = _graph_words(made, served)
+    if limit is not None and made > limit:
+        over_compiled = tuple(events[limit:])
         return Overrun(
-            f"{counted(count, 'compilation')}, over the budget of {limit} {what}",
-            tuple(events[limit:]),
+            f"{graphs}, over the budget of {limit} {what}",
+            over_compiled,
             tuple(events),
+            tuple(served[max(0, limit - len(events)) :]),
         )
-    if budget.exact is not None and count < budget.exact:
+    if budget.exact is not None and made < budget.exact:
         return Overrun(
-            f"{counted(count, 'compilation')}, expected exactly {budget.exact} {what}",
-            (),
-            tuple(events),
+            f"{graphs}, expected exactly {budget.exact} {what}", (), tuple(events), tuple(served)
         )
     if budget.steady is not None:
         steady = [event for event in events if event.steady_state]
-        if len(steady) > budget.steady:
+        steady_served = [graph for graph in served if graph.steady_state]
+        changes = len(steady) + len(steady_served)
+        if changes > budget.steady:
+            kept = max(0, budget.steady - len(steady))
             return Overrun(
-                f"{counted(len(steady), 'steady-state compilation')} after "
+                f"{_graph_words(changes, steady_served, steady=True)} after "
                 f"{counted(budget.warmup, 'warm-up step')}, over the budget of "
                 f"{budget.steady} {what}",
                 tuple(steady[budget.steady :]),
                 tuple(events),
+                tuple(steady_served[kept:]),
             )
     return None
+
+
+def _graph_words(count: int, served: Sequence[ServedGraph], *, steady: bool = False) -> str:
+    """``3 compilations``, or ``3 new graphs (2 compiled, 1 served from a cache)``."""
+    if not served:
+        return counted(count, "steady-state compilation" if steady else "compilation")
+    noun = "steady-state graph change" if steady else "new graph"
+    return (
+        f"{counted(count, noun)} ({count - len(served)} compiled, "
+        f"{len(served)} served from torch_xla's cache, compiled before this test)"
+    )
 
 
 def overrun_message(overrun: Overrun, report: RunReport | None, notes: Sequence[str]) -> str:
@@ -124,14 +153,17 @@ def overrun_message(overrun: Overrun, report: RunReport | None, notes: Sequence[
     from rich.console import Group, RenderableType
     from rich.text import Text
 
-    from xlacli.render.recompiles import event_block, timeline
+    from xlacli.render.recompiles import event_block, served_block, timeline
 
     parts: list[RenderableType] = [Text(f"xla_compiles: {overrun.summary}")]
     if report is not None and report.step_records:
         parts.append(timeline(report))
-    if overrun.extra:
-        parts.append(Text(f"\nCompiles over the budget ({len(overrun.extra)}):"))
+    if overrun.extra or overrun.served:
+        over = len(overrun.extra) + len(overrun.served)
+        noun = "Graphs" if overrun.served else "Compiles"
+        parts.append(Text(f"\n{noun} over the budget ({over}):"))
         parts.extend(event_block(event) for event in overrun.extra)
+        parts.extend(served_block(graph) for graph in overrun.served)
     elif overrun.made:
         parts.append(Text("\nCompiles made:"))
         parts.extend(event_block(event) for event in overrun.made)

@@ -23,6 +23,7 @@ class BudgetBlock:
 
     budget: Budget
     first: int  # the test's compiles before the block
+    first_step: int = 0  # the test's steps before the block
     count: int = 0
 
 
@@ -70,10 +71,12 @@ class XlaCompiles:
             bad = None
         if bad is not None:
             pytest.fail(bad, pytrace=False)
-        block = BudgetBlock(budget, self.count)
+        block = BudgetBlock(budget, self.count, self._measure.steps_done)
         yield block
         block.count = self.count - block.first
-        message = self._measure.check(block.budget, self._state.runs_dir, first=block.first)
+        message = self._measure.check(
+            block.budget, self._state.runs_dir, first=block.first, first_step=block.first_step
+        )
         if message is not None:
             pytest.fail(message, pytrace=False)
 

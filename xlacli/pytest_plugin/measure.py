@@ -74,19 +74,35 @@ class TestMeasure:
         _, report, _ = report_from_run(run, request, read_events(run.events), target, warmup, None)
         return report
 
+    @property
+    def steps_done(self) -> int:
+        """Steps the test has ended so far (the next step's number)."""
+        return self.steps.steps_done
+
     def check(
-        self, budget: Budget, runs_dir: Path, *, first: int = 0, final: bool = False
+        self,
+        budget: Budget,
+        runs_dir: Path,
+        *,
+        first: int = 0,
+        first_step: int = 0,
+        final: bool = False,
     ) -> str | None:
-        """The failure message when the compiles since the ``first``-th are
-        over ``budget``; None within it."""
+        """The failure message when the graphs the test made since its ``first``-th
+        compile (and ``first_step``-th step) are over ``budget``; None within it.
+
+        Graphs a cache served count as the compiles they stand for, so the
+        report is built even for a count budget (unless torch_xla came first:
+        then only compiles can be counted)."""
         count = self.compiles - first
-        if budget.steady is None and check_budget(budget, count, ()) is None:
-            if final:
-                self.steps.stop()
-            return None  # within a count budget: nothing to build
         report = self.report(budget.warmup, final=final)
         events = report.events[first : first + count] if report is not None else ()
-        overrun = check_budget(budget, count, events)
+        served = (
+            tuple(g for g in report.served_graphs if g.step is None or g.step >= first_step)
+            if report is not None
+            else ()
+        )
+        overrun = check_budget(budget, count, events, served)
         if overrun is None:
             return None
         return overrun_message(overrun, report, self._notes(overrun, report, runs_dir))

@@ -20,7 +20,7 @@ from xlacli.analysis.phases import (
 )
 from xlacli.folding import equal_runs, shown_of_run, stretches
 from xlacli.paths import display_location, source_line
-from xlacli.report.run import CompileEvent, FallbackOp, RunReport
+from xlacli.report.run import CompileEvent, FallbackOp, RunReport, ServedGraph
 from xlacli.units import format_seconds
 from xlacli.words import counted
 
@@ -183,6 +183,28 @@ def group_block(group: list[CompileEvent]) -> RenderableType:
     """A group of one pattern's compiles, told by its last (which has seen them all)."""
     total = sum(event.compile_time_s for event in group)
     return event_block(dataclasses.replace(group[-1], compile_time_s=total), len(group))
+
+
+def served_block(graph: ServedGraph) -> RenderableType:
+    """A graph change a cache served, laid out as a compile's block: no compile
+    to explain here (it compiled earlier in the process), what its inputs say."""
+    head = Text.assemble(
+        ("  ", "dim"),
+        (f"step {graph.step}" if graph.step is not None else "after the steps", "bold"),
+        "  ",
+        ("graph change (served from a cache)", "bold magenta"),
+        "  ",
+        (display_location(graph.site) or "unknown location", "cyan"),
+    )
+    lines: list[RenderableType] = [head]
+    code = source_line(graph.site) if graph.site else None
+    if code:
+        lines.append(Text(f"      │ {code}", style="white"))
+    lines.append(Padding(Text(f"graph {graph.graph_hash[:8]}: {graph.detail}"), (0, 0, 0, 6)))
+    lines.append(
+        Padding(Text("run it in a fresh process to see its compile explained"), (0, 0, 0, 6))
+    )
+    return Group(*lines)
 
 
 def event_block(event: CompileEvent, count: int = 1) -> RenderableType:

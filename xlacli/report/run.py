@@ -119,6 +119,21 @@ class CompileEvent:
 
 
 @dataclass(frozen=True)
+class ServedGraph:
+    """A graph the run executed without compiling it: a cache served it (torch_xla's
+    in-process cache, warmed by earlier code in the same process such as an earlier
+    test, or its persistent cache). A budget counts what the code does, so a warm
+    site running such a graph is a steady-state graph change like a recompile."""
+
+    step: int | None
+    graph_hash: str
+    site: str | None  # the user's file:line that ran it
+    phase: str  # as a compile's (analysis/phases.py)
+    steady_state: bool  # a warm site ran a graph it had not run before
+    detail: str  # what differed from the site's earlier steps, when the inputs say
+
+
+@dataclass(frozen=True)
 class FallbackOp:
     """An op torch_xla ran on the CPU (an ``aten::*`` counter)."""
 
@@ -216,6 +231,8 @@ class RunReport:
     error: ErrorRecord | None = None
     warmup: int = 2
     events: tuple[CompileEvent, ...] = ()
+    # Graphs executed but never compiled in this run (a cache served them).
+    served_graphs: tuple[ServedGraph, ...] = ()
     fallback_ops: tuple[FallbackOp, ...] = ()
     schema_version: int = SCHEMA_VERSION
     memory: RunMemory | None = None  # step peaks, device memory, autocast per step
@@ -253,6 +270,13 @@ class RunReport:
         return sum(1 for event in self.events if event.steady_state)
 
     @property
+    def steady_state_graph_changes(self) -> int:
+        """Warm sites that ran a graph they had not run before, compiled or served
+        from a cache: what a budget counts (a cache must not hide a change)."""
+        served = sum(1 for graph in self.served_graphs if graph.steady_state)
+        return self.steady_state_compiles + served
+
+    @property
     def executions_per_step(self) -> tuple[int, ...]:
         """Graph executions in each step (more than 1: the step was cut by a value read)."""
         return tuple(record.executions for record in self.step_records)
@@ -268,6 +292,7 @@ def report_to_dict(report: RunReport) -> dict[str, Any]:
     del data["step_records"]  # a view: what is kept is its runs
     data["step_runs"] = [segment_to_dict(segment) for segment in report.step_runs]
     data["steady_state_compiles"] = report.steady_state_compiles
+    data["steady_state_graph_changes"] = report.steady_state_graph_changes
     return data
 
 
@@ -370,6 +395,7 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         error=ErrorRecord(**error) if error else None,
         warmup=data.get("warmup", 2),
         events=tuple(_event_from_dict(e) for e in data.get("events", [])),
+        served_graphs=tuple(ServedGraph(**g) for g in data.get("served_graphs", [])),
         fallback_ops=tuple(FallbackOp(**f) for f in data.get("fallback_ops", [])),
         memory=run_memory_from_dict(data.get("memory")),
         options=tuple(data.get("options", ())),

@@ -49,7 +49,7 @@ def test_graphs_per_step_and_fallbacks():
     outcome = compare(baseline(), changed)
     by_name = {r.name: r for r in outcome.results}
     assert by_name["executions per step"].status == REGRESSION
-    assert by_name["executions per step"].detail == "step 3: 1 -> 2, step 4: 1 -> 2"
+    assert by_name["executions per step"].detail == "steps 3-4: 1 -> 2"
     assert by_name["fallback op aten::median"].detail == "new"
     assert by_name["fallback op aten::nonzero"].status == IMPROVEMENT
 
