@@ -169,6 +169,53 @@ def test_forward_raising_shows_the_users_frames_not_ours(tmp_path):
     assert "child/steps.py" not in result.stderr
 
 
+# A training script that dies of SIGSEGV in native code in its first step, two
+# functions below its loop (issue 38).
+SEGFAULTS = """\
+import ctypes
+import torch
+import torch_xla
+
+
+def native_call():
+    ctypes.string_at(0)
+
+
+def train_step(model, x):
+    model(x).sum().backward()
+    native_call()
+    torch_xla.sync()
+
+
+def main():
+    model = torch.nn.Linear(4, 2).to(torch_xla.device())
+    for _ in range(3):
+        train_step(model, torch.randn(2, 4).to(torch_xla.device()))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.e2e
+def test_a_crash_shows_the_innermost_user_frames_never_xlaclis(tmp_path):
+    (tmp_path / "train.py").write_text(SEGFAULTS)
+    result = run_cli("compile", "train.py", "--out", "run", cwd=tmp_path)
+    assert_clean_error(result, 4, "killed by SIGSEGV during step 0", "partial report was kept")
+    stack = result.stderr.split("innermost first:\n")[1].splitlines()
+    assert stack[0].startswith("  string_at (")  # where it crashed: ctypes
+    assert stack[1:5] == [
+        "  native_call (train.py:7)",
+        "  train_step (train.py:12)",
+        "  main (train.py:19)",
+        "  <module> (train.py:23)",
+    ]
+    assert "runpy" not in result.stderr and "Extension modules" not in result.stderr
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert "native_call (train.py:7)" in report["error"]["details"]
+
+
 @pytest.mark.e2e
 def test_killed_child_keeps_partial_artifacts(tmp_path):
     run = tmp_path / "run"

@@ -60,7 +60,7 @@ def outcome_error(
         return CaptureError(
             f"the model process was killed by {outcome.signal_name} during step {step}; "
             "the partial report was kept",
-            details=log_tail(paths) or None,
+            details=_crash_stack(paths) or log_tail(paths) or None,
             hint=f"its output is in {paths.child_log}",
         )
     if outcome.returncode != 0 or not outcome.log.ended:
@@ -70,6 +70,18 @@ def outcome_error(
             hint=f"its output is in {paths.child_log}",
         )
     return None
+
+
+def _crash_stack(paths: RunPaths) -> str | None:
+    """The crashing frames faulthandler printed in child.log, innermost first."""
+    from xlacli.analysis.crash_stack import crash_details
+    from xlacli.parse.frames import current_code_roots
+
+    try:
+        log = paths.child_log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return crash_details(log, current_code_roots())
 
 
 def error_record(error: XlacliError | None) -> ErrorRecord | None:
