@@ -16,6 +16,7 @@ import pytest
 
 from tests.conftest import EXAMPLES, run_cli
 from tests.ranks_run import RanksRun
+from xlacli.parse.metrics_report import parse_metrics_report
 
 pytestmark = pytest.mark.e2e
 RANKS = EXAMPLES / "ranks"
@@ -87,19 +88,37 @@ def test_a_scripts_own_processes_are_followed_in_start_order(processes):
     assert group["ranks"] == [1]
 
 
-def test_counts_per_spawned_rank_equal_torch_xlas_own_metrics(torch_spawn, processes, xmp):
-    for run in (torch_spawn, processes, xmp):
+def test_counts_per_spawned_rank_equal_torch_xlas_own_metrics(torch_spawn, processes):
+    for run in (torch_spawn, processes):
         run.assert_counts_equal_metrics()
 
 
-def test_xmp_spawn_default_follows_torch_xlas_own_process(xmp):
+def test_xmp_spawn_of_one_process_is_an_ordinary_run(xmp):
+    """Issue 38: a world of one process (xmp.spawn on one device, as torch_xla's
+    FSDP examples run) gets the ordinary report, top-level ``compilations`` and
+    all, not a ranks report; the launcher is said, the process's files kept."""
     assert xmp.code == 0, xmp.stderr[-3000:]
-    merged = xmp.merged
-    assert (merged["world_size"], merged["launcher"]) == (1, "xmp.spawn")
-    report = xmp.rank_report(0)
+    assert not (xmp.out / "ranks.json").exists()
+    report = json.loads((xmp.out / "report.json").read_text())
     assert report["steps"] == 3 and report["error"] is None
+    metrics = parse_metrics_report((xmp.out / "rank-0" / "metrics.txt").read_text())
+    assert report["compilations"] == metrics.counter("UncachedCompile") == 1
+    assert report["executions"] == metrics.counter("ExecuteComputation")
+    for graph in report["graphs"]:  # its files where the process wrote them
+        assert all((xmp.out / path).exists() for path in graph["files"].values())
     assert "process 0 of 1 done" in (xmp.out / "rank-0" / "child.log").read_text()
-    assert "One rank: nothing to compare (3 steps)" in xmp.stdout
+    assert "started one process (xmp.spawn): an ordinary run" in xmp.stderr
+    assert xmp.stdout.startswith("no recompile after warm-up"), xmp.stdout[:300]
+    assert "One rank" not in xmp.stdout and "nothing to compare" not in xmp.stdout
+
+
+def test_a_world_of_one_reads_again_as_an_ordinary_run(xmp):
+    again = run_cli("report", xmp.out, "--format", "json")
+    assert again.code == 0, again.stderr
+    assert json.loads(again.stdout)["compilations"] == 1
+    page = run_cli("report", xmp.out, "--output", xmp.out / "page.html")
+    assert page.code == 0, page.stderr
+    assert "rank-0/graphs/" in (xmp.out / "page.html").read_text()
 
 
 def test_report_merges_a_spawned_run_again(torch_spawn):

@@ -78,6 +78,11 @@ def capture_profile(
         rank_summary = load_summary(rank_folder(result.paths.root, min(result.ranks.reports)))
         if rank_summary is not None:
             return result, rank_summary
+    if result.alone is not None:  # the one process it started: its summary is the run's
+        alone_summary = load_summary(result.alone)
+        if alone_summary is not None:
+            save_summary(alone_summary, result.paths.root)
+            return result, alone_summary
     summary = summarize_profile(result.raw, result.report, result.hlo)
     save_summary(summary, result.paths.root)
     return result, summary

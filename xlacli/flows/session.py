@@ -26,7 +26,7 @@ from xlacli.capture.signals import StopSignals
 from xlacli.config import ProjectConfig, model_argument
 from xlacli.errors import CaptureError, IncompleteReport, UsageError, XlacliError
 from xlacli.flows.modes import check_mode
-from xlacli.flows.spawned import report_spawned_ranks, with_rank_zero_progress
+from xlacli.flows.spawned import alone_report, report_spawned_ranks, with_rank_zero_progress
 from xlacli.paths import display_path
 from xlacli.render.console import print_message, stderr_console
 from xlacli.report.ranks import remove_merged
@@ -156,6 +156,8 @@ class CaptureResult:
     raw: RawRun
     hlo: HloCache | None = None  # the graphs' parsed HLO, for the profile summary
     ranks: SpawnedRun | None = None  # the ranks the script started itself, merged
+    # The one process the script started (a world of one), whose report this is.
+    alone: Path | None = None
 
 
 def resolve_target(
@@ -280,7 +282,7 @@ def capture(
             save=not spawned,
             prefetched=dump.prefetched,
         )
-        ranks = None
+        ranks, alone = None, None
         if spawned:  # the script's own processes were the ranks: their reports, merged
             build = _rank_builder(request, target, explain_warmup, profile=profile)
             ranks = report_spawned_ranks(
@@ -289,7 +291,14 @@ def capture(
             if error is not None and ranks.first_error is not None:
                 # a hang, or a rank's failure that made mp.spawn raise: the rank's own
                 # error (its step, its traceback), not the launcher's
-                error = ranks.first_error
+                error = ranks.errors[0] if ranks.alone else ranks.first_error
+            if ranks.alone:  # a world of one process: an ordinary run
+                report, alone = alone_report(paths, ranks), rank_folder(paths.root, 0)
+                print_message(
+                    f"{display_path(target.path)} started one process ({spawned[0].launcher}): "
+                    f"an ordinary run, its files in {display_path(alone)}"
+                )
+                ranks = None
     if error is None and stop.received is not None:  # came while the report was built
         error = Interrupted(f"interrupted after the run ({stop.name}); the report was kept")
     if outcome.hung_after_s is not None and place is None and ranks is None:  # ranks: merged
@@ -300,7 +309,7 @@ def capture(
         error = incomplete_report_error(report)
     for warning in outcome.log.warnings:
         stderr_console().print(f"[yellow]warning:[/] {warning}")
-    return CaptureResult(report, paths, error, raw, hlo, ranks)
+    return CaptureResult(report, paths, error, raw, hlo, ranks, alone)
 
 
 def _rank_builder(

@@ -1,9 +1,15 @@
 """The end of a run whose script started its own ranks (``torch.multiprocessing.spawn``,
 ``xmp.spawn``): each followed process's report, then the ranks merged into
-``ranks.json`` as rank 0 of a torchrun run merges them (``run/spawned.py``)."""
+``ranks.json`` as rank 0 of a torchrun run merges them (``run/spawned.py``).
+
+A world of one process (``xmp.spawn`` on one device, as torch_xla's FSDP
+examples run) is an ordinary run: its report is the run's ``report.json``,
+its files staying in ``rank-0/`` (``alone_report``), and no ranks are merged.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,8 +19,8 @@ from xlacli.capture.outcome import outcome_error
 from xlacli.capture.ranks import rank_folder
 from xlacli.capture.runner import ChildOutcome, log_tail
 from xlacli.errors import CaptureError, XlacliError
-from xlacli.report.ranks import RanksReport, save_ranks
-from xlacli.report.run import RunReport
+from xlacli.report.ranks import RanksReport, remove_merged, save_ranks
+from xlacli.report.run import RunReport, save_report
 from xlacli.run.events import ChildLog, EventFollower, read_events
 from xlacli.run.request import RunPaths
 from xlacli.run.spawned import SpawnedProcess
@@ -30,6 +36,11 @@ class SpawnedRun:
     merged: RanksReport
     reports: Mapping[int, RunReport]
     errors: Mapping[int, XlacliError | None]
+
+    @property
+    def alone(self) -> bool:
+        """The script started one process: a world of one, an ordinary run."""
+        return self.merged.world_size == 1 and list(self.reports) == [0]
 
     @property
     def first_error(self) -> XlacliError | None:
@@ -70,6 +81,29 @@ def report_spawned_ranks(
     )
     save_ranks(merged, root.root)
     return SpawnedRun(merged, reports, errors)
+
+
+def alone_report(root: RunPaths, ranks: SpawnedRun) -> RunReport:
+    """The run's own report when the script started one process (``ranks.alone``):
+    that process's, saved as ``ROOT/report.json`` with its files where they are
+    (``rank-0/graphs/...``), and no ``ranks.json``: a CI step reading the
+    report's ``compilations`` reads it as for any run."""
+    from xlacli.assemble.source_snippets import save_snippets
+
+    folder = rank_folder(root.root, 0)
+    prefix = folder.relative_to(root.root).as_posix()
+    report = ranks.reports[0]
+    graphs = tuple(
+        dataclasses.replace(
+            graph, files={role: f"{prefix}/{path}" for role, path in graph.files.items()}
+        )
+        for graph in report.graphs
+    )
+    report = dataclasses.replace(report, graphs=graphs, run_dir=str(root.root))
+    save_report(report, root.root)
+    save_snippets(report, root.root)
+    remove_merged(root.root)
+    return report
 
 
 def rank_error(rank: int, log: ChildLog, paths: RunPaths, main: ChildOutcome) -> XlacliError | None:
