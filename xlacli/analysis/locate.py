@@ -44,11 +44,23 @@ class Locator:
     # Each graph's HLO ops with their whole Python stacks (None: not dumped).
     load_stacks: Callable[[str], list[StackedOp] | None] = lambda _hash: None
     _sources: dict[str, dict[tuple[str, int], str]] = field(default_factory=dict, repr=False)
+    # The user's functions that sync the device themselves, each with the line
+    # that called it: (file, function, caller's file:line or None).
+    _syncing: set[tuple[str, str, str | None]] = field(default_factory=set, repr=False)
 
     def learn_frames(self, frames: Iterable[Frame]) -> None:
-        """Remember full paths seen in sync frames, to resolve base names."""
+        """Remember full paths seen in sync frames, to resolve base names, and
+        which of the user's functions sync (``outer_user_line``)."""
+        frames = tuple(frames)
         for frame in frames:
             self.known_files.setdefault(Path(frame.file).name, set()).add(frame.file)
+        users = [index for index, frame in enumerate(frames) if self.roots.is_user(frame)]
+        # A sync the user's function called (inside its frame); not a step
+        # closure's read, which a sync runs from outside the user's frames.
+        if users and any(_is_sync_call(frame) for frame in frames[: users[0]]):
+            inner = frames[users[0]]
+            caller = frames[users[1]].location if len(users) > 1 else None
+            self._syncing.add((inner.file, inner.function, caller))
 
     def trigger(self, frames: tuple[Frame, ...]) -> tuple[str | None, str | None]:
         """The user's frame of a sync, and the library frame it went through."""
@@ -63,9 +75,15 @@ class Locator:
 
     def outer_user_line(self, frames: tuple[Frame, ...]) -> str | None:
         """The user's line that called the function of the innermost user frame
-        (a helper's caller), if the user's code has one."""
+        (a helper's caller), if the user's code has one. Not when that function
+        syncs the device itself (its loop is the steps: ``main()`` called from
+        the module's last line led to every graph, not to this read)."""
         users = [frame for frame in frames if self.roots.is_user(frame)]
-        return _show(users[1]) if len(users) > 1 else None
+        if len(users) < 2:
+            return None
+        if (users[0].file, users[0].function, users[1].location) in self._syncing:
+            return None
+        return _show(users[1])
 
     def node(self, node: IrNode, graph: _HasIr) -> tuple[str | None, str | None]:
         """The user's line behind an IR node, and the library line if it is inside one."""
@@ -225,6 +243,21 @@ def _is_backward(frame: Frame) -> bool:
     return frame.function == "backward" and frame.file.endswith(
         ("torch/_tensor.py", "torch/autograd/__init__.py")
     )
+
+
+# torch_xla's calls that sync the device (a step's end): torch_xla.sync,
+# xm.mark_step, xm.optimizer_step(barrier=True), an MpDeviceLoader's next batch.
+_SYNC_CALLS = (
+    ("sync", "torch_xla/torch_xla.py"),
+    ("mark_step", "torch_xla/core/xla_model.py"),
+    ("optimizer_step", "torch_xla/core/xla_model.py"),
+)
+
+
+def _is_sync_call(frame: Frame) -> bool:
+    if frame.file.endswith("torch_xla/distributed/parallel_loader.py"):
+        return True
+    return any(frame.function == name and frame.file.endswith(file) for name, file in _SYNC_CALLS)
 
 
 def _is_torch_xla_sync(frame: Frame) -> bool:

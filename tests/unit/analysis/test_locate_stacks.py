@@ -78,3 +78,47 @@ def test_a_removed_node_is_located_in_the_old_graph():
     assert events[1].cause.category == "graph_structure"
     assert "removed" in events[1].cause.detail
     assert events[1].cause.location == "/u/model.py:20"  # from the old graph's stacks
+
+
+# --- the call that led to a read (issue 38) ---
+
+SYNC = Frame("sync", "/lib/torch_xla/torch_xla.py", 87)
+RUNPY = Frame("_run_code", "<frozen runpy>", 88)
+
+
+def test_a_read_in_the_function_that_runs_the_loop_names_no_caller():
+    """``main()`` at the script's last line led to every graph, not to this read."""
+    located = Locator(ROOTS, Path("/u"), load_hlo=lambda h: None)
+    module_call = Frame("<module>", "/u/train.py", 76)
+    located.learn_frames([SYNC, Frame("main", "/u/train.py", 60), module_call, RUNPY])
+    read = (Frame("main", "/u/train.py", 58), module_call, RUNPY)
+    located.learn_frames(read)
+    assert located.outer_user_line(read) is None
+
+
+def test_a_read_in_a_helper_names_the_line_that_called_it():
+    located = Locator(ROOTS, Path("/u"), load_hlo=lambda h: None)
+    module_call = Frame("<module>", "/u/train.py", 76)
+    located.learn_frames([SYNC, Frame("main", "/u/train.py", 60), module_call, RUNPY])
+    read = (Frame("evaluate", "/u/train.py", 6), Frame("main", "/u/train.py", 61), module_call)
+    located.learn_frames(read)
+    assert located.outer_user_line(read) == "/u/train.py:61"
+
+
+def test_a_helper_called_from_a_loop_at_module_level_is_named():
+    located = Locator(ROOTS, Path("/u"), load_hlo=lambda h: None)
+    located.learn_frames([SYNC, Frame("<module>", "/u/train.py", 42), RUNPY])
+    read = (Frame("log", "/u/train.py", 10), Frame("<module>", "/u/train.py", 40), RUNPY)
+    located.learn_frames(read)
+    assert located.outer_user_line(read) == "/u/train.py:40"
+
+
+def test_a_step_closures_read_run_by_a_sync_still_names_the_line_it_ran_at():
+    """A closure's read runs inside torch_xla's sync: that sync is not the
+    closure's own, so the line whose sync ran it is still named."""
+    located = Locator(ROOTS, Path("/u"), load_hlo=lambda h: None)
+    compiled_call = Frame("main", "/u/train.py", 48)
+    located.learn_frames([SYNC, compiled_call, RUNPY])
+    read = (Frame("check_loss", "/u/train.py", 22), SYNC, compiled_call, RUNPY)
+    located.learn_frames(read)
+    assert located.outer_user_line(read) == "/u/train.py:48"
