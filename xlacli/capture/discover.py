@@ -1,6 +1,6 @@
 """Model file -> the objects xlacli runs, with precise hints when nothing fits.
 
-The model file contract (see README): ``get_model()`` (or a module-level
+The model file contract (docs/model-file.md): ``get_model()`` (or a module-level
 ``model``), ``get_inputs(step)`` (or ``get_inputs()``, or a module-level
 ``example_inputs``), optionally ``step(model, batch, step)``,
 ``loss_fn(output, batch)`` and ``forward_inputs(batch)``; or ``PATH.py:NAME``

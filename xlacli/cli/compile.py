@@ -47,7 +47,7 @@ def compile_command(
 ) -> int:
     """Trace MODEL lazily on an XLA device, dump IR and HLO, and report each graph.
 
-    MODEL defines get_model() and get_inputs(step) (see the README), or is a
+    MODEL defines get_model() and get_inputs(step) (docs/model-file.md), or is a
     training script run as it is, whose own syncs are the steps. The run
     folder keeps, per graph, the IR with source locations, the HLO before and
     after optimization and XLA's buffer assignment. The report opens with its
