@@ -27,6 +27,12 @@ _CHANGE = re.compile(r"(?P<what>[^\s].*?)?\s*(\w+)\[([\d,]*)\]\s*->\s*\w+\[([\d,
 _SHAPE = re.compile(r"\w+\[([\d,]*)\]")
 
 
+def _first_change(detail: str) -> str:
+    """The first of the changes a cause names (``; ``-separated): the input a
+    short last batch shortened first, its labels' change beside it."""
+    return detail.split("; ", 1)[0]
+
+
 def solve_buckets(sizes: Sequence[tuple[int, int]], buckets: int) -> tuple[tuple[int, ...], int]:
     """The ``buckets`` edges minimising padding over ``(size, count)`` pairs, and that padding."""
     table = _BucketTable(sizes, buckets)
@@ -102,7 +108,7 @@ def _shape_sites(
     groups: dict[tuple[str, str | None, str], list[CompileEvent]] = {}
     for event in events:
         cause = event.cause
-        match = _CHANGE.search(cause.detail)
+        match = _CHANGE.search(_first_change(cause.detail))
         if cause.category in SHAPE_CATEGORIES and match and event.compared_with:
             what = (match["what"] or "").rsplit(": ", 1)[-1].removesuffix(" shape").strip()
             groups.setdefault((cause.category, cause.location, what), []).append(event)
@@ -115,7 +121,7 @@ def _site_advice(
     category, location, what = key
     shapes: dict[str, tuple[int, ...]] = {}
     for event in events:
-        before, after = _SHAPE.findall(event.cause.detail)[-2:]
+        before, after = _SHAPE.findall(_first_change(event.cause.detail))[-2:]
         shapes.setdefault(event.compared_with or "", _dims(before))
         shapes[event.graph_hash] = _dims(after)
     ranks = {len(dims) for dims in shapes.values()}

@@ -106,6 +106,8 @@ def current_code_roots() -> CodeRoots:
 
 # Packages whose frames are the machinery of every run, never a framework's site.
 RUNTIME_PACKAGES = frozenset({"torch", "torch_xla", "xlacli"})
+# Packages whose frames only wrap a call (``@deprecated``): never the framework called.
+WRAPPER_PACKAGES = frozenset({"typing_extensions"})
 
 
 def framework_frame(frames: tuple[Frame, ...] | list[Frame], roots: CodeRoots) -> Frame | None:
@@ -116,7 +118,10 @@ def framework_frame(frames: tuple[Frame, ...] | list[Frame], roots: CodeRoots) -
     index = next((i for i, frame in enumerate(frames) if roots.is_user(frame)), None)
     if not index:
         return None
-    package = _package(frames[index - 1].file)
+    # The package the user called, through any decorator's wrapper (a deprecated
+    # ``xm.mark_step()`` goes through typing_extensions' ``wrapper`` first).
+    called = (_package(frame.file) for frame in reversed(frames[:index]))
+    package = next((name for name in called if name not in WRAPPER_PACKAGES), None)
     if package is None or package in RUNTIME_PACKAGES:
         return None
     return next(frame for frame in frames[:index] if _package(frame.file) == package)

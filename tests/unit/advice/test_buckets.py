@@ -100,3 +100,32 @@ def test_advisor_collects_every_step_size_at_the_site() -> None:
 
 def test_advisor_is_silent_without_shape_recompiles() -> None:
     assert advise_buckets(_shape_run([16, 16, 16])) == ()
+
+
+def test_a_cause_naming_two_changes_is_advised_on_its_first() -> None:
+    """Issue 38 (the newcomer pass): a short last batch shortens the inputs and their
+    labels, one cause naming both; the advice names the first input, not the text
+    between the two arrows."""
+    lengths = [32, 32, 32, 4, 32, 32, 4]
+    run = _shape_run(lengths)
+    events = tuple(
+        CompileEvent(
+            e.step,
+            e.graph_hash,
+            e.compile_time_s,
+            e.steady_state,
+            CompileCause(
+                "input_shape",
+                "/project/train.py:33",
+                None,
+                f"input /project/train.py:33 shape f32[{a},16] -> f32[{b},16]; "
+                f"input /project/train.py:34 shape s64[{a}] -> s64[{b}]",
+            ),
+            e.compared_with,
+        )
+        for e, (a, b) in zip(run.events, [(32, 4)], strict=True)
+    )
+    steps = tuple(StepRecord(step, 0.01, 0, 1, (), (f"h{n}",)) for step, n in enumerate(lengths))
+    (advice,) = advise_buckets(AdviceInputs((), ROOTS, events=events, step_records=steps))
+    assert advice.dimension == "input /project/train.py:33, dim 0"
+    assert advice.sizes == ((4, 2), (32, 5))

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from xlacli.analysis.compiled import CompiledGraph
 from xlacli.analysis.locate import Locator
-from xlacli.parse.frames import CodeRoots, Frame
+from xlacli.parse.frames import CodeRoots, Frame, framework_frame
 from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.parse.ir_dump import parse_ir_dump
 
@@ -122,3 +122,24 @@ def test_a_step_closures_read_run_by_a_sync_still_names_the_line_it_ran_at():
     read = (Frame("check_loss", "/u/train.py", 22), SYNC, compiled_call, RUNPY)
     located.learn_frames(read)
     assert located.outer_user_line(read) == "/u/train.py:48"
+
+
+def test_a_deprecated_sync_is_no_framework_site():
+    """``xm.mark_step()`` goes through typing_extensions' ``@deprecated`` wrapper:
+    the user called torch_xla, not a framework (the newcomer pass of issue 38 saw
+    ``train.py:39 (inside typing_extensions.py:3140)``)."""
+    site = "/venv/lib/python3.11/site-packages"
+    roots = CodeRoots(library=("/venv/lib/",), xlacli="/xlacli/")
+    frames = (
+        Frame("sync", f"{site}/torch_xla/torch_xla.py", 87),
+        Frame("mark_step", f"{site}/torch_xla/core/xla_model.py", 1032),
+        Frame("wrapper", f"{site}/typing_extensions.py", 3140),
+        Frame("main", "/u/train.py", 39),
+    )
+    assert framework_frame(frames, roots) is None
+    located = Locator(roots, Path("/u"), load_hlo=lambda h: None)
+    assert located.trigger(frames) == ("/u/train.py:39", None)
+    # A framework the user called stays its site (transformers' training loop).
+    loop = Frame("_inner_training_loop", f"{site}/transformers/trainer.py", 2400)
+    called = (frames[0], loop, Frame("train", f"{site}/transformers/trainer.py", 2100), frames[3])
+    assert framework_frame(called, roots) == loop
