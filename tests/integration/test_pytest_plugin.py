@@ -253,3 +253,86 @@ def test_without_marker_or_option_nothing_is_set(session: pytest.Pytester) -> No
     assert not (session.path / ".xlacli").exists()
     assert _left_in_tmp(session) == []
     assert "PT_XLA_DEBUG_FILE" not in os.environ  # the outer session is untouched too
+
+
+# Issue 34: a budget counts graph changes, not compile events. The first test
+# compiles both shapes into torch_xla's in-process cache; run after it, the
+# budgeted tests compile nothing, and must fail all the same.
+CACHE_ORDERS = """
+import pytest
+import torch
+import torch_xla
+
+torch.manual_seed(0)
+MODEL = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+
+
+def run_batches(sizes):
+    device = torch_xla.device()
+    model = MODEL.to(device)
+    for size in sizes:
+        model(torch.randn(size, 16).to(device))
+        torch_xla.sync()
+
+
+def test_a_warms_the_cache():
+    run_batches([10, 10, 4])
+
+
+@pytest.mark.xla_compiles(steady=0)
+def test_b_short_last_batch():
+    run_batches([10, 10, 10, 4])
+
+
+@pytest.mark.xla_compiles(max=1)
+def test_c_two_shapes():
+    run_batches([10, 4])
+"""
+
+
+@pytest.mark.parametrize(
+    ("order", "args", "passed"),
+    [
+        (
+            "alone",
+            ("test_orders.py::test_b_short_last_batch", "test_orders.py::test_c_two_shapes"),
+            0,
+        ),
+        ("after", ("test_orders.py",), 1),
+        ("xdist", ("test_orders.py", "-p", "xdist", "-n", "2"), 1),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
+def test_a_budget_fails_alike_alone_after_other_tests_and_under_xdist(
+    session: pytest.Pytester, order: str, args: tuple[str, ...], passed: int
+) -> None:
+    session.makepyfile(test_orders=CACHE_ORDERS)
+    result = session.runpytest_subprocess(*PLUGIN, "-rf", *args)
+    result.assert_outcomes(failed=2, passed=passed)
+    out = result.stdout.str()
+    # The short last batch: one steady-state change, at the sync after the batch.
+    assert "1 steady-state" in out and "over the budget of 0 (steady=0" in out, out
+    assert "f32[10,16] -> f32[4,16]" in out, out
+    # Two shapes: two graphs over max=1, whether compiled here or served.
+    assert "over the budget of 1 (max=1)" in out, out
+    if order == "after":  # said which it was
+        assert "served from torch_xla's cache" in out, out
+
+
+def test_switches_stay_off_for_a_file_beside_a_budgeted_one(session: pytest.Pytester) -> None:
+    """pytest makes a module node for every file of a folder it enters; only the
+    modules it collects arm torch_xla's switches."""
+    session.makepyfile(
+        test_budgeted=CACHE_ORDERS,
+        test_other="""
+import os
+
+
+def test_environment_untouched():
+    assert "XLA_IR_DEBUG" not in os.environ
+    assert "PT_XLA_DEBUG_FILE" not in os.environ
+""",
+    )
+    result = session.runpytest_subprocess(*PLUGIN, "test_other.py")
+    result.assert_outcomes(passed=1)
+    assert not (session.path / ".xlacli").exists()

@@ -22,3 +22,12 @@ def check_budgets(report: RunReport, *, max_compiles: int | None, fail_on_recomp
             f"{counted(len(steady), 'steady-state recompile')}: "
             f"step {first.step} {first.cause.category}{where}"
         )
+    # A graph a cache served is the recompile it stands for (analysis/served.py).
+    served = [graph for graph in report.served_graphs if graph.steady_state]
+    if fail_on_recompile and served:
+        first_served = served[0]
+        where = f" at {first_served.site}" if first_served.site else ""
+        raise CheckFailed(
+            f"{counted(len(served), 'steady-state graph change')} served from a cache: "
+            f"step {first_served.step}{where}: {first_served.detail}"
+        )

@@ -7,7 +7,8 @@ Registered through the ``pytest11`` entry point; it does nothing unless asked
 torch_xla reads its debug switches once, at import, and the tests run in
 pytest's own process, so the plugin sets them as early as it can: before the
 conftest.py files load with ``--xla-compiles``, else before the first test
-module that names ``xla_compiles`` is imported. When torch_xla came first,
+module of the session that names ``xla_compiles`` is imported (a module the
+command line did not collect never arms them). When torch_xla came first,
 budgets still count, and the message says why nothing is explained.
 """
 
@@ -121,13 +122,22 @@ def _disarm(config: pytest.Config) -> None:
         state.dumps = None
 
 
-def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> None:
-    """Before a test module is imported: arm if it names the marker or fixture."""
-    state = parent.config.stash.get(STATE, None)
+@pytest.hookimpl(tryfirst=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> None:
+    """Before a test module is imported: arm if it names the marker or fixture.
+
+    Here, not at ``pytest_pycollect_makemodule``: pytest makes a module node for
+    every file of a folder it enters, also those the command line did not ask
+    for (``pytest tests/test_other.py`` makes ``tests/test_budget.py``'s too),
+    but collects (imports) only the modules of the session.
+    """
+    if not isinstance(collector, pytest.Module):
+        return
+    state = collector.config.stash.get(STATE, None)
     if state is None or state.dumps is not None or state.too_late is not None:
         return
     try:
-        names_us = MARKER in module_path.read_text(encoding="utf-8", errors="replace")
+        names_us = MARKER in collector.path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return
     if names_us:
