@@ -45,6 +45,9 @@ SYNC_FUNCTIONS = (
     ("torch_xla/torch_xla.py", "sync"),
     ("torch_xla/core/xla_model.py", "mark_step"),
 )
+# Decorators' wrappers between a script and the sync it called: torch_xla 2.9's
+# ``xm.mark_step`` is ``@deprecated``, called through typing_extensions' ``wrapper``.
+WRAPPERS = (("typing_extensions.py", "wrapper"),)
 SETUP = "setup"
 LOOP = "loop"
 
@@ -112,7 +115,7 @@ def _read_stack(
             opening = opening or _first_batch(frame, loaders)
         if _matches(path, code.co_name, LOOP_MACHINERY):
             machinery = True
-        if caller is None and not _matches(path, code.co_name, SYNC_FUNCTIONS):
+        if caller is None and not _matches(path, code.co_name, SYNC_FUNCTIONS + WRAPPERS):
             caller = Frame(code.co_name, path, frame.f_lineno)
         stack.append((path, frame.f_lineno))
         frame = frame.f_back
