@@ -118,7 +118,7 @@ def freeze_report(
         mode=request.mode,
         dynamo=dynamo.record,
         problems=problems,
-        command="profile" if request.profile_logdir else "compile",
+        command="profile" if request.profile_logdir else request.command,
         compile_cost=sections.get("compile_cost"),
         scan_advice=tuple(sections.get("scan_advice", ())),
         bucket_advice=tuple(sections.get("bucket_advice", ())),
