@@ -152,3 +152,32 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+FAILING_ALONE = """\
+import torch
+import torch_xla
+import torch_xla.distributed.xla_multiprocessing as xmp
+
+
+def train(index):
+    x = torch.ones(4, device=torch_xla.device())
+    for step in range(3):
+        x = x * 2
+        torch_xla.sync()
+        if step == 1:
+            raise ValueError("a bad batch")
+
+
+if __name__ == "__main__":
+    xmp.spawn(train)
+"""
+
+
+def test_a_world_of_one_that_fails_keeps_its_own_error_and_report(tmp_path):
+    (tmp_path / "train.py").write_text(FAILING_ALONE)
+    result = run_cli("compile", "train.py", "--out", "run", cwd=tmp_path)
+    assert result.code == 3, result.stderr
+    assert "ValueError: a bad batch" in result.stderr and "rank 0:" not in result.stderr
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["error"]["kind"] == "model" and report["steps"] == 2

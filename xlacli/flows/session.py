@@ -288,17 +288,18 @@ def capture(
             ranks = report_spawned_ranks(
                 paths, spawned, outcome, build, hang_timeout, compare_steps=not profile
             )
-            if error is not None and ranks.first_error is not None:
-                # a hang, or a rank's failure that made mp.spawn raise: the rank's own
-                # error (its step, its traceback), not the launcher's
-                error = ranks.errors[0] if ranks.alone else ranks.first_error
-            if ranks.alone:  # a world of one process: an ordinary run
+            if ranks.alone:  # a world of one process: an ordinary run, its error its own
+                error = ranks.errors[0] or error
                 report, alone = alone_report(paths, ranks), rank_folder(paths.root, 0)
                 print_message(
                     f"{display_path(target.path)} started one process ({spawned[0].launcher}): "
                     f"an ordinary run, its files in {display_path(alone)}"
                 )
                 ranks = None
+            elif error is not None and ranks.first_error is not None:
+                # a hang, or a rank's failure that made mp.spawn raise: the rank's own
+                # error (its step, its traceback), not the launcher's
+                error = ranks.first_error
     if error is None and stop.received is not None:  # came while the report was built
         error = Interrupted(f"interrupted after the run ({stop.name}); the report was kept")
     if outcome.hung_after_s is not None and place is None and ranks is None:  # ranks: merged
