@@ -78,9 +78,7 @@ def _said_before_default(help_: str) -> str:
     [
         "compile",
         "profile",
-        # cli/check.py still says "(else [tool.xlacli] steps)" before its default
-        # (issue 38): it is to pass configured= to steps_option and warmup_option.
-        pytest.param("check", marks=pytest.mark.xfail(strict=True, reason="cli/check.py")),
+        "check",
     ],
 )
 def test_a_default_is_said_once_in_its_brackets(command):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from xlacli.cli.main import main
@@ -92,3 +94,31 @@ def test_a_typo_of_our_own_flag_is_still_named_beside_a_script(capsys):
 def test_a_command_that_runs_no_script_says_nothing_of_scripts(capsys):
     assert main(["report", "--epochs", "1"]) == 2
     assert "script" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["compile", "profile", "check"])
+def test_steps_no_run_could_reach_are_refused(capsys, command):
+    """Issue 34: 10**23 steps was taken, and printed back float-rounded."""
+    assert main([command, "model.py", "--steps", "99999999999999999999999"]) == 2
+    err = capsys.readouterr().err
+    assert "--steps" in err and "1<=x<=1000000000" in err and "Traceback" not in err
+    assert "e+" not in err and "99999999999999991611392" not in err
+
+
+def test_a_bug_in_a_command_is_one_line_and_exit_5(capsys, monkeypatch, tmp_path):
+    """Anything else than an expected error is a bug in xlacli: one line, exit 5,
+    its traceback in a file the line names, never on the terminal."""
+    from xlacli import api
+
+    def broken(*args, **kwargs):
+        raise KeyError("an injected bug")
+
+    monkeypatch.setattr(api, "list_runs", broken)
+    monkeypatch.chdir(tmp_path)
+    code = main(["runs"])
+    err = capsys.readouterr().err
+    assert code == 5, err
+    assert "xlacli: error: xlacli failed while running `runs`: KeyError" in err
+    assert "Traceback" not in err
+    kept = err.split("its traceback is in ")[1].split(":")[0].strip()
+    assert "an injected bug" in Path(kept).read_text()

@@ -71,14 +71,17 @@ def check_command(
     steps: Annotated[
         int | None,
         options.steps_option(
-            defaults.CHECK, "Steps to run, warm-up included (else [tool.xlacli] steps)."
+            defaults.CHECK,
+            "Steps to run, warm-up included.",
+            configured="the baseline's, else [tool.xlacli] steps",
         ),
     ] = None,
     warmup: Annotated[
         int | None,
         options.warmup_option(
             defaults.CHECK,
-            "Warm-up steps, whose compiles are expected (else [tool.xlacli] warmup).",
+            "Warm-up steps, whose compiles are expected.",
+            configured="the baseline's, else [tool.xlacli] warmup",
         ),
     ] = None,
     train: options.Train = None,
