@@ -127,7 +127,7 @@ def test_regression_fails_and_names_the_line(project):
     )
     assert "regressed" in summary.read_text() and f"model.py:{line}" in summary.read_text()
     junit = (project / "junit.xml").read_text()
-    assert "<failure" in junit and 'name="steady-state compiles"' in junit
+    assert "<failure" in junit and 'name="steady-state graph changes"' in junit
 
 
 @pytest.mark.e2e

@@ -62,7 +62,8 @@ def graph_sites(graphs: Iterable[GraphRecord], folder: Path) -> list[tuple[str, 
     per_file: dict[str, int] = {}
     for graph in graphs:
         site = _site_of(graph, folder, per_file)
-        name = f"{site.file} {site.function}: {_short(site.text)}" if site.text else site.file
+        where = f"{site.file} {site.function}" if site.function else site.file
+        name = f"{where}: {_short(site.text)}" if site.text else site.file
         count = seen_keys.get(name, 0) + 1
         seen_keys[name] = count
         keyed.append((name if count == 1 else f"{name} #{count}", site))
