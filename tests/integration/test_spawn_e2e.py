@@ -101,6 +101,7 @@ def test_xmp_spawn_of_one_process_is_an_ordinary_run(xmp):
     assert not (xmp.out / "ranks.json").exists()
     report = json.loads((xmp.out / "report.json").read_text())
     assert report["steps"] == 3 and report["error"] is None
+    assert report["launcher"] == "xmp.spawn"  # the launcher noted in the report itself
     metrics = parse_metrics_report((xmp.out / "rank-0" / "metrics.txt").read_text())
     assert report["compilations"] == metrics.counter("UncachedCompile") == 1
     assert report["executions"] == metrics.counter("ExecuteComputation")
@@ -108,6 +109,7 @@ def test_xmp_spawn_of_one_process_is_an_ordinary_run(xmp):
         assert all((xmp.out / path).exists() for path in graph["files"].values())
     assert "process 0 of 1 done" in (xmp.out / "rank-0" / "child.log").read_text()
     assert "started one process (xmp.spawn): an ordinary run" in xmp.stderr
+    assert "in the one process xmp.spawn started" in xmp.stdout.splitlines()[1]
     assert xmp.stdout.startswith("no recompile after warm-up"), xmp.stdout[:300]
     assert "One rank" not in xmp.stdout and "nothing to compare" not in xmp.stdout
 

@@ -137,6 +137,7 @@ def run_check(request: CheckRequest) -> CheckRun:
         force=request.force,
         explain_warmup=settings.warmup,
         label=f"Checking {target.module or target.path.name}",
+        command="check",
         devices=request.devices if request.devices is not None else config.devices,
         runs_dir=project_runs_dir(config),
         hang_timeout=request.hang_timeout,

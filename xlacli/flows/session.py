@@ -290,7 +290,8 @@ def capture(
             )
             if ranks.alone:  # a world of one process: an ordinary run, its error its own
                 error = ranks.errors[0] or error
-                report, alone = alone_report(paths, ranks), rank_folder(paths.root, 0)
+                report = alone_report(paths, ranks, spawned[0].launcher)
+                alone = rank_folder(paths.root, 0)
                 print_message(
                     f"{display_path(target.path)} started one process ({spawned[0].launcher}): "
                     f"an ordinary run, its files in {display_path(alone)}"

@@ -83,7 +83,7 @@ def report_spawned_ranks(
     return SpawnedRun(merged, reports, errors)
 
 
-def alone_report(root: RunPaths, ranks: SpawnedRun) -> RunReport:
+def alone_report(root: RunPaths, ranks: SpawnedRun, launcher: str | None = None) -> RunReport:
     """The run's own report when the script started one process (``ranks.alone``):
     that process's, saved as ``ROOT/report.json`` with its files where they are
     (``rank-0/graphs/...``), and no ``ranks.json``: a CI step reading the
@@ -99,7 +99,9 @@ def alone_report(root: RunPaths, ranks: SpawnedRun) -> RunReport:
         )
         for graph in report.graphs
     )
-    report = dataclasses.replace(report, graphs=graphs, run_dir=str(root.root))
+    report = dataclasses.replace(
+        report, graphs=graphs, run_dir=str(root.root), launcher=launcher or None
+    )
     save_report(report, root.root)
     save_snippets(report, root.root)
     remove_merged(root.root)

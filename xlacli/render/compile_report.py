@@ -86,6 +86,8 @@ def _title(report: RunReport) -> Text:
     if setup:  # the steps are the loop's iterations; a script's setup syncs come first
         steps += f" after {counted(setup, 'setup sync')}"
     suffix = f", torch_xla {versions}" if versions else ""
+    if report.launcher:  # a world of one process the script started itself
+        steps += f" in the one process {report.launcher} started"
     return Text.assemble(
         (f"xlacli {report.command} ", "bold"),
         (display_path(report.model), "bold cyan"),

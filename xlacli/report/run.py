@@ -244,6 +244,9 @@ class RunReport:
     # Analyses that raised: their sections are missing from this report.
     problems: tuple[Problem, ...] = ()
     command: str = "compile"  # the command that made the run: compile or profile
+    # The launcher of a script that started one process itself (xmp.spawn on one
+    # device): its report is this ordinary one, the launcher noted.
+    launcher: str | None = None
     # Advice (advice_report.py): where compile cost comes from, and what would cut it.
     compile_cost: CompileCost | None = None
     scan_advice: tuple[ScanAdvice, ...] = ()
@@ -403,6 +406,7 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         dynamo=_dynamo_from_dict(data.get("dynamo")),
         problems=tuple(Problem(**p) for p in data.get("problems", ())),
         command=data.get("command", "compile"),
+        launcher=data.get("launcher"),
         compile_cost=compile_cost_from_dict(data.get("compile_cost")),
         scan_advice=scan_advice_from_dict(data.get("scan_advice")),
         bucket_advice=bucket_advice_from_dict(data.get("bucket_advice")),
