@@ -93,6 +93,10 @@ def test_every_ci_output_on_every_exit_code(project, code):
         assert reason and reason in result.stderr
         assert any(line.startswith("::error title=xlacli check%3A error::") for line in annotations)
         assert f"error (exit {code})" in text
+        if code == 3:  # the run folder's check.json says why too (issue 34)
+            [run] = (project / ".xlacli" / "runs").iterdir()
+            check = json.loads((run / "check.json").read_text())
+            assert check["error"]["exit_code"] == 3 and not check["passed"]
 
 
 def test_settings_other_than_the_baselines_are_a_usage_error(project):

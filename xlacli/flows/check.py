@@ -143,7 +143,12 @@ def run_check(request: CheckRequest) -> CheckRun:
         hang_timeout=request.hang_timeout,
     )
     checked = CheckRun(result.report, result.error, baseline_path, updating=request.update_baseline)
-    if result.error is not None:
+    if result.error is not None:  # the run failed: its folder still says why
+        if not request.update_baseline and result.paths.root.is_dir():
+            with contextlib.suppress(OSError):
+                save_check(
+                    check_error_json(result.error, result.report, baseline_path), result.paths.root
+                )
         return checked
     judge = _Judge(
         request,
