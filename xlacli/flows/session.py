@@ -503,7 +503,8 @@ class _StepProgress:
         phase = "steps" if loaded else detail
         total = self._progress.tasks[0].total
         steps = f"{done}" + (f" of {total:.0f}" if total else "")
-        where = f"{steps} steps done, {detail}" if phase == "steps" else detail
+        noun = "step" if done == 1 and not total else "steps"  # "1 of 5 steps done"
+        where = f"{steps} {noun} done, {detail}" if phase == "steps" else detail
         self._final_line = f"xlacli: {self._description}: {where}"
         now = time.monotonic()
         if self._final_line == self._printed_line or (
