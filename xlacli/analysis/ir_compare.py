@@ -18,11 +18,11 @@ the first node with the same op name.
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from xlacli.analysis.sequence_match import matched_pairs
 from xlacli.parse.ir_dump import IrGraph, IrNode, operand_id
 
 
@@ -141,12 +141,9 @@ def _op_difference(
     removed_counts = Counter(n.op for n in old_nodes) - Counter(n.op for n in new_nodes)
     added = _in_order(new_nodes, added_counts)
     removed = _in_order(old_nodes, removed_counts)
-    matcher = difflib.SequenceMatcher(
-        a=[_identity(n) for n in old_nodes], b=[_identity(n) for n in new_nodes], autojunk=False
-    )
-    blocks = [block for block in matcher.get_matching_blocks() if block.size]
-    matched_old = {i for b in blocks for i in range(b.a, b.a + b.size)}
-    matched_new = {j for b in blocks for j in range(b.b, b.b + b.size)}
+    pairs = matched_pairs([_identity(n) for n in old_nodes], [_identity(n) for n in new_nodes])
+    matched_old = {i for i, _ in pairs}
+    matched_new = {j for _, j in pairs}
     new_node = _most_telling([n for j, n in enumerate(new_nodes) if j not in matched_new], added)
     old_node = _most_telling([n for i, n in enumerate(old_nodes) if i not in matched_old], removed)
     return IrDifference(
@@ -194,13 +191,9 @@ def _shape_change_between(
     new_originals: Sequence[IrNode],
 ) -> tuple[IrNode, IrNode] | None:
     """A node both graphs have (matched by op) whose shape was born changed."""
-    matcher = difflib.SequenceMatcher(
-        a=[n.op for n in old_nodes], b=[n.op for n in new_nodes], autojunk=False
-    )
     pairs = [
-        (old_nodes[block.a + k], new_nodes[block.b + k])
-        for block in matcher.get_matching_blocks()
-        for k in range(block.size)
+        (old_nodes[i], new_nodes[j])
+        for i, j in matched_pairs([n.op for n in old_nodes], [n.op for n in new_nodes])
     ]
     origin = shape_origin(pairs, old_nodes, new_nodes, strict=True)
     if origin is None:
