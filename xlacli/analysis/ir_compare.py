@@ -60,9 +60,17 @@ class IrDifference:
         return min(999, self.reshaped + 10 * self.retyped) if self.kind == "shape" else 0
 
 
-def compare_ir(old: IrGraph, new: IrGraph) -> IrDifference:
-    """The first difference between two IR graphs, at the coarsest level that has one."""
-    old_nodes, new_nodes = normalise(old.nodes), normalise(new.nodes)
+def compare_ir(
+    old: IrGraph, new: IrGraph, normalised: tuple[IrOps, IrOps] | None = None
+) -> IrDifference:
+    """The first difference between two IR graphs, at the coarsest level that has one.
+
+    ``normalised``: the two graphs' ``ir_ops``, when the caller has them already.
+    """
+    if normalised is None:
+        old_nodes, new_nodes = normalise(old.nodes), normalise(new.nodes)
+    else:
+        old_nodes, new_nodes = list(normalised[0].nodes), list(normalised[1].nodes)
     old_ops = [node.op for node in old_nodes]
     new_ops = [node.op for node in new_nodes]
     if old_ops != new_ops:

@@ -133,7 +133,12 @@ def _nearest(
             best = (distance, candidate)
     assert best is not None
     nearest = best[1]
-    difference = compare_ir(nearest.ir, graph.ir) if nearest.ir and graph.ir else None
+    old = _ops_of(nearest, ops)
+    difference = (
+        compare_ir(nearest.ir, graph.ir, (old, new))
+        if nearest.ir and graph.ir and old is not None and new is not None
+        else None
+    )
     return nearest, difference
 
 
