@@ -139,3 +139,20 @@ def _dynamo_story(section: dict) -> dict:
     ]
     kept = ("fx_graphs", "extractions", "graph_breaks", "recompiles", "source")
     return {**{key: section.get(key) for key in kept}, "frames": frames}
+
+
+# Issue 40: a report a person reads on a terminal stays short, whatever the graph:
+# an FSDP model's hundreds of split weights and collectives are summarised (the
+# full tables stay in report.json and the HTML page).
+MAX_REPORT_LINES, READ_WIDTH = 150, 100
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_terminal_report_fits_150_lines_at_100_columns(name: str, capture_once) -> None:
+    from tests.assets.golden.text_reports.make_goldens import render
+
+    captured = capture_once("compile", *COMMANDS[name])  # shared with the golden test
+    text = render((captured.run / "report.json").read_text(), READ_WIDTH)
+    lines = text.splitlines()
+    assert len(lines) <= MAX_REPORT_LINES, f"{name}: {len(lines)} lines\n{text}"

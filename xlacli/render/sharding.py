@@ -20,6 +20,8 @@ from xlacli.units import format_bytes, short_hash
 from xlacli.words import counted
 
 MAX_OPS_LISTED = 8
+# Split inputs (or outputs) of a graph listed one per row; past it, grouped.
+MAX_TENSORS_LISTED = 8
 
 
 def spmd_view(graphs: Iterable[GraphRecord], *, narrow: bool = False) -> RenderableType | None:
@@ -59,21 +61,17 @@ def _graph_block(graph: GraphRecord, spmd: GraphSpmd, narrow: bool) -> Renderabl
 
 
 def _tensor_table(what: str, tensors: tuple[TensorSharding, ...], narrow: bool) -> RenderableType:
-    """The split tensors one per row; the replicated ones (a data-parallel
-    model's every weight) in one line. report.json lists them all."""
-    table = _table(narrow)
+    """The split tensors one per row, or, past ``MAX_TENSORS_LISTED`` (an FSDP
+    model's every weight and optimizer state), one row per way they are split at
+    one line; the replicated ones in one line. report.json and the HTML page
+    list each."""
+    split = [tensor for tensor in tensors if not tensor.replicated]
     replicated = [tensor for tensor in tensors if tensor.replicated]
-    for tensor in tensors:
-        if tensor.replicated:
-            continue
-        table.add_row(
-            f"  {what[:-3] if narrow else what} {tensor.index}",  # in, out when narrow
-            tensor.type,
-            f"-> {tensor.per_device_type}" if tensor.per_device_type else "",
-            Text(tensor.axes, style="cyan"),
-            *([] if narrow else [Text(tensor.hlo or "", style="dim")]),
-            _where(tensor.location, narrow),
-        )
+    table = (
+        _tensor_rows(what, split, narrow)
+        if len(split) <= MAX_TENSORS_LISTED
+        else _tensor_groups(what, split, narrow)
+    )
     if not replicated:
         return table
     line = Padding(
@@ -88,35 +86,93 @@ def _tensor_table(what: str, tensors: tuple[TensorSharding, ...], narrow: bool) 
     return Group(table, line) if table.row_count else line
 
 
+def _tensor_rows(what: str, tensors: list[TensorSharding], narrow: bool) -> Table:
+    table = _table(narrow)
+    for tensor in tensors:
+        table.add_row(
+            f"  {what[:-3] if narrow else what} {tensor.index}",  # in, out when narrow
+            tensor.type,
+            f"-> {tensor.per_device_type}" if tensor.per_device_type else "",
+            Text(tensor.axes, style="cyan"),
+            *([] if narrow else [Text(tensor.hlo or "", style="dim")]),
+            _where(tensor.location, narrow),
+        )
+    return table
+
+
+def _tensor_groups(what: str, tensors: list[TensorSharding], narrow: bool) -> Table:
+    """``82 inputs  (fsdp, None)  14.2 MiB -> 3.55 MiB each device  train.py:46``:
+    the tensors split alike at one line, the most first; their global bytes and
+    what each device holds."""
+    groups: dict[tuple[str, str | None], list[TensorSharding]] = {}
+    for tensor in tensors:
+        groups.setdefault((tensor.axes, tensor.location), []).append(tensor)
+    ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0][0]))
+    table = _table(narrow)
+    for (axes, location), same in ranked[:MAX_TENSORS_LISTED]:
+        whole, shard = (
+            _bytes_total(t.type for t in same),
+            _bytes_total(t.per_device_type or t.type for t in same),
+        )
+        sizes = f"{format_bytes(whole)} -> {format_bytes(shard)} on each device" if whole else ""
+        table.add_row(
+            f"  {counted(len(same), what)}",
+            Text(axes, style="cyan"),
+            sizes,
+            _where(location, narrow),
+        )
+    more = len(ranked) - MAX_TENSORS_LISTED
+    if more > 0:
+        rest = sum(len(same) for _, same in ranked[MAX_TENSORS_LISTED:])
+        table.add_row(f"  ... {counted(rest, what)} split {more} other ways", "", "", "")
+    return table
+
+
+def _bytes_total(types: Iterable[str]) -> int:
+    """The bytes of these HLO types together (0 when one does not read)."""
+    total = 0
+    for kind in types:
+        try:
+            total += shape_bytes(read_shape(kind, 0, {})[0])
+        except Malformed:
+            return 0
+    return total
+
+
 def _bytes_of(tensors: list[TensorSharding]) -> str:
     """``, 12.3 MiB on each device`` when the types read as HLO shapes."""
-    total = 0
-    for tensor in tensors:
-        try:
-            total += shape_bytes(read_shape(tensor.type, 0, {})[0])
-        except Malformed:
-            return ""
+    total = _bytes_total(tensor.type for tensor in tensors)
     return f", {format_bytes(total)} on each device" if total else ""
 
 
 def _collectives(spmd: GraphSpmd, narrow: bool) -> RenderableType:
+    """The collectives per kind, then by kind and line (an FSDP step all-gathers
+    each weight where it is used: one row per line, not per instruction)."""
     counts = spmd.collective_counts()
     if not counts:
         return Text("  no collectives")
     summary = ", ".join(
         f"{counted(count, kind)} ({format_bytes(size)})" for kind, (count, size) in counts.items()
     )
+    groups: dict[tuple[str, str | None], list[int]] = {}
+    for op in spmd.collectives:
+        groups.setdefault((op.kind, op.location), []).append(op.bytes)
+    ranked = sorted(groups.items(), key=lambda item: (-sum(item[1]), item[0][0]))
     table = _table(narrow)
-    for op in spmd.collectives[:MAX_OPS_LISTED]:
+    for (kind, location), sizes in ranked[:MAX_OPS_LISTED]:
         table.add_row(
-            f"    {op.name}",
-            format_bytes(op.bytes),
-            *([] if narrow else [Text(op.replica_groups, style="dim")]),
-            _where(op.location, narrow),
+            f"    {kind} ×{len(sizes)}" if len(sizes) > 1 else f"    {kind}",
+            format_bytes(sum(sizes)),
+            _where(location, narrow),
         )
-    more = len(spmd.collectives) - MAX_OPS_LISTED
+    more = len(ranked) - MAX_OPS_LISTED
     tail = (
-        [Text(f"    ... and {more} more (report.json lists them all)", style="dim")]
+        [
+            Text(
+                f"    ... and {counted(more, 'other line')} (report.json lists every op)",
+                style="dim",
+            )
+        ]
         if more > 0
         else []
     )
