@@ -157,3 +157,20 @@ def test_impossible_mesh_is_a_usage_error(model, fragment, tmp_path):
     mesh_line = f"the mesh at {(MODELS / model).relative_to(REPO)}:12"
     assert_clean_error(result, 2, fragment, mesh_line)
     assert "--devices N" in result.stderr  # the hint says how to get more devices
+
+
+def test_a_profile_on_a_mesh_gives_one_devices_time(capture_once):
+    """Issue 40: the trace holds each op once per device; summed over 4 devices the
+    time by line was 4 times the window's device time. It is per device, and says so."""
+    captured = capture_once(
+        "profile", "examples/spmd/data_parallel_mlp.py", "--devices", "4", "--steps", "5",
+        "--warmup", "2",
+    )  # fmt: skip
+    assert captured.result.code == 0, captured.result.stderr
+    summary = json.loads((captured.run / "profile.json").read_text())
+    by_line = sum(line["time_s"] for line in summary["lines"])
+    busy = summary["breakdown"]["device_busy_s"]
+    assert 0 < by_line <= busy * 1.05, (by_line, busy)
+    assert any("per device" in note for note in summary["notes"]), summary["notes"]
+    assert all(op["count"] <= 5 for op in summary["top_ops"]), summary["top_ops"]
+    assert "per device" in captured.result.stdout

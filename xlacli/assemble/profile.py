@@ -60,6 +60,7 @@ def summarize_profile(
     traced_events = [e for e in raw.log.steps if e.get("step") in completed]
     timeline = host_timeline(events, steps, STEP_TRACE_NAME, op_tracing_s(traced_events))
     op_times, op_source = _op_times(files, events, Path(report.run_dir), notes)
+    op_times = _per_device(op_times, report, notes)
     executions = _window(execution_records(raw), raw.log, "executions")
     clocked = bool(stood_aside) and not steps  # no trace: the child's own step clock
     durations = _durations(steps, raw.log, report.warmup if clocked else None)
@@ -230,6 +231,24 @@ def _trace_events(files: tuple[str, ...], notes: list[str]) -> list[TraceEvent]:
         notes.append("the profiler wrote no trace events")
         return []
     return read_trace_file(trace_json)
+
+
+def _per_device(
+    op_times: list[tuple[str, str, float, int]], report: RunReport, notes: list[str]
+) -> list[tuple[str, str, float, int]]:
+    """Op times on a mesh as one device's: the trace holds every device's run of
+    each op, so their sum over 4 devices was 4 times a window's device time."""
+    devices = max((graph.spmd.devices for graph in report.graphs if graph.spmd), default=1)
+    if devices <= 1 or not op_times:
+        return op_times
+    notes.append(
+        f"op and line times and counts are per device: each op's summed over the {devices} "
+        f"devices of the mesh, divided by {devices}"
+    )
+    return [
+        (name, module, seconds / devices, max(1, count // devices))
+        for name, module, seconds, count in op_times
+    ]
 
 
 def _op_times(
