@@ -5,8 +5,10 @@ A model file's loop and a script's own syncs both go through the
 meshes and shardings (``spmd.py``), Dynamo's frames and graph breaks
 (``dynamo.py``), the ops traced onto XLA tensors (``host_time.py``), the
 autocast state and device memory (``memory_probe.py``), the CPU fallbacks
-of each value read's call site (``value_reads.py``), and the lines that ran a
-backward pass (``backward_calls.py``). Beside them, the writer of each new
+of each value read's call site (``value_reads.py``), the lines that ran a
+backward pass (``backward_calls.py``) and, in a compile run, the forward line
+each backward op differentiates (``backward_sites.py``: a profile's window
+scopes its own warm-up). Beside them, the writer of each new
 graph's IR (``graph_ir.py``), which adds no field to the events but watches the
 same syncs.
 """
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.child.backward_calls import BackwardCalls
+from xlacli.child.backward_sites import BackwardSites
 from xlacli.child.debug_log_repeats import RepeatFolder
 from xlacli.child.dynamo import DynamoObserver
 from xlacli.child.graph_ir import GraphIrWriter
@@ -52,6 +55,11 @@ class StepObservers:
         self.value_reads = ValueReadSites()
         self.value_reads.install()
         self.backward = BackwardCalls()
+        # A compile run's backward ops at the forward lines they differentiate
+        # (compile cost by line): every graph it compiles has its frames recorded.
+        self.backward_sites = BackwardSites()
+        if request.debug_artifacts and request.mode == "lazy" and request.profile_logdir is None:
+            self.backward_sites.start()
         # Each new graph's IR, once (issue 23); before the target, so every tensor is seen.
         self.graph_ir: GraphIrWriter | None = None
         wanted = request.debug_artifacts and request.ir_dump and not request.ir_per_sync
@@ -117,6 +125,7 @@ class StepObservers:
         self.probe.close()
         self.value_reads.close()
         self.backward.close()
+        self.backward_sites.stop()
         summary = self.dynamo.summary()
         self.dynamo.close()
         if summary is not None:

@@ -11,7 +11,8 @@ module ships with torch_xla.
 
 Field numbers (xla/service/hlo.proto): HloProto.hlo_module=1;
 HloModuleProto.computations=3, stack_frame_index=17; HloComputationProto
-.instructions=2; HloInstructionProto.name=1, metadata=7; OpMetadata.op_type=1,
+.instructions=2, id=5; HloInstructionProto.name=1, metadata=7,
+called_computation_ids=38; OpMetadata.op_type=1,
 op_name=2, source_file=3, source_line=4, stack_frame_id=15; StackFrameIndexProto
 .file_names=1, function_names=2, file_locations=3 (file_name_id=1,
 function_name_id=2, line=3), stack_frames=4 (file_location_id=1,
@@ -21,7 +22,7 @@ parent_frame_id=2). Ids are 1-based; 0 means none.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from xlacli.parse.frames import Frame
@@ -38,6 +39,9 @@ class StackedOp:
     shape: str = ""  # "11[2,8,32]": element type number and dimensions (tuples: "()")
     name: str = ""  # the instruction's name in its module ("dot.502")
     op_name: str = ""  # the metadata's op_name: the IR scope, then the op type
+    # The instruction whose called computation holds this one (a reduce's body,
+    # which torch_xla builds with no metadata); empty in the entry computation.
+    caller: str = ""
 
     @property
     def ir_op(self) -> str:
@@ -60,20 +64,41 @@ def parse_hlo_stacks(data: bytes) -> list[StackedOp]:
     if module is None or (_first(module, 17) is None and _first(module, 3) is None):
         module = data
     frames = _frame_table(_first(module, 17) or b"")
-    ops = []
+    ops: list[tuple[StackedOp, int]] = []  # each op and the id of its computation
+    callers: dict[int, str] = {}  # computation id -> the first instruction calling it
     for field, computation in _fields(module):
         if field != 3 or not isinstance(computation, bytes):
             continue
+        computation_id = _int(dict(_fields(computation)), 5)
         for sub, instruction in _fields(computation):
             if sub != 2 or not isinstance(instruction, bytes):
                 continue
+            name = (_first(instruction, 1) or b"").decode()
+            for called in _ints(instruction, 38):
+                callers.setdefault(called, name)
             metadata = _first(instruction, 7)
             if metadata is None:
                 continue
-            name = _first(instruction, 1) or b""
             shape = _shape(_first(instruction, 3))
-            ops.append(_stacked(metadata, frames, name.decode(), shape))
-    return ops
+            ops.append((_stacked(metadata, frames, name, shape), computation_id))
+    return [
+        replace(op, caller=callers[computation]) if computation in callers else op
+        for op, computation in ops
+    ]
+
+
+def _ints(data: bytes, wanted: int) -> Iterator[int]:
+    """A repeated integer field, packed or not."""
+    for field, value in _fields(data):
+        if field != wanted:
+            continue
+        if isinstance(value, int):
+            yield value
+            continue
+        position = 0
+        while position < len(value):
+            number, position = _varint(value, position)
+            yield number
 
 
 def _stacked(

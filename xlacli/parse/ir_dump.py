@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xlacli.parse.frames import Frame, parse_frame
 
@@ -42,6 +42,7 @@ _NODE = re.compile(
 )
 _LOCATION = re.compile(r"location=(?P<function>[^@,]*)@(?P<file>[^:,]+):(?P<line>\d+)")
 _ROOT = re.compile(r"ROOT=(\d+)")
+_SCOPE = re.compile(r"scope=([^,]*)")
 _ATTRIBUTE = re.compile(r"(\w+)=")
 
 
@@ -56,6 +57,9 @@ class IrNode:
     location: Frame | None  # innermost Python frame (file is a base name)
     attributes: str  # the rest of the line minus location, shape echo and ROOT
     root_index: int | None
+    # The IR scope the node was traced under (``scope=...``): no part of the graph,
+    # so no part of a comparison either.
+    scope: str = field(default="", compare=False)
 
     @property
     def is_device_data(self) -> bool:
@@ -148,6 +152,7 @@ def parse_ir_node(line: str) -> IrNode | None:
     if (loc := _LOCATION.search(rest)) is not None:
         location = Frame(loc["function"], loc["file"], int(loc["line"]))
     root = _ROOT.search(rest)
+    scope = _SCOPE.search(rest)
     operands = tuple(o.strip() for o in match["operands"].split(",") if o.strip())
     return IrNode(
         id=int(match["id"]),
@@ -157,6 +162,7 @@ def parse_ir_node(line: str) -> IrNode | None:
         location=location,
         attributes=_strip_known_attributes(rest),
         root_index=int(root.group(1)) if root else None,
+        scope=scope.group(1) if scope else "",
     )
 
 

@@ -72,3 +72,14 @@ def test_a_missing_or_broken_file_is_none(tmp_path):
     broken = tmp_path / "broken.pb"
     broken.write_bytes(hlo_proto()[:-7])
     assert read_hlo_stacks(broken) is None
+
+
+def test_an_instruction_of_a_called_computation_names_its_caller():
+    """A reduce's body (torch_xla builds it with no metadata) belongs to the reduce."""
+    body = field(1, "add_body") + field(2, field(1, "add.1") + field(7, b"")) + field(5, 7)
+    reduce = field(1, "reduce.2") + field(7, field(1, "aten__sum")) + field(38, 7)
+    entry = field(1, "main") + field(2, reduce) + field(5, 8)
+    module = field(1, "SyncTensorsGraph.3") + field(3, body) + field(3, entry)
+    inner, outer = parse_hlo_stacks(field(1, module))
+    assert (inner.name, inner.op_type, inner.caller) == ("add.1", "", "reduce.2")
+    assert (outer.name, outer.caller) == ("reduce.2", "")
