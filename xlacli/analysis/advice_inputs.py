@@ -44,6 +44,8 @@ class AdviceInputs:
     step_records: Sequence[StepRecord] = ()
     read_source: Callable[[str], str | None] = lambda _path: None
     read_times: Mapping[str | None, ReadTimes] = field(default_factory=dict)
+    # Each step's first ``loss.backward()`` line (the child records them).
+    backward_lines: Mapping[int | None, str] = field(default_factory=dict)
 
     @property
     def steps(self) -> int:
@@ -62,6 +64,7 @@ def load_advice_inputs(
     events: Sequence[CompileEvent] = (),
     step_records: Sequence[StepRecord] = (),
     read_times: Mapping[str | None, ReadTimes] | None = None,
+    backward_lines: Mapping[int | None, str] | None = None,
 ) -> AdviceInputs:
     """Read each graph's stacks, IR and optimized HLO (``loaders``: module, stacks)."""
     load_module, load_stacks = loaders
@@ -76,7 +79,13 @@ def load_advice_inputs(
         for graph in graphs
     )
     return AdviceInputs(
-        artifacts, roots, tuple(events), step_records, _source_reader(), read_times or {}
+        artifacts,
+        roots,
+        tuple(events),
+        step_records,
+        _source_reader(),
+        read_times or {},
+        backward_lines or {},
     )
 
 

@@ -36,7 +36,7 @@ from xlacli.report.profile import LineTime
 
 # xlacli.child.backward_sites.SCOPE_PREFIX, as the HLO writes it (a repeated
 # scope gets a ".N" suffix).
-_BACKWARD_SCOPE = re.compile(r"xlacli_backward_of@(?P<file>.+?)@(?P<line>\d+)(?:\.\d+)?/")
+BACKWARD_SCOPE = re.compile(r"xlacli_backward_of@(?P<file>.+?)@(?P<line>\d+)(?:\.\d+)?/")
 TOP_LINES = 10
 OPTIMIZER_STEP = "optimizer.step() (xlacli --train)"
 
@@ -82,7 +82,7 @@ class LineFinder:
         if op is None:
             return None
         frame = first_user_frame(op.stack, self._roots)
-        backward = _BACKWARD_SCOPE.search(op.op_name)
+        backward = BACKWARD_SCOPE.search(op.op_name)
         if backward is not None:  # the forward line, though the stack is a decomposition's
             return Attribution(f"{backward['file']}:{backward['line']}", backward=True)
         if frame is not None:

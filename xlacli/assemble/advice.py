@@ -32,6 +32,11 @@ def advice_inputs(run: OrganisedRun, done: Mapping[str, Any]) -> AdviceInputs:
         events=tuple(done.get("events", ())),
         step_records=run.step_records,
         read_times=read_times_by_site(run.raw.log.metric_events),
+        backward_lines={
+            event.get("step"): sites[0]
+            for event in run.raw.log.steps
+            if (sites := event.get("backward_sites"))
+        },
     )
 
 

@@ -11,15 +11,19 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from xlacli.paths import display_location
+from xlacli.paths import display_location, display_walked
 from xlacli.render.console import plain_table
-from xlacli.report.advice import BucketAdvice, CompileCost, ScanAdvice, ValueReadCost
+from xlacli.report.advice import BucketAdvice, CompileCost, LineCost, ScanAdvice, ValueReadCost
 from xlacli.report.run import RunReport
 from xlacli.units import format_seconds, short_hash
 
 TOP_LINES = 8
 NO_FRAME = "(data and constants: parameters, inputs)"
 COST_NOTE = "compile time apportioned by HLO instruction count: an estimate"
+BACKWARD_NOTE = (
+    "backward: the share of a line's instructions that differentiate it"
+    " (the autograd engine's, at the forward line)"
+)
 READ_COST_NOTE = (
     "a read's time is its median time less the calling thread's own work: the forced graph"
     " run, waited for and copied, which a step closure saves; CPU in brackets"
@@ -42,24 +46,38 @@ def line_name(location: str | None) -> str:
     return display_location(location) or NO_FRAME
 
 
+def cost_line_name(line: LineCost) -> str:
+    """A compile-cost row's line, the library line beside when its ops had no frame
+    of the user's (``model.py:12 (inside torch/nn/modules/linear.py:134)``)."""
+    return display_walked(line.location, line.library_location) or NO_FRAME
+
+
+def backward_share(line: LineCost) -> str:
+    """The share of a line's instructions its backward pass makes; "-" for none."""
+    if not line.backward_hlo_instructions or not line.hlo_instructions:
+        return "-"
+    return f"{line.backward_hlo_instructions / line.hlo_instructions:.0%}"
+
+
 def compile_cost_view(cost: CompileCost, top: int = TOP_LINES) -> RenderableType:
-    table = plain_table(
-        ("line", "left"),
-        ("IR", "right"),
-        ("HLO", "right"),
-        ("opt", "right"),
-        ("share", "right"),
-        ("compile", "right"),
-    )
+    trained = any(line.backward_hlo_instructions for line in cost.lines)
+    columns = [("line", "left"), ("IR", "right"), ("HLO", "right"), ("opt", "right")]
+    columns += [("share", "right"), ("compile", "right")]
+    if trained:
+        columns.insert(4, ("backward", "right"))
+    table = plain_table(*columns)
     for line in cost.lines[:top]:
-        table.add_row(
-            escape(line_name(line.location)),
+        cells = [
+            escape(cost_line_name(line)),
             str(line.ir_nodes),
             str(line.hlo_instructions),
             str(line.optimized_hlo_instructions),
             f"{line.share:.0%}",
             format_seconds(line.compile_time_s),
-        )
+        ]
+        if trained:
+            cells.insert(4, backward_share(line))
+        table.add_row(*cells)
     more = len(cost.lines) - top
     title = Text.assemble(
         ("Where your graphs come from", "bold"),
@@ -67,6 +85,8 @@ def compile_cost_view(cost: CompileCost, top: int = TOP_LINES) -> RenderableType
         f" compiling; {COST_NOTE})",
     )
     rows: list[RenderableType] = [title, table]
+    if trained:
+        rows.append(Text(f"  {BACKWARD_NOTE}", style="dim"))
     if more > 0:
         rows.append(Text(f"  ... {more} more lines in the JSON report", style="dim"))
     return Group(*rows)

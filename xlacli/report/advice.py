@@ -17,12 +17,19 @@ from typing import Any, TypeVar
 class LineCost:
     """What one source line put into the compiled graphs."""
 
-    location: str | None  # the user's file:line; None: no Python frame (parameters, constants)
+    # The user's file:line, or a named bucket (``compile_cost.OPTIMIZER_STEP``...);
+    # None: data and constants (parameters, inputs), no line's work.
+    location: str | None
     ir_nodes: int
     hlo_instructions: int  # before XLA's optimizations
     optimized_hlo_instructions: int
     share: float  # of the HLO instructions (before optimization) counted
     compile_time_s: float  # compile time apportioned by instruction count: an estimate
+    # Of hlo_instructions, those of the backward pass that differentiate the line.
+    backward_hlo_instructions: int = 0
+    # The library line the ops came through when no line of the user's is on their
+    # stack (the row's location is then the graph's site, or a named bucket).
+    library_location: str | None = None
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,23 @@ import dataclasses
 
 import pytest
 
-from tests.unit.advice.graphs import MODEL, ROOTS, block_ops, graph, inputs, outside_ops
+from tests.unit.advice.graphs import (
+    LINEAR,
+    MODEL,
+    PLUMBING,
+    ROOTS,
+    block_ops,
+    call,
+    graph,
+    inputs,
+    outside_ops,
+)
 from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
 from xlacli.analysis.compile_cost import compile_cost
+from xlacli.analysis.op_lines import OPTIMIZER_STEP
 from xlacli.analysis.value_reads import FIXES, rank_value_reads, read_kind
 from xlacli.parse.frames import Frame
+from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.parse.ir_dump import IrNode
 from xlacli.report.advice import compile_cost_from_dict
 from xlacli.report.run import StepRecord
@@ -83,3 +95,76 @@ def test_value_reads_ranked_by_cost_per_step() -> None:
     assert first.executions_per_step == 1.0
     assert second.extra_time_s == pytest.approx(2 * 0.001 / 4)
     assert first.fix == FIXES[first.kind]
+
+
+def _training_inputs(ops: list[StackedOp], backward_line: str | None = None) -> AdviceInputs:
+    base = inputs(ops)
+    record = dataclasses.replace(base.graphs[0].graph, site=f"{MODEL}:20")
+    artifacts = dataclasses.replace(base.graphs[0], graph=record)
+    lines = {0: backward_line} if backward_line else {}
+    return dataclasses.replace(base, graphs=(artifacts,), backward_lines=lines)
+
+
+def test_backward_ops_count_for_the_forward_line_they_differentiate() -> None:
+    """The autograd engine's ops have no Python stack: their IR scope names the
+    forward line (child/backward_sites.py), and the line shows its backward share."""
+    scope = f"xlacli_backward_of@{MODEL}@7.3/"
+    node = IrNode(9, "f32[2,8]", "aten::threshold_backward", (), None, "", None, scope[:-1])
+    ops = [
+        *block_ops(),
+        StackedOp("aten__threshold_backward", (), "11[2,8]", "select.9", scope + "aten__tb"),
+        # a decomposition run in the backward: library frames, and the scope
+        StackedOp("aten__expand", (Frame("select_backward", "/lib/python3.11/d.py", 840),),
+                  "11[2,8]", "broadcast.10", scope + "aten__expand"),
+        # a gradient summed over two uses: made outside every node
+        StackedOp("aten__add", (), "11[2,8]", "add.11", "aten__add"),
+        StackedOp("prim__Constant", (), "11[]", "constant.12", "prim__Constant"),
+    ]  # fmt: skip
+    base = _training_inputs(ops, f"{MODEL}:30")
+    artifacts = dataclasses.replace(base.graphs[0], ir_nodes=(node,))
+    cost = compile_cost(dataclasses.replace(base, graphs=(artifacts,)))
+    assert cost is not None
+    by_line = {line.location: line for line in cost.lines}
+    relu = by_line[f"{MODEL}:7"]
+    assert (relu.hlo_instructions, relu.backward_hlo_instructions, relu.ir_nodes) == (3, 2, 1)
+    assert by_line[f"{MODEL}:30"].backward_hlo_instructions == 1  # loss.backward()
+    assert by_line[None].hlo_instructions == 2  # the parameter and the constant
+    assert by_line[None].backward_hlo_instructions == 0
+
+
+def test_a_graph_that_did_not_train_keeps_frameless_ops_as_data() -> None:
+    ops = [*block_ops(), StackedOp("aten__add", (), "11[2,8]", "add.11", "aten__add")]
+    cost = compile_cost(_training_inputs(ops))
+    assert cost is not None
+    assert {line.location: line.hlo_instructions for line in cost.lines}[None] == 2
+
+
+def test_a_helper_computation_counts_for_the_op_that_calls_it() -> None:
+    ops = [
+        StackedOp("aten__sum", call(Frame("forward", MODEL, 7)), "11[2]", "reduce.3", "aten__sum"),
+        StackedOp("", (), "11[]", "add.1", "", caller="reduce.3"),
+        StackedOp("", (), "11[]", "x.2", "", caller="reduce.3"),
+    ]
+    cost = compile_cost(_training_inputs(ops))
+    assert cost is not None
+    assert [(line.location, line.hlo_instructions) for line in cost.lines] == [(f"{MODEL}:7", 3)]
+
+
+def test_library_only_ops_are_the_graph_site_with_the_library_line_beside() -> None:
+    """No row is a library's line: an op with no frame of the user's (a model made of
+    torch's modules, run by xlacli's loop) is the graph's site, the library beside;
+    the optimizer step of xlacli's loop is a named row."""
+    xlacli = Frame("run_step", "/xlacli/child/steps.py", 40)
+    linear = (Frame("forward", LINEAR, 134), *PLUMBING[::-1], xlacli)
+    adam = (Frame("adam", "/lib/python3.11/site-packages/torch/optim/adam.py", 447), xlacli)
+    ops = [
+        StackedOp("aten__addmm", linear, "11[2,8]", "dot.1"),
+        StackedOp("aten__addmm", linear, "11[2,8]", "dot.2"),
+        StackedOp("aten__mul", adam, "11[2,8]", "multiply.3"),
+    ]
+    cost = compile_cost(_training_inputs(ops))
+    assert cost is not None
+    first, second = cost.lines
+    assert (first.location, first.library_location) == (f"{MODEL}:20", f"{LINEAR}:134")
+    assert (second.location, second.library_location) == (OPTIMIZER_STEP, None)
+    assert compile_cost_from_dict(dataclasses.asdict(cost)) == cost

@@ -7,8 +7,11 @@ import dataclasses
 from typing import Any
 
 from xlacli.render.advice import (
+    BACKWARD_NOTE,
     COST_NOTE,
     READ_COST_NOTE,
+    backward_share,
+    cost_line_name,
     line_name,
     read_time_text,
     scan_model_note,
@@ -69,8 +72,11 @@ def _cost(cost: CompileCost) -> dict[str, Any]:
     return {
         "hlo_instructions": cost.hlo_instructions,
         "compile_time_s": cost.compile_time_s,
+        "trained": any(line.backward_hlo_instructions for line in cost.lines),
+        "backward_note": BACKWARD_NOTE,
         "lines": [
-            {**_plain(line), "where": line_name(line.location)} for line in cost.lines[:TOP_LINES]
+            {**_plain(line), "where": cost_line_name(line), "backward": backward_share(line)}
+            for line in cost.lines[:TOP_LINES]
         ],
     }
 
