@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+# A read already inside ``xm.add_step_closure``: the closure runs after the step's graph;
+# what it reads must be made by that graph, or computed on the host.
+CLOSURE_READ_HINT = (
+    "compute what the closure reads in the step, before torch_xla.sync(), so that the "
+    "step's graph makes it (`logged = (loss * 100).round()`, then "
+    "`xm.add_step_closure(lambda v: print(v.item()), args=(logged,))`), or read a tensor "
+    "the step made and compute on the host (`loss.item() * 100`)"
+)
+
 HINTS = {
     "first_compile": None,
     "input_shape": (

@@ -24,6 +24,7 @@ from xlacli.analysis.compiled import (
     script_input_line,
     signature_change,
 )
+from xlacli.analysis.hints import CLOSURE_READ_HINT
 from xlacli.analysis.hlo_compare import HloDifference, compare_hlo
 from xlacli.analysis.ir_compare import IrDifference, IrOps, compare_ir, ir_distance, ir_ops
 from xlacli.analysis.patterns import (
@@ -36,7 +37,7 @@ from xlacli.analysis.patterns import (
 )
 from xlacli.analysis.phases import SiteCompile, alternates, judge
 from xlacli.analysis.sharding_change import input_sharding_change
-from xlacli.parse.frames import Frame
+from xlacli.parse.frames import Frame, in_step_closure
 from xlacli.parse.ir_dump import IrNode
 from xlacli.report.run import CompileCause, CompileEvent
 from xlacli.words import counted
@@ -176,6 +177,8 @@ def _ops_of(graph: CompiledGraph, ops: dict[int, IrOps]) -> IrOps | None:
 
 def _first_cause(graph: CompiledGraph, context: ExplainContext) -> CompileCause:
     user, library = context.locator.trigger(graph.frames)
+    if graph.value_read and in_step_closure(graph.frames):
+        return _closure_read_cause(graph, context, user, library)
     if graph.value_read:
         caller = context.locator.outer_user_line(graph.frames)
         also = (make_cause("host_sync", caller, None, "the call that led to the read"),)
@@ -192,6 +195,28 @@ def _first_cause(graph: CompiledGraph, context: ExplainContext) -> CompileCause:
     if user is None or (graph.site is not None and user == context.locator.entry_site):
         user = graph.site  # no user frame in the sync's stack (the autograd engine's)
     return make_cause("first_compile", user, library, "the first graph at this sync site")
+
+
+def _closure_read_cause(
+    graph: CompiledGraph, context: ExplainContext, user: str | None, library: str | None
+) -> CompileCause:
+    """A read inside ``xm.add_step_closure``: the closure already runs after the
+    step's graph, but what it reads was not made by that graph (an op inside the
+    closure, or a tensor the step never kept), so the read runs a graph of its own."""
+    caller = context.locator.outer_user_line(graph.frames)
+    cause = make_cause(
+        "host_sync",
+        user,
+        library,
+        "a value read inside a step closure (xm.add_step_closure): the closure runs after "
+        "the step's graph, but what it reads was not computed by that graph (ops inside the "
+        "closure, or a tensor the step did not keep), so torch_xla ran a graph of its own",
+        hint=CLOSURE_READ_HINT,
+    )
+    if caller is None:
+        return cause
+    also = make_cause("host_sync", caller, None, "the sync that ran the step closure", hint=None)
+    return replace(cause, also=(also,))
 
 
 def _explain(

@@ -25,6 +25,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from xlacli.analysis.advice_inputs import AdviceInputs, ReadTimes
+from xlacli.analysis.hints import CLOSURE_READ_HINT
+from xlacli.parse.frames import Frame, in_step_closure, parse_frame
 from xlacli.report.advice import ValueReadCost
 from xlacli.report.run import GraphRecord
 
@@ -62,6 +64,8 @@ def rank_value_reads(inputs: AdviceInputs) -> tuple[ValueReadCost, ...]:
             extra = per_step / steps
         else:
             extra = wall * executions / steps
+        # A read already in a step closure is not told to move into one.
+        in_closure = any(in_step_closure(_frames(graph)) for graph in graphs)
         costs.append(
             ValueReadCost(
                 location=site,
@@ -70,12 +74,16 @@ def rank_value_reads(inputs: AdviceInputs) -> tuple[ValueReadCost, ...]:
                 reads_per_step=executions / steps,
                 executions_per_step=executions / steps,
                 extra_time_s=extra,
-                fix=FIXES[kind],
+                fix=CLOSURE_READ_HINT if in_closure else FIXES[kind],
                 read_time_s=wall,
                 read_cpu_time_s=cpu,
             )
         )
     return tuple(sorted(costs, key=lambda cost: (-cost.extra_time_s, cost.location or "")))
+
+
+def _frames(graph: GraphRecord) -> tuple[Frame, ...]:
+    return tuple(frame for text in graph.frames if (frame := parse_frame(text)) is not None)
 
 
 def read_time(times: ReadTimes) -> tuple[float | None, float | None]:

@@ -65,6 +65,18 @@ def in_dynamo_bridge(frames: tuple[Frame, ...] | list[Frame]) -> bool:
     return any(DYNAMO_BRIDGE_DIR in frame.file for frame in frames)
 
 
+# torch_xla runs the step closures (``xm.add_step_closure``) from here, after the
+# step's graph ran.
+_STEP_CLOSURES = ("/torch_xla/core/xla_model.py", "_run_step_closures")
+
+
+def in_step_closure(frames: tuple[Frame, ...] | list[Frame]) -> bool:
+    """The read happened inside a step closure: advice to move it into one is
+    advice already followed."""
+    file, function = _STEP_CLOSURES
+    return any(frame.function == function and frame.file.endswith(file) for frame in frames)
+
+
 # torch.compile's backward: AOTAutograd's compiled backward, run by the autograd
 # engine outside any Python frame of the user's.
 _AOT_BACKWARD = ("/torch/_functorch/_aot_autograd/", ("backward", "_backward_impl"))
