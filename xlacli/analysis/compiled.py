@@ -59,6 +59,9 @@ class ExplainContext:
     site_graphs: Mapping[tuple[Frame, ...], tuple[tuple[int, str], ...]] = field(
         default_factory=dict
     )
+    # The source files of the optimizers whose step() ran (child/backward_calls.py):
+    # any optimizer's ops are known by them, not only torch.optim's files.
+    optimizer_files: frozenset[str] = frozenset()
 
 
 def changed_node(

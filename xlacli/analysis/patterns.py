@@ -31,7 +31,7 @@ from xlacli.analysis.compiled import (
 from xlacli.analysis.hints import hint_for
 from xlacli.analysis.ir_compare import IrDifference
 from xlacli.parse.ir_dump import IrGraph, IrNode
-from xlacli.paths import source_line
+from xlacli.paths import source_line, split_location
 from xlacli.report.run import CompileCause
 from xlacli.words import counted
 
@@ -88,17 +88,61 @@ def lazy_artefact_detail(ops: tuple[str, ...]) -> str:
     )
 
 
-def is_optimizer_node(node: IrNode | None, library_location: str | None = None) -> bool:
-    """Whether a node was made by torch.optim (by the IR's base name or the resolved path)."""
-    if library_location is not None and "/torch/optim/" in library_location:
-        return True
+def is_optimizer_node(
+    node: IrNode | None,
+    library_location: str | None = None,
+    optimizer_files: frozenset[str] = frozenset(),
+) -> bool:
+    """Whether a node was made by an optimizer's step: torch.optim's (by the IR's
+    base name or the resolved path), or any optimizer the run stepped
+    (``optimizer_files``: a library's file, or the user's ``file:first-last``
+    class lines, as the child saw them: child/backward_calls.py)."""
+    if library_location is not None:
+        file, line = split_location(library_location)
+        if "/torch/optim/" in library_location or in_optimizer_code(
+            file, line, optimizer_files, by_name=False
+        ):
+            return True
     location = node.location if node is not None else None
-    return location is not None and PurePath(location.file).name in OPTIMIZER_FILES
+    if location is None:
+        return False
+    name = PurePath(location.file).name
+    return name in OPTIMIZER_FILES or in_optimizer_code(
+        location.file, location.line, optimizer_files, by_name=True
+    )
 
 
-def runs_optimizer(ir: IrGraph | None) -> bool:
+def in_optimizer_code(
+    file: str, line: int | None, optimizer_files: frozenset[str], *, by_name: bool
+) -> bool:
+    """Whether ``file:line`` is in one of the optimizers' code (``by_name``: the IR
+    keeps a file's base name only)."""
+    for entry in optimizer_files:
+        path, _, span = _span(entry)
+        same = PurePath(path).name == PurePath(file).name if by_name else path == file
+        if not same:
+            continue
+        if not span:
+            return True
+        first, _, last = span.partition("-")
+        if line is not None and int(first) <= line <= int(last):
+            return True
+    return False
+
+
+def _span(entry: str) -> tuple[str, str, str]:
+    """``/a/b.py:10-40`` -> (``/a/b.py``, ":", ``10-40``); a whole file has no span."""
+    path, sep, span = entry.rpartition(":")
+    if sep and "-" in span and span.replace("-", "").isdigit():
+        return path, sep, span
+    return entry, "", ""
+
+
+def runs_optimizer(ir: IrGraph | None, optimizer_files: frozenset[str] = frozenset()) -> bool:
     """Whether a graph holds an optimizer's update."""
-    return ir is not None and any(is_optimizer_node(node) for node in ir.nodes)
+    return ir is not None and any(
+        is_optimizer_node(node, None, optimizer_files) for node in ir.nodes
+    )
 
 
 def unsynced_loop_detail(first_nodes: int, nodes: int, reads: int) -> str:
@@ -158,11 +202,12 @@ def pattern_cause(
     if sharding is not None:
         return sharding
     user, library = context.locator.node(node, owner)
-    first_update = next((g for g in previous if runs_optimizer(g.ir)), None)
+    files = context.optimizer_files
+    first_update = next((g for g in previous if runs_optimizer(g.ir, files)), None)
     # Optimizer state is tensors the first update made that the next one reads:
     # new graph inputs. An optimizer without state (SGD without momentum) adds none.
     has_new_inputs = DEVICE_DATA in difference.added
-    if first_update is old and has_new_inputs and is_optimizer_node(node, library):
+    if first_update is old and has_new_inputs and is_optimizer_node(node, library, files):
         return make_cause("optimizer_state", user, library, OPTIMIZER_STATE_DETAIL)
     return None
 

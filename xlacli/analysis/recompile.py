@@ -24,7 +24,7 @@ from xlacli.analysis.compiled import (
     script_input_line,
     signature_change,
 )
-from xlacli.analysis.hints import CLOSURE_READ_HINT
+from xlacli.analysis.hints import CLOSURE_READ_HINT, NO_BRANCH_HINT, branch_above
 from xlacli.analysis.hlo_compare import HloDifference, compare_hlo
 from xlacli.analysis.ir_compare import IrDifference, IrOps, compare_ir, ir_distance, ir_ops
 from xlacli.analysis.patterns import (
@@ -283,9 +283,11 @@ def _structure_cause(
     )
     if difference.new_node is not None and difference.added:
         detail += f" (new: {difference.new_node.op} {bare(difference.new_node.shape)})"
-    if is_optimizer_node(node, library):
+    if is_optimizer_node(node, library, context.optimizer_files):
         return make_cause("graph_structure", user, library, detail, hint=OPTIMIZER_BRANCH_HINT)
-    return make_cause("graph_structure", user, library, detail)
+    # "A Python branch changes the ops" only where the code has one above the line.
+    hint = None if user is None or branch_above(user) else NO_BRANCH_HINT
+    return make_cause("graph_structure", user, library, detail, **({"hint": hint} if hint else {}))
 
 
 def _artefact_cause(

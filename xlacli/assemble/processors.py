@@ -141,6 +141,9 @@ def _explain_context(run: OrganisedRun) -> ExplainContext:
         shardings=run.shardings,
         new_phases=run.request.is_script,
         site_graphs=site_graph_runs(run),
+        optimizer_files=frozenset(
+            file for event in run.raw.log.metric_events for file in event.get("optimizer_files", ())
+        ),
     )
 
 

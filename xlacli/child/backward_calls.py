@@ -24,7 +24,7 @@ import torch
 
 from xlacli.child.callsites import user_line
 from xlacli.child.dynamo import hidden_from_dynamo
-from xlacli.parse.frames import CodeRoots, current_code_roots
+from xlacli.parse.frames import CodeRoots, Frame, current_code_roots
 
 
 class BackwardCalls:
@@ -37,6 +37,12 @@ class BackwardCalls:
         self._sites: list[str] = []
         self._calls = 0
         self._optimizer_steps = 0
+        # The files of the optimizers that stepped (a class's own and its bases' up
+        # to torch's Optimizer): the parent knows any optimizer's ops by them, not
+        # only torch.optim's (Adafactor, Lion, a library's or the user's own).
+        self._optimizer_files: set[str] = set()
+        self._new_optimizer_files: list[str] = []
+        self._classes_seen: set[type] = set()
         original = self._original
         sites = self
 
@@ -52,17 +58,26 @@ class BackwardCalls:
         torch.Tensor.backward = hidden_from_dynamo(backward)  # type: ignore[method-assign]
         self._step_hook = _optimizer_step_hook(self._count_optimizer_step)
 
-    def _count_optimizer_step(self, *_: Any) -> None:
+    def _count_optimizer_step(self, optimizer: Any = None, *_: Any) -> None:
         self._optimizer_steps += 1
+        if optimizer is None or type(optimizer) in self._classes_seen:
+            return
+        self._classes_seen.add(type(optimizer))
+        for file in optimizer_files(type(optimizer), self._roots):
+            if file not in self._optimizer_files:
+                self._optimizer_files.add(file)
+                self._new_optimizer_files.append(file)
 
     def delta(self) -> dict[str, Any]:
         """``{"backward_sites": [...], "backward_calls": n, "optimizer_steps": n}``
         for what ran since the last call; keys with nothing to say are left out."""
         sites, self._sites = self._sites, []
+        files, self._new_optimizer_files = self._new_optimizer_files, []
         counts = {"backward_calls": self._calls, "optimizer_steps": self._optimizer_steps}
         self._calls = self._optimizer_steps = 0
         return {
             **({"backward_sites": sites} if sites else {}),
+            **({"optimizer_files": files} if files else {}),
             **{key: count for key, count in counts.items() if count},
         }
 
@@ -73,6 +88,35 @@ class BackwardCalls:
         if self._step_hook is not None:
             self._step_hook.remove()
             self._step_hook = None
+
+
+def optimizer_files(optimizer_class: type, roots: CodeRoots | None = None) -> list[str]:
+    """Where an optimizer's code is: the files of its class's methods and of its
+    bases' below torch's ``Optimizer`` (whose own file every optimizer shares),
+    from their code objects (``torch.optim.Adafactor``'s module is
+    ``torch.optim``, its code ``_adafactor.py``). A library's file whole (its
+    update functions sit beside the class, as torch.optim's
+    ``_single_tensor_adam``); the user's own optimizer as ``file:first-last``,
+    its methods' lines, so the model beside it is not taken for the optimizer."""
+    import inspect
+
+    roots = roots or current_code_roots()
+    spans: dict[str, tuple[int, int]] = {}
+    for cls in optimizer_class.__mro__:
+        if cls is torch.optim.Optimizer or cls is object:
+            break
+        for member in vars(cls).values():
+            code = getattr(inspect.unwrap(member), "__code__", None) if callable(member) else None
+            if code is None:
+                continue
+            lines = [line for _, _, line in code.co_lines() if line is not None]
+            first, last = code.co_firstlineno, max(lines, default=code.co_firstlineno)
+            low, high = spans.get(code.co_filename, (first, last))
+            spans[code.co_filename] = (min(low, first), max(high, last))
+    return [
+        f"{file}:{first}-{last}" if roots.is_user(Frame("", file, first)) else file
+        for file, (first, last) in spans.items()
+    ]
 
 
 def _optimizer_step_hook(hook: Callable[..., None]) -> Any:
