@@ -10,8 +10,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import torch
 
-from tests.conftest import ASSETS, Capture
+from tests.conftest import ASSETS, Capture, run_cli
 from xlacli.parse.hlo_stacks import read_hlo_stacks
 
 pytestmark = pytest.mark.e2e
@@ -67,3 +68,62 @@ def test_the_backward_pass_is_at_the_forward_lines_it_differentiates(trained: Ca
 
 def mlp_location(line: dict) -> str:
     return str(_portable(line["location"]))
+
+
+def _compiled(capture_once, model: str, steps: int) -> Capture:
+    captured = capture_once("compile", MODELS / model, "--steps", str(steps))
+    assert captured.result.code == 0, captured.result.stderr
+    return captured
+
+
+def _bucket_block(text: str) -> str:
+    start = text.index("Bucket advice")
+    return text[start : text.index("compilations (", start)]
+
+
+def test_padded_labels_are_padded_with_the_ignored_index(capture_once, tmp_path: Path) -> None:
+    """Tokens and labels change length together: one advice for the site, the labels
+    (the loss's target) padded with -100, which cross_entropy ignores."""
+    captured = _compiled(capture_once, "padded_labels.py", 8)
+    (advice,) = captured.report["bucket_advice"]
+    assert advice["dimension"] == "input 0, dim 1"
+    assert advice["padded_with"] == ["input 1"]
+    assert advice["targets"] == [["input 1", "nll_loss"]]
+    assert not advice["drop_last"]
+    assert "pad_to_bucket(tensor, value=-100)" in advice["code"]
+    assert "ignore_index=-100" in advice["code"]
+    block = _bucket_block(captured.result.stdout)
+    assert block.count("Bucket advice") == 1
+    assert "input 1 is the loss's target (nll_loss): pad it with ignore_index=-100" in block
+    # The snippet runs, and the padded labels cost the loss nothing.
+    namespace: dict = {}
+    exec(advice["code"], namespace)
+    pad = namespace["pad_to_bucket"]
+    labels = torch.tensor([[1, 2, 3, 4, 0, 1, 2]])
+    logits = torch.randn(1, 7, 5)
+    padded_logits = pad(logits, dim=1, value=0.0)
+    padded = pad(labels, value=-100)
+    loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten())
+    padded_loss = torch.nn.functional.cross_entropy(padded_logits.flatten(0, 1), padded.flatten())
+    assert torch.allclose(loss, padded_loss)
+    # The page says the same as the terminal: one block, the same edges.
+    page = tmp_path / "run.html"
+    assert run_cli("report", captured.run, "--output", page).code == 0
+    html = page.read_text()
+    assert html.count('class="advice buckets"') == 1
+    edges = ", ".join(map(str, advice["options"][advice["chosen"]]["edges"]))
+    assert f"EDGES = ({edges},)" in html or f"EDGES = ({edges})" in html
+
+
+def test_a_short_last_batch_is_offered_drop_last_first(capture_once) -> None:
+    captured = _compiled(capture_once, "last_batch.py", 6)
+    (advice,) = captured.report["bucket_advice"]
+    assert advice["dimension"] == "input 0, dim 0"
+    assert advice["sizes"] == [[4, 2], [8, 4]]
+    assert advice["drop_last"]
+    code = advice["code"]
+    assert code.index("drop_last=True") < code.index("def pad_to_bucket")
+    assert advice["targets"] == [["input 1", "nll_loss"]]
+    block = _bucket_block(captured.result.stdout)
+    assert "drop_last=True removes it" in block
+    assert "advised: drop the last batch, or pad it" in block

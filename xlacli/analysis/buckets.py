@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from xlacli.analysis.advice_inputs import AdviceInputs
+from xlacli.analysis.bucket_code import bucket_code, drop_last_code
+from xlacli.analysis.loss_targets import loss_targets
+from xlacli.parse.ir_dump import IrNode
 from xlacli.report.advice import BucketAdvice, BucketOption
 from xlacli.report.run import CompileEvent, StepRecord
 
@@ -24,13 +28,7 @@ SHAPE_CATEGORIES = ("input_shape", "intermediate_shape", "data_dependent_shape")
 MAX_WASTE = 0.2
 MAX_OPTIONS = 8
 _CHANGE = re.compile(r"(?P<what>[^\s].*?)?\s*(\w+)\[([\d,]*)\]\s*->\s*\w+\[([\d,]*)\]\s*$")
-_SHAPE = re.compile(r"\w+\[([\d,]*)\]")
-
-
-def _first_change(detail: str) -> str:
-    """The first of the changes a cause names (``; ``-separated): the input a
-    short last batch shortened first, its labels' change beside it."""
-    return detail.split("; ", 1)[0]
+_FULL_SHAPE = re.compile(r"\w+\[[\d,]*\]")
 
 
 def solve_buckets(sizes: Sequence[tuple[int, int]], buckets: int) -> tuple[tuple[int, ...], int]:
@@ -96,83 +94,176 @@ def bucket_options(sizes: Sequence[tuple[int, int]]) -> tuple[BucketOption, ...]
 
 
 def advise_buckets(inputs: AdviceInputs) -> tuple[BucketAdvice, ...]:
-    """Bucket advice for each site that recompiled for a changing size."""
-    return tuple(
-        advice for site in _shape_sites(inputs.events, inputs.step_records) for advice in site
-    )
+    """One bucket advice for each site that recompiled for a changing size."""
+    ir = {artifacts.graph.hash: artifacts.ir_nodes for artifacts in inputs.graphs}
+    sites: dict[str | None, list[CompileEvent]] = {}
+    for event in inputs.events:
+        if event.cause.category in SHAPE_CATEGORIES and event.compared_with and _changes(event):
+            sites.setdefault(event.cause.location, []).append(event)
+    found = (_site_advice(inputs.step_records, events, ir) for events in sites.values())
+    return tuple(advice for advice in found if advice is not None)
 
 
-def _shape_sites(
-    events: Sequence[CompileEvent], steps: Sequence[StepRecord]
-) -> list[list[BucketAdvice]]:
-    groups: dict[tuple[str, str | None, str], list[CompileEvent]] = {}
-    for event in events:
-        cause = event.cause
-        match = _CHANGE.search(_first_change(cause.detail))
-        if cause.category in SHAPE_CATEGORIES and match and event.compared_with:
-            what = (match["what"] or "").rsplit(": ", 1)[-1].removesuffix(" shape").strip()
-            groups.setdefault((cause.category, cause.location, what), []).append(event)
-    return [_site_advice(steps, key, group) for key, group in groups.items()]
+@dataclass(frozen=True)
+class _Change:
+    what: str  # "input 0", "xla::select"
+    before: str  # "s64[4,16]"
+    after: str
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """One dimension of one tensor that changed at the site, and its options."""
+
+    what: str
+    category: str
+    dim: int
+    per_step: tuple[int, ...]  # its size at each step that ran one of the site's graphs
+    shape: str  # the tensor's last shape (``s64[2,9]``), to meet the IR's loss targets
+    options: tuple[BucketOption, ...]
+    chosen: int
+
+    @property
+    def sizes(self) -> tuple[tuple[int, int], ...]:
+        return tuple(sorted(Counter(self.per_step).items()))
+
+    @property
+    def advised(self) -> bool:
+        """Fewer compiles than sizes within the padding allowed."""
+        return self.options[self.chosen].compiles < len(self.sizes)
+
+    @property
+    def label(self) -> str:
+        return f"{self.what}, dim {self.dim}" if self.what else f"dim {self.dim}"
+
+
+def _changes(event: CompileEvent) -> list[_Change]:
+    """Every change a cause names (``; ``-separated), each tensor's name and shapes."""
+    changes = []
+    for part in event.cause.detail.split("; "):
+        match = _CHANGE.search(part)
+        if match is None:
+            continue
+        what = (match["what"] or "").rsplit(": ", 1)[-1].removesuffix(" shape").strip()
+        before, after = _FULL_SHAPE.findall(part)[-2:]
+        changes.append(_Change(what, before, after))
+    return changes
 
 
 def _site_advice(
-    steps: Sequence[StepRecord], key: tuple[str, str | None, str], events: list[CompileEvent]
-) -> list[BucketAdvice]:
-    category, location, what = key
-    shapes: dict[str, tuple[int, ...]] = {}
-    for event in events:
-        before, after = _SHAPE.findall(_first_change(event.cause.detail))[-2:]
-        shapes.setdefault(event.compared_with or "", _dims(before))
-        shapes[event.graph_hash] = _dims(after)
-    ranks = {len(dims) for dims in shapes.values()}
-    if len(ranks) != 1:
-        return []
-    observed = [
-        dims
-        for step in steps
-        for graph_hash in step.graph_hashes
-        if (dims := shapes.get(graph_hash))
-    ]
-    varying = [d for d in range(ranks.pop()) if len({dims[d] for dims in shapes.values()}) > 1]
-    advice = []
-    for dim in varying:
-        sizes = tuple(sorted(Counter(dims[dim] for dims in observed).items()))
-        if len(sizes) < 2:
-            continue
-        options = bucket_options(sizes)
-        chosen = next(
-            (i for i, option in enumerate(options) if option.padding_waste <= MAX_WASTE),
-            len(options) - 1,
-        )
-        advice.append(
-            BucketAdvice(
-                location=location,
-                category=category,
-                dimension=f"{what}, dim {dim}" if what else f"dim {dim}",
-                sizes=sizes,
-                steps=len(observed),
-                compiles_seen=len(shapes),
-                options=options,
-                chosen=chosen,
-                code=pad_code(options[chosen].edges, dim, len(observed)),
-            )
-        )
-    return advice
-
-
-def pad_code(edges: tuple[int, ...], dim: int, steps: int) -> str:
-    """Python that pads a tensor's ``dim`` up to the next edge."""
-    return (
-        "import bisect\n"
-        "import torch.nn.functional as F\n\n"
-        f"EDGES = {edges}  # xlacli's bucket advice, from the sizes of {steps} steps\n\n\n"
-        f"def pad_to_bucket(tensor, dim={dim}, value=0):\n"
-        "    size = tensor.shape[dim]\n"
-        "    index = bisect.bisect_left(EDGES, size)\n"
-        "    edge = EDGES[index] if index < len(EDGES) else size  # above the last edge: as is\n"
-        "    pad = [0, 0] * (tensor.dim() - dim - 1) + [0, edge - size]\n"
-        "    return F.pad(tensor, pad, value=value)"
+    steps: Sequence[StepRecord], events: list[CompileEvent], ir: Mapping[str, Sequence[IrNode]]
+) -> BucketAdvice | None:
+    """One advice for the site: the dimension whose buckets cut the most compiles,
+    the tensors whose size changed with it padded together (a loss's target with
+    the loss's ignored index), a short last batch offered ``drop_last`` first,
+    and the site's other changing dimensions noted."""
+    candidates = _candidates(steps, events)
+    if not candidates:
+        return None
+    best = min(
+        candidates, key=lambda c: (not c.advised, -(len(c.sizes) - c.options[c.chosen].compiles))
     )
+    together = [c for c in candidates if c.per_step == best.per_step and c.what != best.what]
+    together = [c for i, c in enumerate(together) if c.what not in {t.what for t in together[:i]}]
+    others = [c for c in candidates if c is not best and c not in together]
+    tensors = [best, *together]
+    targets = _targets(tensors, [ir.get(event.graph_hash, ()) for event in events])
+    last_batch = _only_a_last_batch(best)
+    edges = best.options[best.chosen].edges
+    code = ""
+    if best.advised or last_batch:
+        code = bucket_code(edges, best.dim, len(best.per_step), [t.what for t in tensors], targets)
+        if last_batch:
+            code = drop_last_code(best.sizes) + code
+    return BucketAdvice(
+        location=events[0].cause.location,
+        category=best.category,
+        dimension=best.label,
+        sizes=best.sizes,
+        steps=len(best.per_step),
+        compiles_seen=len({e.graph_hash for e in events} | {e.compared_with or "" for e in events}),
+        options=best.options,
+        chosen=best.chosen,
+        code=code,
+        padded_with=tuple(t.what for t in together),
+        targets=tuple(targets.items()),
+        drop_last=last_batch,
+        also=tuple(_other_note(c) for c in others),
+    )
+
+
+def _candidates(steps: Sequence[StepRecord], events: list[CompileEvent]) -> list[_Candidate]:
+    shapes: dict[str, dict[str, str]] = {}  # tensor -> graph hash -> its shape there
+    categories: dict[str, str] = {}
+    for event in events:
+        for change in _changes(event):
+            seen = shapes.setdefault(change.what, {})
+            seen.setdefault(event.compared_with or "", change.before)
+            seen[event.graph_hash] = change.after
+            categories.setdefault(change.what, event.cause.category)
+    candidates = []
+    for what, by_graph in shapes.items():
+        dims = {graph: _dims(shape) for graph, shape in by_graph.items()}
+        if len({len(d) for d in dims.values()}) != 1:
+            continue
+        observed = [dims[h] for step in steps for h in step.graph_hashes if h in dims]
+        rank = len(next(iter(dims.values())))
+        for dim in range(rank):
+            per_step = tuple(d[dim] for d in observed)
+            if len(set(per_step)) < 2:
+                continue
+            sizes = tuple(sorted(Counter(per_step).items()))
+            options = bucket_options(sizes)
+            chosen = next(
+                (i for i, option in enumerate(options) if option.padding_waste <= MAX_WASTE),
+                len(options) - 1,
+            )
+            last = list(by_graph.values())[-1]
+            candidates.append(
+                _Candidate(what, categories[what], dim, per_step, last, options, chosen)
+            )
+    return candidates
+
+
+def _targets(tensors: list[_Candidate], graphs: list[Sequence[IrNode]]) -> dict[str, str]:
+    """``{tensor: loss op}`` for the padded tensors a loss takes as its target.
+
+    The IR meets a tensor by its shape; tensors of one shape that are not all
+    targets (tokens and their labels) are told apart by the batch's order, the
+    inputs first and the labels last.
+    """
+    found: Counter[tuple[str, str]] = Counter()
+    for nodes in graphs:
+        found |= loss_targets(nodes)
+    targets: dict[str, str] = {}
+    by_shape: dict[str, list[_Candidate]] = {}
+    for tensor in tensors:
+        by_shape.setdefault(tensor.shape, []).append(tensor)
+    for (shape, loss), count in found.items():
+        for tensor in by_shape.get(shape, [])[-count:]:
+            targets[tensor.what] = loss
+    return targets
+
+
+def _only_a_last_batch(candidate: _Candidate) -> bool:
+    """The batch dimension with one full size and one shorter one that never comes
+    twice in a row: an epoch's last batch, which ``drop_last=True`` removes."""
+    sizes = candidate.sizes
+    if candidate.dim != 0 or len(sizes) != 2 or sizes[0][1] >= sizes[1][1]:
+        return False
+    short = sizes[0][0]
+    runs = zip(candidate.per_step, candidate.per_step[1:], strict=False)
+    return not any(a == short and b == short for a, b in runs)
+
+
+def _other_note(candidate: _Candidate) -> str:
+    sizes = ", ".join(str(size) for size, _ in candidate.sizes)
+    verdict = (
+        f"buckets {candidate.options[candidate.chosen].edges} would do"
+        if candidate.advised
+        else f"every bucketing pads more than {MAX_WASTE:.0%}: kept"
+    )
+    return f"{candidate.label} also changes here (sizes {sizes}): {verdict}"
 
 
 def _dims(text: str) -> tuple[int, ...]:

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from xlacli.analysis.loss_targets import ignores_an_index
 from xlacli.paths import display_location, display_walked
 from xlacli.render.console import plain_table
 from xlacli.report.advice import BucketAdvice, CompileCost, LineCost, ScanAdvice, ValueReadCost
@@ -144,6 +145,36 @@ def scan_model_note(advice: ScanAdvice) -> str:
     )
 
 
+KEEP_SIZES = "no fewer buckets pads less than 20%: keep the sizes as they are"
+
+
+def bucket_notes(advice: BucketAdvice) -> list[str]:
+    """What the advice says beside its table: the tensors padded with it (a loss's
+    target with its ignored index), a short last batch, the site's other sizes."""
+    notes = []
+    if advice.padded_with:
+        notes.append(f"changes with it, padded to the same edges: {', '.join(advice.padded_with)}")
+    for what, loss in advice.targets:
+        notes.append(
+            f"{what} is the loss's target ({loss}): pad it with ignore_index=-100"
+            if ignores_an_index(loss)
+            else f"{what} is the loss's target ({loss}): mask its padding out of the loss"
+        )
+    if advice.drop_last:
+        notes.append("the only odd size is an epoch's last batch: drop_last=True removes it")
+    notes.extend(advice.also)
+    return notes
+
+
+def bucket_verdict(advice: BucketAdvice) -> str:
+    """The line above the code, or the whole verdict when no bucketing pays."""
+    if not advice.code:
+        return KEEP_SIZES
+    if advice.drop_last:
+        return "* advised: drop the last batch, or pad it:"
+    return "* advised: the fewest buckets within 20% padding; pad with:"
+
+
 def bucket_view(advice: BucketAdvice) -> RenderableType:
     sizes = ", ".join(f"{size} ({steps}x)" for size, steps in advice.sizes)
     head = Text.assemble(
@@ -154,25 +185,20 @@ def bucket_view(advice: BucketAdvice) -> RenderableType:
     table = plain_table(("buckets", "right"), ("edges", "left"), ("compiles", "right"))
     table.add_column("padding", justify="right")
     for index, option in enumerate(advice.options):
-        mark = " *" if index == advice.chosen else ""
+        mark = " *" if index == advice.chosen and advice.code else ""
         table.add_row(
             f"{len(option.edges)}{mark}",
             ", ".join(map(str, option.edges)),
             str(option.compiles),
             f"{option.padding_waste:.0%}",
         )
-    if advice.options[advice.chosen].compiles >= len(advice.sizes):
-        note = Text(
-            "  no fewer buckets pads less than 20%: keep the sizes as they are", style="dim"
-        )
-        return Group(head, Text(f"  sizes seen: {sizes}", style="dim"), _indented(table), note)
-    return Group(
-        head,
-        Text(f"  sizes seen: {sizes}", style="dim"),
-        _indented(table),
-        Text("  * advised: the fewest buckets within 20% padding; pad with:", style="dim"),
-        Text("    " + advice.code.replace("\n", "\n    "), style="green"),
-    )
+    rows: list[RenderableType] = [head, Text(f"  sizes seen: {sizes}", style="dim")]
+    rows.append(_indented(table))
+    rows.extend(Text(f"  {note}", style="dim") for note in bucket_notes(advice))
+    rows.append(Text(f"  {bucket_verdict(advice)}", style="dim"))
+    if advice.code:
+        rows.append(Text("    " + advice.code.replace("\n", "\n    "), style="green"))
+    return Group(*rows)
 
 
 def value_read_view(costs: tuple[ValueReadCost, ...]) -> RenderableType:

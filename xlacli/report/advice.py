@@ -101,7 +101,14 @@ class BucketAdvice:
     compiles_seen: int  # compiles the run paid at this site
     options: tuple[BucketOption, ...]  # one per number of buckets, fewest first
     chosen: int  # index into options
-    code: str = ""
+    code: str = ""  # empty: no bucketing pays, keep the sizes
+    # Tensors whose size changes with this one, padded with it (a batch's labels).
+    padded_with: tuple[str, ...] = ()
+    # (tensor, loss op) of the padded tensors a loss takes as its target
+    # (``nll_loss``: padded with its ignored index, -100).
+    targets: tuple[tuple[str, str], ...] = ()
+    drop_last: bool = False  # the only odd size is an epoch's last batch: drop it first
+    also: tuple[str, ...] = ()  # the site's other changing dimensions, one note each
 
 
 @dataclass(frozen=True)
@@ -158,7 +165,12 @@ def _bucket(item: dict[str, Any]) -> BucketAdvice | None:
     if None in options:
         return None
     sizes = tuple((int(size), int(steps)) for size, steps in item.get("sizes", ()))
-    return _known(BucketAdvice, {**item, "sizes": sizes, "options": tuple(options)})
+    targets = tuple((str(what), str(loss)) for what, loss in item.get("targets", ()))
+    return _known(
+        BucketAdvice,
+        {**item, "sizes": sizes, "options": tuple(options), "targets": targets},
+        ("padded_with", "also"),
+    )
 
 
 T = TypeVar("T")

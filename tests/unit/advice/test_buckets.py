@@ -9,7 +9,8 @@ import pytest
 
 from tests.unit.advice.graphs import ROOTS
 from xlacli.analysis.advice_inputs import AdviceInputs
-from xlacli.analysis.buckets import advise_buckets, bucket_options, pad_code, solve_buckets
+from xlacli.analysis.bucket_code import pad_code
+from xlacli.analysis.buckets import advise_buckets, bucket_options, solve_buckets
 from xlacli.report.run import CompileCause, CompileEvent, StepRecord
 
 
@@ -129,3 +130,52 @@ def test_a_cause_naming_two_changes_is_advised_on_its_first() -> None:
     (advice,) = advise_buckets(AdviceInputs((), ROOTS, events=events, step_records=steps))
     assert advice.dimension == "input /project/train.py:33, dim 0"
     assert advice.sizes == ((4, 2), (32, 5))
+
+
+def _two_dims_run() -> AdviceInputs:
+    """Dim 0 spreads too far to bucket within 20%; dim 1 buckets well."""
+    shapes = [(10, 30), (100, 31), (10, 30), (10, 60), (10, 61), (10, 30)]
+    hashes = {shape: f"h{index}" for index, shape in enumerate(dict.fromkeys(shapes))}
+    events, seen = [], [shapes[0]]
+    for step, shape in enumerate(shapes):
+        if shape in seen:
+            continue
+        before = seen[-1]
+        detail = f"input 0 shape f32[{before[0]},{before[1]}] -> f32[{shape[0]},{shape[1]}]"
+        cause = CompileCause("input_shape", "/project/data.py:9", None, detail)
+        events.append(CompileEvent(step, hashes[shape], 0.5, True, cause, hashes[before]))
+        seen.append(shape)
+    steps = tuple(StepRecord(s, 0.01, 0, 1, (), (hashes[shape],)) for s, shape in enumerate(shapes))
+    return AdviceInputs((), ROOTS, events=tuple(events), step_records=steps)
+
+
+def test_one_advice_per_site_the_other_dimension_noted() -> None:
+    """Issue 37: a site got an advised block and a "keep the sizes" block."""
+    (advice,) = advise_buckets(_two_dims_run())
+    assert advice.dimension == "input 0, dim 1"
+    assert advice.code and "EDGES = (31, 61)" in advice.code
+    (note,) = advice.also
+    assert note.startswith("input 0, dim 0 also changes here")
+    assert "kept" in note
+
+
+def test_no_code_when_no_bucketing_pays() -> None:
+    """The page and the terminal print the same: no snippet when the sizes are kept."""
+    lengths = [10, 100, 10, 100]
+    (advice,) = advise_buckets(_shape_run(lengths))
+    assert advice.options[advice.chosen].compiles == len(advice.sizes)
+    assert advice.code == ""
+
+
+def test_a_loss_target_is_found_through_its_reshapes() -> None:
+    from xlacli.analysis.loss_targets import loss_targets
+    from xlacli.parse.ir_dump import parse_ir_node
+
+    lines = [
+        "%0 = s64[2,9]{1,0} xla::device_data(), location=to_device@steps.py:107",
+        "%1 = s64[18]{0} aten::view(%0), location=f@m.py:3",
+        "%2 = f32[18,5]{1,0} xla::device_data(), location=f@m.py:3",
+        "%3 = f32[] aten::nll_loss(%2, %1), location=cross_entropy@functional.py:3458",
+    ]
+    nodes = [node for line in lines if (node := parse_ir_node(line)) is not None]
+    assert loss_targets(nodes) == {("s64[2,9]", "nll_loss"): 1}

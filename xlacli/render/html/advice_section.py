@@ -11,6 +11,8 @@ from xlacli.render.advice import (
     COST_NOTE,
     READ_COST_NOTE,
     backward_share,
+    bucket_notes,
+    bucket_verdict,
     cost_line_name,
     line_name,
     read_time_text,
@@ -53,11 +55,13 @@ def context(run: RunContext) -> dict[str, Any] | None:
                         "edges": ", ".join(map(str, o.edges)),
                         "compiles": o.compiles,
                         "waste": o.padding_waste,
-                        "chosen": i == advice.chosen,
+                        "chosen": i == advice.chosen and bool(advice.code),
                     }
                     for i, o in enumerate(advice.options)
                 ],
                 "sizes_seen": ", ".join(f"{size} ({steps}x)" for size, steps in advice.sizes),
+                "notes": bucket_notes(advice),
+                "verdict": bucket_verdict(advice).removeprefix("* "),
             }
             for advice in report.bucket_advice
         ],
