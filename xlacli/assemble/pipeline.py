@@ -113,6 +113,7 @@ def freeze_report(
         warmup=run.warmup,
         events=tuple(sections.get("events", ())),
         served_graphs=tuple(sections.get("served_graphs", ())),
+        unrolled_loops=tuple(sections.get("unrolled_loops", ())),
         fallback_ops=tuple(sections.get("fallback_ops", ())),
         memory=memory.run,
         mode=request.mode,

@@ -12,6 +12,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from xlacli.analysis.collectives import Locate
@@ -30,6 +31,7 @@ from xlacli.analysis.memory_facts import with_memory_facts
 from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
 from xlacli.analysis.served import judge_served
 from xlacli.analysis.spmd_graph import attach_spmd
+from xlacli.analysis.unrolled import GraphNodes, unrolled_loops
 from xlacli.analysis.user_lines import graph_walk, memory_at_user_lines, precision_at_user_lines
 from xlacli.assemble.advice import ADVISORS
 from xlacli.assemble.organise import OrganisedRun, is_value_read, site_graph_runs
@@ -45,6 +47,7 @@ from xlacli.report.run import (
     FallbackOp,
     GraphRecord,
     ServedGraph,
+    UnrolledLoop,
 )
 from xlacli.report.sharding import GraphSpmd
 from xlacli.run.events import ChildLog
@@ -172,6 +175,30 @@ def served_graphs(run: OrganisedRun, done: Sections) -> tuple[ServedGraph, ...]:
     return judge_served(run.compiled, events, run.served, _explain_context(run))
 
 
+def unrolled(run: OrganisedRun, done: Sections) -> tuple[UnrolledLoop, ...]:
+    """Loops with no sync inside, unrolled into one graph: ``analysis/unrolled.py``."""
+    by_hash = {graph.graph_hash: graph for graph in run.compiled}
+    sizes = {graph.hash: graph.hlo_instructions for graph in run.graphs}
+    graphs = [
+        GraphNodes(graph.graph_hash, graph.ir.nodes, sizes.get(graph.graph_hash))
+        for graph in by_hash.values()
+        if graph.ir is not None
+    ]
+    files: dict[str, list[str] | None] = {}
+
+    def read_lines(file: str) -> list[str] | None:
+        if file not in files:
+            try:
+                files[file] = Path(file).read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                files[file] = None
+        return files[file]
+
+    return unrolled_loops(
+        graphs, lambda node, graph_hash: run.locator.node(node, by_hash[graph_hash])[0], read_lines
+    )
+
+
 def spmd_graphs(run: OrganisedRun, done: Sections) -> Mapping[str, GraphSpmd | None]:
     """Each graph's shardings and collectives, SPMD runs only: ``analysis/spmd_graph.py``."""
     graphs = attach_spmd(
@@ -261,6 +288,7 @@ PROCESSORS: tuple[Processor, ...] = (
     Processor("dynamo", dynamo_record, DynamoSection),
     Processor("events", recompile_events, tuple),
     Processor("served_graphs", served_graphs, tuple),
+    Processor("unrolled_loops", unrolled, tuple),
     Processor("spmd", spmd_graphs, dict),
     Processor("fallback_ops", fallback_ops, tuple),
     # Compile cost by line; scan, bucket and value-read advice (assemble/advice.py).

@@ -64,6 +64,7 @@ def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:
     if report.events and report.steps > 1:
         parts.append(Text(""))
         parts.append(recompile_view(report))
+    parts.extend(unrolled_view(report))
     dynamo = dynamo_view(report)  # torch.compile's frames, breaks, guard failures
     if dynamo is not None and natural_width(dynamo) > width:
         dynamo = dynamo_view(report, narrow=True)
@@ -93,6 +94,35 @@ def _title(report: RunReport) -> Text:
         (display_path(report.model), "bold cyan"),
         f"  {report.device}, {steps}{suffix}",
     )
+
+
+UNROLLED_FIX = (
+    "call torch_xla.sync() once per iteration, so every iteration runs the same graph "
+    "(accumulate on the device across them and read once at the end), or keep the loop "
+    "on the device with torch_xla.experimental.fori_loop"
+)
+
+
+def unrolled_view(report: RunReport) -> list[RenderableType]:
+    """Each loop traced into one graph once per iteration, with its fix."""
+    if not report.unrolled_loops:
+        return []
+    parts: list[RenderableType] = [
+        Text("\nLoops unrolled into one graph (no sync inside):", style="bold")
+    ]
+    for loop in report.unrolled_loops:
+        size = f", {loop.hlo_instructions} HLO instructions" if loop.hlo_instructions else ""
+        parts.append(
+            Text.assemble(
+                "  ",
+                (display_location(loop.loop) or "", "cyan"),
+                f"  {loop.iterations} iterations traced into graph {short_hash(loop.graph_hash)}"
+                f"{size}: the graph grows with the loop's trip count (its body, "
+                f"{display_location(loop.body)}, once per iteration)",
+            )
+        )
+    parts.append(Text(f"  fix: {UNROLLED_FIX}", style="green"))
+    return parts
 
 
 def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Table:

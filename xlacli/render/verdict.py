@@ -38,12 +38,30 @@ def run_verdict(report: RunReport) -> str:
             f"no steady-state step yet: all {counted(report.steps, 'step')} were warm-up; "
             f"run with --steps {report.warmup + 2} to see recompiles after warm-up"
         )
-    return f"no recompile after warm-up ({counted(steady_steps, 'steady-state step')})"
+    return f"no recompile after warm-up ({counted(steady_steps, 'steady-state step')})" + (
+        _unrolled_words(report)
+    )
+
+
+def _unrolled_words(report: RunReport) -> str:
+    """``, but a loop unrolled into one graph: evaluate.py:15 (30 iterations)``."""
+    if not report.unrolled_loops:
+        return ""
+    loop = max(report.unrolled_loops, key=lambda found: found.iterations)
+    more = len(report.unrolled_loops) - 1
+    return (
+        f", but a loop unrolled into one graph: {display_location(loop.loop)} "
+        f"({loop.iterations} iterations)" + (f" and {more} more" if more else "")
+    )
 
 
 def verdict_is_bad(report: RunReport) -> bool:
     """Whether the verdict is one the user must act on (shown in red)."""
-    return report.error is not None or any(e.steady_state for e in report.events)
+    return (
+        report.error is not None
+        or any(e.steady_state for e in report.events)
+        or bool(report.unrolled_loops)
+    )
 
 
 def _event_words(event: CompileEvent) -> str:

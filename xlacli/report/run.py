@@ -134,6 +134,18 @@ class ServedGraph:
 
 
 @dataclass(frozen=True)
+class UnrolledLoop:
+    """A loop of the user's with no sync inside, traced into one graph once per
+    iteration (analysis/unrolled.py): the graph grows with the trip count."""
+
+    graph_hash: str
+    loop: str  # the loop's ``for``/``while`` line
+    body: str  # the line whose ops repeat
+    iterations: int  # how many times they repeat in the graph
+    hlo_instructions: int | None  # the graph's size
+
+
+@dataclass(frozen=True)
 class FallbackOp:
     """An op torch_xla ran on the CPU (an ``aten::*`` counter)."""
 
@@ -233,6 +245,8 @@ class RunReport:
     events: tuple[CompileEvent, ...] = ()
     # Graphs executed but never compiled in this run (a cache served them).
     served_graphs: tuple[ServedGraph, ...] = ()
+    # Loops with no sync inside, unrolled into one graph (analysis/unrolled.py).
+    unrolled_loops: tuple[UnrolledLoop, ...] = ()
     fallback_ops: tuple[FallbackOp, ...] = ()
     schema_version: int = SCHEMA_VERSION
     memory: RunMemory | None = None  # step peaks, device memory, autocast per step
@@ -399,6 +413,7 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         warmup=data.get("warmup", 2),
         events=tuple(_event_from_dict(e) for e in data.get("events", [])),
         served_graphs=tuple(ServedGraph(**g) for g in data.get("served_graphs", [])),
+        unrolled_loops=tuple(UnrolledLoop(**u) for u in data.get("unrolled_loops", [])),
         fallback_ops=tuple(FallbackOp(**f) for f in data.get("fallback_ops", [])),
         memory=run_memory_from_dict(data.get("memory")),
         options=tuple(data.get("options", ())),
