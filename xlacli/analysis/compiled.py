@@ -41,6 +41,9 @@ class CompiledGraph:
     # backward graph, compiled by the autograd engine with no user frame: the
     # step's loss.backward() line).
     site: str | None = None
+    # An eager-mode op's own graph (torch_xla's eager mode compiles one per op and
+    # shape): compared only with the same op's graphs, never another op's.
+    eager: bool = False
 
 
 @dataclass(frozen=True)

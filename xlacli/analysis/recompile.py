@@ -24,7 +24,7 @@ from xlacli.analysis.compiled import (
     script_input_line,
     signature_change,
 )
-from xlacli.analysis.hints import CLOSURE_READ_HINT, NO_BRANCH_HINT, branch_above
+from xlacli.analysis.hints import CLOSURE_READ_HINT, NO_BRANCH_HINT, branch_above, hint_for
 from xlacli.analysis.hlo_compare import HloDifference, compare_hlo
 from xlacli.analysis.ir_compare import IrDifference, IrOps, compare_ir, ir_distance, ir_ops
 from xlacli.analysis.patterns import (
@@ -35,10 +35,12 @@ from xlacli.analysis.patterns import (
     pattern_cause,
     read_hint,
 )
-from xlacli.analysis.phases import SiteCompile, alternates, judge
+from xlacli.analysis.phases import SETUP, SiteCompile, alternates, judge
 from xlacli.analysis.sharding_change import input_sharding_change
+from xlacli.analysis.unrolled import loop_above
 from xlacli.parse.frames import Frame, in_step_closure
 from xlacli.parse.ir_dump import IrNode
+from xlacli.paths import split_location
 from xlacli.report.run import CompileCause, CompileEvent
 from xlacli.words import counted
 
@@ -66,17 +68,27 @@ def explain_compiles(
     per_read_site = Counter((graph.frames, graph.step) for graph in graphs if graph.value_read)
     ops: dict[int, IrOps] = {}  # by id of the IR: each graph's IR normalised once
     events = []
+    setup_eager = _eager_before_loop(graphs)
     for graph in graphs:
         previous = seen.setdefault(graph.frames, [])
-        if previous:
+        if graph.eager:  # the same op's earlier graphs only: another op is another program
+            previous = [p for p in previous if p.eager and _same_ops(p, graph, ops)]
+        compared_with: str | None = None
+        if graph.index in setup_eager:
+            cause = _eager_setup_cause(graph, context)
+        elif previous:
             nearest, difference = _nearest(previous, graph, ops)
             in_loop = per_read_site[graph.frames, graph.step] >= LOOP_COMPILES
             cause = pattern_cause(
                 previous, nearest, graph, difference, context, in_loop
             ) or _explain(nearest, graph, difference, context)
-            compared_with: str | None = nearest.graph_hash
+            if graph.eager and cause.category == "intermediate_shape":
+                # An eager op's graph is that op on its inputs: a shape in it
+                # changed because an input's did.
+                cause = replace(cause, category="input_shape", hint=hint_for("input_shape"))
+            compared_with = nearest.graph_hash
         else:
-            cause, compared_with = _first_cause(graph, context), None
+            cause = _first_cause(graph, context)
         events.append(
             CompileEvent(
                 step=graph.step,
@@ -87,9 +99,11 @@ def explain_compiles(
                 compared_with=compared_with,
             )
         )
-        previous.append(graph)
+        seen[graph.frames].append(graph)
     facts = [
-        site_compile(graph, event.cause.category, context.site_graphs)
+        _in_setup(site_compile(graph, event.cause.category, context.site_graphs))
+        if graph.index in setup_eager
+        else site_compile(graph, event.cause.category, context.site_graphs)
         for graph, event in zip(graphs, events, strict=True)
     ]
     verdicts = judge(facts, context.warmup, new_phases=context.new_phases)
@@ -97,6 +111,55 @@ def explain_compiles(
         replace(event, steady_state=verdict.steady_state, phase=verdict.phase)
         for event, verdict in zip(events, verdicts, strict=True)
     ]
+
+
+def _same_ops(old: CompiledGraph, new: CompiledGraph, ops: dict[int, IrOps]) -> bool:
+    old_ops, new_ops = _ops_of(old, ops), _ops_of(new, ops)
+    return old_ops is not None and new_ops is not None and old_ops.ops == new_ops.ops
+
+
+def _eager_before_loop(graphs: Sequence[CompiledGraph]) -> set[int]:
+    """Eager ops compiled before the loop's first sync, while the model is built
+    (``model.to(device)`` under ``eager_mode(True)``): the child counts them in
+    the first step, but their line comes before the loop of that step's sync.
+    By index; empty when the step's sync has no loop line to compare with."""
+    first_step = next((g.step for g in graphs if not g.eager and g.step is not None), None)
+    syncs = [g for g in graphs if not g.eager and g.step == first_step and g.site]
+    header = loop_above(syncs[0].site, _read_lines) if syncs and syncs[0].site else None
+    if header is None:
+        return set()
+    loop_file, loop_line = split_location(header)
+    found = set()
+    for graph in graphs:
+        if not graph.eager or graph.step != first_step or not graph.site:
+            continue
+        file, line = split_location(graph.site)
+        if file == loop_file and line is not None and loop_line is not None and line < loop_line:
+            found.add(graph.index)
+    return found
+
+
+def _read_lines(file: str) -> list[str] | None:
+    try:
+        with open(file, encoding="utf-8", errors="replace") as handle:
+            return handle.read().splitlines()
+    except OSError:
+        return None
+
+
+def _in_setup(fact: SiteCompile) -> SiteCompile:
+    return replace(fact, step_phase=SETUP)
+
+
+EAGER_SETUP_DETAIL = (
+    "run while the model is built, before the loop: eager mode compiles each op once "
+    "per shape (here one graph per parameter's shape): expected, nothing to fix"
+)
+
+
+def _eager_setup_cause(graph: CompiledGraph, context: ExplainContext) -> CompileCause:
+    user, library = context.locator.trigger(graph.frames)
+    return make_cause("first_compile", user or graph.site, library, EAGER_SETUP_DETAIL)
 
 
 def site_compile(

@@ -293,6 +293,7 @@ def _compiled_graphs(
                 iteration=iterations.get(step) if step is not None else None,
                 site_runs=count_before(site_steps.get(_run_site(event, roots), []), step),
                 site=_site(event, roots, entry_site, backward_lines.get(step))[1],
+                eager=is_eager(event),
             )
         )
     return compiled
