@@ -127,3 +127,37 @@ def test_a_short_last_batch_is_offered_drop_last_first(capture_once) -> None:
     block = _bucket_block(captured.result.stdout)
     assert "drop_last=True removes it" in block
     assert "advised: drop the last batch, or pad it" in block
+
+
+def test_a_metrics_librarys_tolist_is_priced_at_the_users_line(capture_once) -> None:
+    """transformers' ``to_py_obj`` calls ``.tolist()``: torch_xla copies the
+    predictions for the user, inside the library; the read is at the user's call,
+    timed."""
+    pytest.importorskip("transformers")
+    captured = _compiled(capture_once, "metrics_tolist.py", 4)
+    model = MODELS / "metrics_tolist.py"
+    costs = {_portable(cost["location"]): cost for cost in captured.report["value_read_costs"]}
+    library = costs[line_of(model, "# the metrics library's read")]
+    assert library["reads_per_step"] == pytest.approx(1.0)
+    assert library["read_time_s"] is not None and library["extra_time_s"] > 0
+    # the labels' .tolist() reads data already on the device: no graph, still a read
+    labels = costs[line_of(model, "labels.tolist()")]
+    assert labels["executions_per_step"] == 0
+    assert labels["reads_per_step"] == pytest.approx(1.0)
+    assert labels["read_time_s"] is not None
+
+
+def test_an_eager_loops_reads_are_priced(capture_once) -> None:
+    """In eager mode every op has run before the read: no graph is forced, but each
+    read waits for the device and copies."""
+    script = ASSETS / "scripts" / "advice" / "eager_reads.py"
+    captured = capture_once("compile", script, "--", "--steps", "4")
+    assert captured.result.code == 0, captured.result.stderr
+    (cost,) = captured.report["value_read_costs"]
+    assert _portable(cost["location"]) == line_of(script, "# the read")
+    assert cost["kind"] == "item"
+    assert cost["reads_per_step"] == pytest.approx(1.0)
+    assert cost["executions_per_step"] == 0
+    assert cost["read_time_s"] is not None
+    assert "read every k steps" in cost["fix"]
+    assert "Value reads" in captured.result.stdout

@@ -44,6 +44,8 @@ class AdviceInputs:
     step_records: Sequence[StepRecord] = ()
     read_source: Callable[[str], str | None] = lambda _path: None
     read_times: Mapping[str | None, ReadTimes] = field(default_factory=dict)
+    # Value reads the child timed in the loop's steps, per user line.
+    read_counts: Mapping[str | None, int] = field(default_factory=dict)
     # Each step's first ``loss.backward()`` line (the child records them).
     backward_lines: Mapping[int | None, str] = field(default_factory=dict)
 
@@ -65,6 +67,7 @@ def load_advice_inputs(
     step_records: Sequence[StepRecord] = (),
     read_times: Mapping[str | None, ReadTimes] | None = None,
     backward_lines: Mapping[int | None, str] | None = None,
+    read_counts: Mapping[str | None, int] | None = None,
 ) -> AdviceInputs:
     """Read each graph's stacks, IR and optimized HLO (``loaders``: module, stacks)."""
     load_module, load_stacks = loaders
@@ -85,6 +88,7 @@ def load_advice_inputs(
         step_records,
         _source_reader(),
         read_times or {},
+        read_counts or {},
         backward_lines or {},
     )
 

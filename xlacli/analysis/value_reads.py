@@ -45,41 +45,77 @@ FIXES = {
     "to_host": "copy to the host in `xm.add_step_closure`, or every k steps, not inside the step",
 }
 
+# A read of a value already computed (eager mode, after the step's sync): no graph
+# to move, but each read waits for the device and copies.
+UNFORCED_FIX = (
+    "each read waits for the device and copies: read every k steps, or keep the values"
+    " on the device (accumulate tensors) and read them once"
+)
+
 
 def rank_value_reads(inputs: AdviceInputs) -> tuple[ValueReadCost, ...]:
-    """One entry per line that read a value, most expensive first."""
+    """One entry per line that read a value, most expensive first: the lines whose
+    reads forced a graph, and the lines the child timed reading values that were
+    already computed (eager mode; a library's ``.tolist()`` after the step's sync),
+    which still wait for the device and copy."""
     steps = max(1, inputs.steps)
     by_site: dict[str | None, list[GraphRecord]] = defaultdict(list)
     for graph in (artifacts.graph for artifacts in inputs.graphs):
         if graph.trigger == "host_sync":
             by_site[graph.site].append(graph)
-    costs = []
-    for site, graphs in by_site.items():
-        executions = sum(graph.executions for graph in graphs)
-        source = _source_line(inputs, site)
-        kind = read_kind(source)
-        wall, cpu = read_time(inputs.read_times.get(site, ()))
-        if wall is None:  # no timings: the forced executions alone
-            per_step = sum(graph.executions * (graph.execute_time_s or 0.0) for graph in graphs)
-            extra = per_step / steps
-        else:
-            extra = wall * executions / steps
-        # A read already in a step closure is not told to move into one.
-        in_closure = any(in_step_closure(_frames(graph)) for graph in graphs)
-        costs.append(
-            ValueReadCost(
-                location=site,
-                kind=kind,
-                source=source,
-                reads_per_step=executions / steps,
-                executions_per_step=executions / steps,
-                extra_time_s=extra,
-                fix=CLOSURE_READ_HINT if in_closure else FIXES[kind],
-                read_time_s=wall,
-                read_cpu_time_s=cpu,
-            )
-        )
+    costs = [_forced(inputs, site, graphs, steps) for site, graphs in by_site.items()]
+    costs.extend(
+        _measured(inputs, site, reads, steps)
+        for site, reads in inputs.read_counts.items()
+        if site is not None and site not in by_site and reads > 0
+    )
     return tuple(sorted(costs, key=lambda cost: (-cost.extra_time_s, cost.location or "")))
+
+
+def _forced(
+    inputs: AdviceInputs, site: str | None, graphs: list[GraphRecord], steps: int
+) -> ValueReadCost:
+    """A line whose reads forced graphs of their own (``host_sync``)."""
+    executions = sum(graph.executions for graph in graphs)
+    source = _source_line(inputs, site)
+    kind = read_kind(source)
+    wall, cpu = read_time(inputs.read_times.get(site, ()))
+    if wall is None:  # no timings: the forced executions alone
+        per_step = sum(graph.executions * (graph.execute_time_s or 0.0) for graph in graphs)
+        extra = per_step / steps
+    else:
+        extra = wall * executions / steps
+    # A read already in a step closure is not told to move into one.
+    in_closure = any(in_step_closure(_frames(graph)) for graph in graphs)
+    return ValueReadCost(
+        location=site,
+        kind=kind,
+        source=source,
+        reads_per_step=executions / steps,
+        executions_per_step=executions / steps,
+        extra_time_s=extra,
+        fix=CLOSURE_READ_HINT if in_closure else FIXES[kind],
+        read_time_s=wall,
+        read_cpu_time_s=cpu,
+    )
+
+
+def _measured(inputs: AdviceInputs, site: str, reads: int, steps: int) -> ValueReadCost:
+    """A line the child timed reading values no graph had to be forced for."""
+    source = _source_line(inputs, site)
+    kind = read_kind(source)
+    wall, cpu = read_time(inputs.read_times.get(site, ()))
+    return ValueReadCost(
+        location=site,
+        kind=kind,
+        source=source,
+        reads_per_step=reads / steps,
+        executions_per_step=0.0,
+        extra_time_s=(wall or 0.0) * reads / steps,
+        fix=UNFORCED_FIX,
+        read_time_s=wall,
+        read_cpu_time_s=cpu,
+    )
 
 
 def _frames(graph: GraphRecord) -> tuple[Frame, ...]:
@@ -111,6 +147,17 @@ def read_times_by_site(events: Iterable[Mapping[str, Any]]) -> dict[str | None, 
                 (wall_ns / reads / 1e9, cpu_ns / reads / 1e9, host_ns / reads / 1e9)
             )
     return {site: tuple(times) for site, times in by_site.items()}
+
+
+def reads_by_site(steps: Iterable[Mapping[str, Any]]) -> dict[str | None, int]:
+    """Per user line, the value reads of the loop's steps (``read_counts``; a run
+    recorded before them: the reads the child timed)."""
+    counts: dict[str | None, int] = defaultdict(int)
+    for event in steps:
+        rows = event.get("read_counts") or event.get("read_times") or ()
+        for user, _library, reads, *_times in rows:
+            counts[user] += int(reads)
+    return dict(counts)
 
 
 def read_kind(source: str) -> str:

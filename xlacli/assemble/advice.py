@@ -15,7 +15,7 @@ from xlacli.analysis.advice_inputs import AdviceInputs, load_advice_inputs
 from xlacli.analysis.buckets import advise_buckets
 from xlacli.analysis.compile_cost import compile_cost
 from xlacli.analysis.scan_advice import advise_scan
-from xlacli.analysis.value_reads import rank_value_reads, read_times_by_site
+from xlacli.analysis.value_reads import rank_value_reads, read_times_by_site, reads_by_site
 from xlacli.assemble.organise import OrganisedRun
 
 T = TypeVar("T")
@@ -32,6 +32,9 @@ def advice_inputs(run: OrganisedRun, done: Mapping[str, Any]) -> AdviceInputs:
         events=tuple(done.get("events", ())),
         step_records=run.step_records,
         read_times=read_times_by_site(run.raw.log.metric_events),
+        # The loop's reads: its steps' and the last one's after it (a read after a
+        # step's end belongs to the next step's event, the last to the tail's).
+        read_counts=reads_by_site([*run.raw.log.steps, *filter(None, [run.raw.log.tail])]),
         backward_lines={
             event.get("step"): sites[0]
             for event in run.raw.log.steps

@@ -1,17 +1,22 @@
 """Where a script reads tensor values on the host (child process only).
 
-torch_xla counts CPU fallbacks per op, not per place. Reading a value
-(``.item()``, ``bool(t)``, ``float(t)``, ``int(t)``, ``.tolist()``) runs
+torch_xla counts CPU fallbacks per op, not per place. Reading a scalar
+(``.item()``, ``bool(t)``, ``float(t)``, ``int(t)``) runs
 ``aten::_local_scalar_dense`` on the CPU, from the user's line, from a step
-closure, or from inside a library (``xm.mesh_reduce``). Wrapping those few
-methods while the target runs counts each read's fallbacks at its call site:
-the user's line and, when the read is inside a library, the library's line.
-One counter read per value read of an XLA tensor; nothing per traced op.
+closure, or from inside a library (``xm.mesh_reduce``); ``.tolist()`` and
+``.cpu()`` copy the tensor from the device without it (a metrics library's
+``to_py_obj``). Wrapping those few methods while the target runs counts each
+read at its call site: the user's line and, when the read is inside a
+library, the library's line; a read is a fallback, or a copy from the device
+(torch_xla's ``TransferFromDeviceTime`` samples). A few counter reads per
+value read of an XLA tensor; nothing per traced op.
 
 Each read is also timed (wall and process CPU), unless it compiled: the time
 inside the read is the host cost of the sync it forces (building and hashing
 the graph, running it, waiting for it, the copy), what the value-read advisor
-prices (``xlacli.analysis.value_reads``).
+prices (``xlacli.analysis.value_reads``); a read that forced no graph (eager
+mode, or a value a sync already computed) still waits for the device and
+copies, and is timed the same way.
 
 Not under ``--mode dynamo``: Dynamo would trace the wrappers and break its
 graphs inside them; a frame the user compiles in lazy mode calls the original
@@ -36,7 +41,8 @@ from xlacli.parse.frames import CodeRoots, Frame, current_code_roots
 
 READ_FALLBACK = "aten::_local_scalar_dense"
 COMPILES = "UncachedCompile"
-READ_METHODS = ("item", "__bool__", "__float__", "__int__", "tolist")
+READ_METHODS = ("item", "__bool__", "__float__", "__int__", "tolist", "cpu")
+TRANSFERS = "TransferFromDeviceTime"
 _DYNAMO_WRAPPER = os.path.join("torch", "_dynamo", "eval_frame.py")
 Site = tuple[str, str | None, str | None]  # op, user file:line, library file:line
 
@@ -50,6 +56,7 @@ class ValueReadSites:
         self._counts: Counter[Site] = Counter()
         # (user line, library line) -> [reads timed, wall ns, process CPU ns, this thread's CPU ns]
         self._times: dict[tuple[str | None, str | None], list[int]] = {}
+        self._reads: Counter[tuple[str | None, str | None]] = Counter()  # timed or not
         self._inside = False
 
     def install(self) -> None:
@@ -66,16 +73,19 @@ class ValueReadSites:
     def delta(self) -> dict[str, Any]:
         """Since the last call: ``fallback_sites``, [op, user line, library line, count];
         ``read_times``, [user line, library line, reads timed, wall ns, CPU ns, host ns]
-        (host: this thread's CPU; the rest of the CPU ran the forced graph)."""
-        if not self._counts:
+        (host: this thread's CPU; the rest of the CPU ran the forced graph);
+        ``read_counts``, [user line, library line, reads] (timed or not)."""
+        if not self._reads:
             return {}
-        fields: dict[str, Any] = {
-            "fallback_sites": [[*site, count] for site, count in self._counts.items()]
-        }
+        fields: dict[str, Any] = {}
+        if self._counts:
+            fields["fallback_sites"] = [[*site, count] for site, count in self._counts.items()]
         if self._times:
             fields["read_times"] = [[*site, *times] for site, times in self._times.items()]
+        fields["read_counts"] = [[*site, count] for site, count in self._reads.items()]
         self._counts.clear()
         self._times.clear()
+        self._reads.clear()
         return fields
 
     def _wrap(self, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -88,6 +98,7 @@ class ValueReadSites:
                 return original(tensor, *args, **kwargs)
             sites._inside = True  # item() inside bool() is one read
             before = met.counter_value(READ_FALLBACK) or 0
+            copies = _transfers()
             compiles = met.counter_value(COMPILES) or 0
             wall, cpu, main = time.perf_counter_ns(), time.process_time_ns(), time.thread_time_ns()
             try:
@@ -97,9 +108,11 @@ class ValueReadSites:
                 main = time.thread_time_ns() - main
                 sites._inside = False
                 ran = (met.counter_value(READ_FALLBACK) or 0) - before
-                if ran > 0:
+                if ran > 0 or _transfers() > copies:
                     site = sites._site(sys._getframe(1))
-                    sites._counts[(READ_FALLBACK, *site)] += ran
+                    sites._reads[site] += 1
+                    if ran > 0:
+                        sites._counts[(READ_FALLBACK, *site)] += ran
                     # A read that compiled paid a one-time cost, not what each step pays.
                     if (met.counter_value(COMPILES) or 0) == compiles:
                         sites._time(site, wall, cpu, main)
@@ -127,3 +140,9 @@ class ValueReadSites:
                 library = here.location
             frame = frame.f_back
         return None, library
+
+
+def _transfers() -> int:
+    """Copies from the device so far (samples of torch_xla's transfer timer)."""
+    data = met.metric_data(TRANSFERS)
+    return int(data[0]) if data else 0

@@ -168,3 +168,28 @@ def test_library_only_ops_are_the_graph_site_with_the_library_line_beside() -> N
     assert (first.location, first.library_location) == (f"{MODEL}:20", f"{LINEAR}:134")
     assert (second.location, second.library_location) == (OPTIMIZER_STEP, None)
     assert compile_cost_from_dict(dataclasses.asdict(cost)) == cost
+
+
+def test_reads_that_forced_no_graph_are_ranked_from_the_childs_timings() -> None:
+    """Eager mode, or a library's ``.tolist()`` of a value a sync computed: no
+    ``host_sync`` graph, yet each read waits for the device and copies (issue 37)."""
+    from xlacli.analysis.value_reads import UNFORCED_FIX, reads_by_site
+
+    steps = tuple(StepRecord(step, 0.01, 0, 1, ()) for step in range(4))
+    site = f"{MODEL}:13"
+    events = [{"read_counts": [[site, None, 1]], "read_times": [[site, None, 1, 2e6, 2e6, 1e6]]}]
+    counts = reads_by_site(events * 4)
+    assert counts == {site: 4}
+    run = AdviceInputs(
+        (GraphArtifacts(graph("c")),),
+        ROOTS,
+        step_records=steps,
+        read_source={MODEL: "x\n" * 12 + "history.append(loss.item())\n"}.get,
+        read_times={site: ((0.002, 0.002, 0.001),) * 4},
+        read_counts=counts,
+    )
+    (cost,) = rank_value_reads(run)
+    assert (cost.location, cost.kind, cost.reads_per_step) == (site, "item", 1.0)
+    assert cost.executions_per_step == 0
+    assert cost.extra_time_s == pytest.approx(0.001)  # the thread's own work taken off
+    assert cost.fix == UNFORCED_FIX
