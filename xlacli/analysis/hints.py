@@ -81,6 +81,11 @@ HINTS = {
         "with xm.add_step_closure; keep decisions on the device with torch.where"
     ),
     "optimizer_state": None,  # expected once: nothing to fix
+    "carried_over": (
+        "a tensor made elsewhere was still alive when this sync ran, and never synced where it "
+        "was made: call torch_xla.sync() after the loop that made it, `del` it once read, or "
+        "read what you need in a step closure"
+    ),
     "lazy_artefact": None,  # the same program traced twice: nothing to fix
     "unsynced_loop": (
         "call torch_xla.sync() once per iteration so each iteration runs the same graph; "

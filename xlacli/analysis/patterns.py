@@ -182,7 +182,13 @@ def pattern_cause(
         assert first is not None
         detail = unsynced_loop_detail(len(first.nodes), len(new.ir.nodes), len(in_step) + 1)
         return make_cause("unsynced_loop", user, library, detail)
-    if new.value_read and old.value_read and old.step == new.step and old.frames == new.frames:
+    if (
+        new.value_read
+        and old.value_read
+        and old.step == new.step
+        and old.frames == new.frames
+        and difference.kind != "shape"  # the same read on other shapes: a size changed
+    ):
         # Two reads on one line (`norm.isnan() or norm.isinf()`): each cuts a graph.
         user, library = context.locator.trigger(new.frames)
         detail = "another value read on this line in the same step, cutting one more graph"

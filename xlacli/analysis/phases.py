@@ -45,6 +45,8 @@ from xlacli.report.steps import LOOP_PHASE as LOOP
 from xlacli.report.steps import SETUP_PHASE as SETUP
 
 NEW_PHASE = "new_phase"
+# A graph that computed another site's live tensor (analysis/recompile.py).
+CARRIED_OVER = "carried_over"
 AFTER_LOOP = "after_loop"
 PERIODIC = "periodic"
 PHASES = (SETUP, LOOP, NEW_PHASE, PERIODIC, AFTER_LOOP)
@@ -131,7 +133,12 @@ def _reads_cutting_warm_graphs(
     graph in two: it is part of the steady-state recompile, not a new phase
     (and part of the periodic graph, when the warm site's new graph is one)."""
     paired = list(zip(compiles, verdicts, strict=True))
-    steady_steps = {item.step for item, verdict in paired if verdict.steady_state}
+    # A warm graph that took in another place's live tensor was not cut by a read.
+    steady_steps = {
+        item.step
+        for item, verdict in paired
+        if verdict.steady_state and item.category != CARRIED_OVER
+    }
     periodic_steps = {item.step for item, verdict in paired if verdict.phase == PERIODIC}
     judged = []
     for item, verdict in paired:

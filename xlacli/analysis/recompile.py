@@ -82,6 +82,10 @@ def explain_compiles(
             cause = pattern_cause(
                 previous, nearest, graph, difference, context, in_loop
             ) or _explain(nearest, graph, difference, context)
+            if cause.category == "graph_structure":
+                carried = _carried_over(graph, nearest, difference, graphs)
+                if carried is not None:
+                    cause = _carried_over_cause(graph, *carried, difference, context)
             if graph.eager and cause.category == "intermediate_shape":
                 # An eager op's graph is that op on its inputs: a shape in it
                 # changed because an input's did.
@@ -111,6 +115,50 @@ def explain_compiles(
         replace(event, steady_state=verdict.steady_state, phase=verdict.phase)
         for event, verdict in zip(events, verdicts, strict=True)
     ]
+
+
+def _carried_over(
+    new: CompiledGraph,
+    old: CompiledGraph,
+    difference: IrDifference | None,
+    graphs: Sequence[CompiledGraph],
+) -> tuple[CompiledGraph, IrNode] | None:
+    """The earlier graph of *another* site whose lines made ops this graph has and
+    the site's own earlier graph had not, with one such node: a tensor made there
+    was still alive and never synced, so the next sync computed it too (the last
+    evaluation batch's ``pred`` folded into the next training step)."""
+    if difference is None or new.ir is None or old.ir is None:
+        return None
+    own = {node.location for node in old.ir.nodes}
+    fresh = {node.location for node in new.ir.nodes if node.location is not None} - own
+    if not fresh:
+        return None
+    for other in reversed(graphs[: graphs.index(new)]):
+        if other.frames == new.frames or other.ir is None:
+            continue
+        shared = fresh & {node.location for node in other.ir.nodes}
+        if shared:
+            nodes = [node for node in new.ir.nodes if node.location in shared]
+            # The node the user wrote: a location in a library is the library's line.
+            return other, next((n for n in nodes if n.op != "xla::device_data"), nodes[0])
+    return None
+
+
+def _carried_over_cause(
+    graph: CompiledGraph,
+    origin: CompiledGraph,
+    node: IrNode,
+    difference: IrDifference | None,
+    context: ExplainContext,
+) -> CompileCause:
+    assert difference is not None
+    user, library = context.locator.node(node, graph)
+    origin_site = origin.site.rpartition("/")[2] if origin.site else "another site"
+    detail = (
+        f"ops from another place folded into this graph: {_ops('added', difference.added)}, "
+        f"made at this line for the graph of {origin_site} (a live tensor never synced there)"
+    )
+    return make_cause("carried_over", user, library, detail)
 
 
 def _same_ops(old: CompiledGraph, new: CompiledGraph, ops: dict[int, IrOps]) -> bool:
