@@ -6,6 +6,11 @@ Every HLO instruction before optimization carries its op's whole Python stack
 metadata) are mapped to the same user lines through the stacks whose innermost
 frame they share. A graph's compile time is apportioned by instruction count:
 an estimate, since XLA's passes do not cost the same per instruction.
+
+A training graph's backward ops have no stack: the IR scope the child gave each
+backward node (``child/backward_sites.py``) names the forward line it
+differentiates, and the line's row counts them apart as its backward share
+(``_Places`` says where every other op goes).
 """
 
 from __future__ import annotations
