@@ -200,6 +200,8 @@ def _in_backward(file: str) -> bool:
 def _ir_line(
     node: IrNode, by_ir_key: dict[tuple[str, str, int], Counter[str | None]]
 ) -> str | None:
+    if node.is_device_data:
+        return None  # data, as its HLO parameter is
     scoped = backward_scope(node.scope + "/")  # the HLO's op_name: scope, then op
     if scoped is not None:
         return scoped
