@@ -139,8 +139,8 @@ def _looped_sites(
                 continue
             call = stack[index]
             if call not in looped:
-                looped[call] = not _is_plumbing(call) and bool(
-                    _loop_iterable(read_source, call.file, call.line)
+                looped[call] = not _is_plumbing(call) and _calls_loop_target(
+                    read_source, call.file, call.line
                 )
             if not looped[call]:
                 continue
@@ -227,6 +227,33 @@ def _loop_iterable(read_source: SourceReader, file: str, line: int) -> str | Non
     loops = _loops(read_source, file)
     inside = [(start, text) for start, end, text in loops if start < line <= end]
     return max(inside)[1] if inside else None
+
+
+def _calls_loop_target(read_source: SourceReader, file: str, line: int) -> bool:
+    """Whether the line calls what its ``for`` loop iterates over: ``layer(hidden)``
+    in ``for layer in self.layers``, ``self.layers[i](x)`` in ``for i in range(n)``.
+    A loop over data calls a module with each batch (``model(batch)``): its
+    iterations are steps, not layers."""
+    tree = _tree(read_source, file)
+    loops = [
+        node
+        for node in (ast.walk(tree) if tree is not None else ())
+        if isinstance(node, ast.For) and node.lineno < line <= (node.end_lineno or node.lineno)
+    ]
+    if not loops:
+        return False
+    loop = max(loops, key=lambda node: node.lineno)
+    targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    calls = (
+        node
+        for node in ast.walk(loop)
+        if isinstance(node, ast.Call) and node.lineno <= line <= (node.end_lineno or node.lineno)
+    )
+    return any(
+        isinstance(name, ast.Name) and name.id in targets
+        for call in calls
+        for name in ast.walk(call.func)
+    )
 
 
 def _enclosing_class(read_source: SourceReader, frame: Frame) -> str | None:

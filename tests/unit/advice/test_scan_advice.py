@@ -82,3 +82,16 @@ def test_silent_when_the_source_cannot_be_read() -> None:
     unreadable = inputs(ops)
     unreadable = type(unreadable)(unreadable.graphs, unreadable.roots)
     assert advise_scan(unreadable) == ()
+
+
+def test_a_loop_over_data_is_no_stack_of_layers() -> None:
+    """Issue 37: an evaluation loop that never syncs calls the model once per batch;
+    its iterations are batches, not layers (the call does not call the loop's target)."""
+    import dataclasses
+
+    source = "\n".join(
+        [*[""] * (CALL_LINE - 2), "for batch in loader:", "    out = self.model(batch)", ""]
+    )
+    ops = [op for _ in range(8) for op in block_ops()] + outside_ops(4)
+    run = dataclasses.replace(inputs(ops), read_source={MODEL: source}.get)
+    assert advise_scan(run) == ()
