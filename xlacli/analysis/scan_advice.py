@@ -19,11 +19,12 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
 from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
+from xlacli.analysis.compile_cost import backward_scope
 from xlacli.analysis.scan_cost import GraphSize, ScanCost, fit_fresh_ratio, scan_cost
 from xlacli.parse.frames import Frame
 from xlacli.parse.hlo_stacks import StackedOp
@@ -53,6 +54,7 @@ class _Site:
     outer: tuple[Frame, ...]  # the call frame and everything outside it
     keys: Counter[tuple[str, str, tuple[tuple[str, int], ...]]]
     layer_frames: Counter[Frame]  # the layer's own frame of each op
+    lines: set[tuple[str, int]] = field(default_factory=set)  # every frame inside a layer
 
 
 def advise_scan(inputs: AdviceInputs) -> tuple[ScanAdvice, ...]:
@@ -134,6 +136,8 @@ def _looped_sites(
     looped: dict[Frame, bool] = {}  # a call frame is in a loop: asked once per frame
     for op in stacks:
         stack = op.stack
+        if backward_scope(op.op_name) is not None:
+            continue  # the backward pass: counted at the layer lines it differentiates
         for index in range(2, len(stack)):
             if not _is_plumbing(stack[index - 1]):
                 continue
@@ -148,9 +152,27 @@ def _looped_sites(
             inner = tuple(f for f in stack[:index] if not _is_plumbing(f))
             site = sites.setdefault(outer, _Site(outer, Counter(), Counter()))
             site.keys[(op.op_type, op.shape, tuple((f.file, f.line) for f in inner))] += 1
+            site.lines.update((f.file, f.line) for f in inner)
             if inner:
                 site.layer_frames[inner[-1]] += 1
+    _add_backward(stacks, sites)
     return sites
+
+
+def _add_backward(stacks: Sequence[StackedOp], sites: dict[tuple[Frame, ...], _Site]) -> None:
+    """A training graph's backward ops into the sites whose layers they differentiate:
+    each names its forward line in its IR scope (``child/backward_sites.py``), and N
+    identical layers' backward repeats N times as their forward does."""
+    for op in stacks:
+        scoped = backward_scope(op.op_name)
+        if scoped is None:
+            continue
+        file, _, line = scoped.rpartition(":")
+        where = (file, int(line))
+        for site in sites.values():
+            if where in site.lines:
+                kind = op.op_type if op.op_type in _DATA_OPS else f"backward {op.op_type}"
+                site.keys[(kind, op.shape, (where,))] += 1
 
 
 def _advice(

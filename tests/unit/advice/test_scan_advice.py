@@ -95,3 +95,23 @@ def test_a_loop_over_data_is_no_stack_of_layers() -> None:
     ops = [op for _ in range(8) for op in block_ops()] + outside_ops(4)
     run = dataclasses.replace(inputs(ops), read_source={MODEL: source}.get)
     assert advise_scan(run) == ()
+
+
+def test_the_layers_backward_counts_with_their_forward() -> None:
+    """Issue 37: in a training graph the layers' backward (no stack; its IR scope
+    names the forward line) is as much the layers' as their forward."""
+    scope = f"xlacli_backward_of@{MODEL}@7/"
+    backward = [
+        StackedOp("aten__threshold_backward", (), "11[2,8]", "", scope + "aten__tb"),
+        StackedOp("aten__mm", (), "11[2,8]", "", scope + "aten__mm"),
+    ]
+    layer = [*block_ops(), *backward]
+    ops = [op for _ in range(8) for op in layer] + outside_ops(40)
+    (advice,) = advise_scan(inputs(ops, compile_time_s=2.0))
+    assert advice.identical and advice.layers == 8
+    assert advice.block_instructions == 8 * 8
+    assert advice.share == pytest.approx(64 / 104)
+    # without the backward, the layers are their forward alone
+    forward_only = [op for _ in range(8) for op in block_ops()] + outside_ops(40)
+    (plain,) = advise_scan(inputs(forward_only, compile_time_s=2.0))
+    assert plain.block_instructions == 48
