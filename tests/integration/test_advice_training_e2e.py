@@ -161,3 +161,19 @@ def test_an_eager_loops_reads_are_priced(capture_once) -> None:
     assert cost["read_time_s"] is not None
     assert "read every k steps" in cost["fix"]
     assert "Value reads" in captured.result.stdout
+
+
+def test_a_shallow_trained_stack_is_found_with_its_backward_and_not_advised(
+    trained: Capture,
+) -> None:
+    """The two layers' forward and backward make the share: the stack is found, and
+    scan_layers is not advised for two layers, with the depth from which it pays."""
+    call = line_of(MODELS / "trained_stack.py", "hidden = layer(hidden)")
+    found = [a for a in trained.report["scan_advice"] if _portable(a["call_site"]) == call]
+    assert found, trained.report["scan_advice"]
+    for advice in found:
+        assert advice["layers"] == 2 and advice["identical"]
+        assert advice["module_list"] == "self.layers"
+        assert not advice["pays"] and advice["code"] == ""
+        assert advice["break_even_layers"] > 2
+    assert "scan_layers would not pay here" in trained.result.stdout
