@@ -177,3 +177,14 @@ def test_a_shallow_trained_stack_is_found_with_its_backward_and_not_advised(
         assert not advice["pays"] and advice["code"] == ""
         assert advice["break_even_layers"] > 2
     assert "scan_layers would not pay here" in trained.result.stdout
+
+
+def test_an_evaluation_loop_over_batches_gets_no_scan_advice(capture_once) -> None:
+    """Six batches' forwards in one graph (the loop never syncs): the repeats are
+    batches, not layers, whether the loop's own line or nn.Sequential's loop over its
+    modules inside it looks like a stack."""
+    script = ASSETS / "scripts" / "advice" / "eval_loop.py"
+    captured = capture_once("compile", script)
+    assert captured.result.code == 0, captured.result.stderr
+    assert captured.report["scan_advice"] == []
+    assert "Scan advice" not in captured.result.stdout

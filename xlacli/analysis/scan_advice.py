@@ -121,7 +121,7 @@ def scan_candidates(
         if any(_nested(site.outer, chosen.outer) for chosen, _ in found):
             continue
         advice = _advice(artifacts, site, len(stacks), read_source)
-        if advice is not None:
+        if advice is not None and not _repeated_by_data(stacks, site, advice.layers, read_source):
             found.append((site, advice))
     return [
         (advice, sum(n for key, n in site.keys.items() if key[0] not in _DATA_OPS))
@@ -157,6 +157,31 @@ def _looped_sites(
                 site.layer_frames[inner[-1]] += 1
     _add_backward(stacks, sites)
     return sites
+
+
+def _repeated_by_data(
+    stacks: Sequence[StackedOp], site: _Site, layers: int, read_source: SourceReader
+) -> bool:
+    """Whether the site's repeats come from a loop over data around it: a loop that
+    calls the model with each batch and never syncs puts every batch's ops in one
+    graph, the ops around the layers repeated as often as theirs (an evaluation
+    loop's ``.mean()`` of each batch's output); a loop over layers repeats only them."""
+    for index in range(1, len(site.outer)):
+        frame = site.outer[index]
+        if _is_plumbing(frame) or not _loop_iterable(read_source, frame.file, frame.line):
+            continue
+        around = site.outer[index:]
+        keys: Counter[tuple[str, str, tuple[Frame, ...]]] = Counter()
+        for op in stacks:
+            stack = op.stack
+            if op.op_type in _DATA_OPS or stack[-len(around) :] != around:
+                continue
+            if len(stack) >= len(site.outer) and stack[-len(site.outer) :] == site.outer:
+                continue  # the layers' own
+            keys[(op.op_type, op.shape, stack[: -len(around)])] += 1
+        if keys and all(count % layers == 0 for count in keys.values()):
+            return True
+    return False
 
 
 def _add_backward(stacks: Sequence[StackedOp], sites: dict[tuple[Frame, ...], _Site]) -> None:
@@ -271,11 +296,16 @@ def _calls_loop_target(read_source: SourceReader, file: str, line: int) -> bool:
         for node in ast.walk(loop)
         if isinstance(node, ast.Call) and node.lineno <= line <= (node.end_lineno or node.lineno)
     )
-    return any(
-        isinstance(name, ast.Name) and name.id in targets
-        for call in calls
-        for name in ast.walk(call.func)
-    )
+    return any(_calls_one_of(call.func, targets) for call in calls)
+
+
+def _calls_one_of(func: ast.expr, targets: set[str]) -> bool:
+    """``layer(...)`` or ``self.layers[i](...)``; never ``batch.to(...)``."""
+    if isinstance(func, ast.Name):
+        return func.id in targets
+    if isinstance(func, ast.Subscript):
+        return any(isinstance(n, ast.Name) and n.id in targets for n in ast.walk(func.slice))
+    return False
 
 
 def _enclosing_class(read_source: SourceReader, frame: Frame) -> str | None:
