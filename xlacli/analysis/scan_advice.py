@@ -16,15 +16,19 @@ interleaves (a layer's weight transposes come before earlier layers' ops).
 
 from __future__ import annotations
 
-import ast
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from pathlib import Path
 
 from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
 from xlacli.analysis.compile_cost import backward_scope
+from xlacli.analysis.loop_source import (
+    SourceReader,
+    calls_loop_target,
+    enclosing_class,
+    loop_iterable,
+)
 from xlacli.analysis.scan_cost import GraphSize, ScanCost, fit_fresh_ratio, scan_cost
 from xlacli.parse.frames import Frame
 from xlacli.parse.hlo_stacks import StackedOp
@@ -43,8 +47,6 @@ BLOCKERS = (
     "no Python state may change inside a layer (counters, caches, an `if` on a tensor's"
     " value): the body is traced once",
 )
-
-SourceReader = Callable[[str], str | None]
 
 
 @dataclass(frozen=True)
@@ -143,7 +145,7 @@ def _looped_sites(
                 continue
             call = stack[index]
             if call not in looped:
-                looped[call] = not _is_plumbing(call) and _calls_loop_target(
+                looped[call] = not _is_plumbing(call) and calls_loop_target(
                     read_source, call.file, call.line
                 )
             if not looped[call]:
@@ -168,7 +170,7 @@ def _repeated_by_data(
     loop's ``.mean()`` of each batch's output); a loop over layers repeats only them."""
     for index in range(1, len(site.outer)):
         frame = site.outer[index]
-        if _is_plumbing(frame) or not _loop_iterable(read_source, frame.file, frame.line):
+        if _is_plumbing(frame) or not loop_iterable(read_source, frame.file, frame.line):
             continue
         around = site.outer[index:]
         keys: Counter[tuple[str, str, tuple[Frame, ...]]] = Counter()
@@ -216,12 +218,12 @@ def _advice(
     call = site.outer[0]
     time_s = artifacts.graph.compile_time_s / max(1, artifacts.graph.compilations)
     layer_frame = site.layer_frames.most_common(1)[0][0] if site.layer_frames else None
-    iterable = _loop_iterable(read_source, call.file, call.line)
+    iterable = loop_iterable(read_source, call.file, call.line)
     return ScanAdvice(
         graph_hash=artifacts.graph.hash,
         call_site=call.location,
         module_list=iterable,
-        layer_class=_enclosing_class(read_source, layer_frame) if layer_frame else None,
+        layer_class=enclosing_class(read_source, layer_frame) if layer_frame else None,
         layers=layers,
         identical=identical,
         block_instructions=block,
@@ -267,97 +269,3 @@ def _nested(inner: tuple[Frame, ...], outer: tuple[Frame, ...]) -> bool:
 
 def _is_plumbing(frame: Frame) -> bool:
     return frame.function in _CALL_PLUMBING and frame.file.endswith("torch/nn/modules/module.py")
-
-
-def _loop_iterable(read_source: SourceReader, file: str, line: int) -> str | None:
-    """The iterable of the ``for`` loop whose body holds ``file:line``, as written."""
-    loops = _loops(read_source, file)
-    inside = [(start, text) for start, end, text in loops if start < line <= end]
-    return max(inside)[1] if inside else None
-
-
-def _calls_loop_target(read_source: SourceReader, file: str, line: int) -> bool:
-    """Whether the line calls what its ``for`` loop iterates over: ``layer(hidden)``
-    in ``for layer in self.layers``, ``self.layers[i](x)`` in ``for i in range(n)``.
-    A loop over data calls a module with each batch (``model(batch)``): its
-    iterations are steps, not layers."""
-    tree = _tree(read_source, file)
-    loops = [
-        node
-        for node in (ast.walk(tree) if tree is not None else ())
-        if isinstance(node, ast.For) and node.lineno < line <= (node.end_lineno or node.lineno)
-    ]
-    if not loops:
-        return False
-    loop = max(loops, key=lambda node: node.lineno)
-    targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-    calls = (
-        node
-        for node in ast.walk(loop)
-        if isinstance(node, ast.Call) and node.lineno <= line <= (node.end_lineno or node.lineno)
-    )
-    return any(_calls_one_of(call.func, targets) for call in calls)
-
-
-def _calls_one_of(func: ast.expr, targets: set[str]) -> bool:
-    """``layer(...)`` or ``self.layers[i](...)``; never ``batch.to(...)``."""
-    if isinstance(func, ast.Name):
-        return func.id in targets
-    if isinstance(func, ast.Subscript):
-        return any(isinstance(n, ast.Name) and n.id in targets for n in ast.walk(func.slice))
-    return False
-
-
-def _enclosing_class(read_source: SourceReader, frame: Frame) -> str | None:
-    tree = _tree(read_source, frame.file)
-    classes = [
-        node
-        for node in (ast.walk(tree) if tree is not None else ())
-        if isinstance(node, ast.ClassDef) and node.lineno <= frame.line <= (node.end_lineno or 0)
-    ]
-    return max(classes, key=lambda node: node.lineno).name if classes else None
-
-
-def _loops(read_source: SourceReader, file: str) -> tuple[tuple[int, int, str], ...]:
-    return _loops_in(read_source(file)) if file.endswith(".py") else ()
-
-
-@lru_cache(maxsize=32)
-def _loops_in(text: str | None) -> tuple[tuple[int, int, str], ...]:
-    """The ``for`` loops of a source file: (first line, last line, iterable).
-    Cached by text: every graph of a run asks about the same library files
-    (``torch/nn/modules/module.py``...), and walking their trees once per
-    graph made a 100-graph run spend seconds here."""
-    tree = _parse(text)
-    if tree is None:
-        return ()
-    return tuple(
-        (node.lineno, node.end_lineno or node.lineno, _iterable_text(node.iter))
-        for node in ast.walk(tree)
-        if isinstance(node, ast.For)
-    )
-
-
-def _iterable_text(node: ast.expr) -> str:
-    """``self.layers`` from ``self.layers``, ``enumerate(self.layers)`` or ``self.layers[:n]``."""
-    while True:
-        if isinstance(node, ast.Call) and node.args:
-            node = node.args[0]
-        elif isinstance(node, ast.Subscript):
-            node = node.value
-        else:
-            return ast.unparse(node)
-
-
-def _tree(read_source: SourceReader, file: str) -> ast.Module | None:
-    return _parse(read_source(file)) if file.endswith(".py") else None
-
-
-@lru_cache(maxsize=32)
-def _parse(text: str | None) -> ast.Module | None:
-    if text is None:
-        return None
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
