@@ -18,7 +18,9 @@ matching is decomposed first, the way ``git diff --patience`` does:
    resumes at the nearest pair of positions where the next ``WINDOW`` items
    agree (compared by rolling hashes: the fewest items skipped first, within
    ``SEARCH`` items, else the next place the window occurs); what it
-   skipped is matched from step 1.
+   skipped is matched from step 1. Where differences are closer together
+   than a window, ``STRETCH`` items of each side at a time go to
+   ``SequenceMatcher``.
 
 Every step is linear in the region it looks at (sorting aside), the depth of
 regions inside regions is bounded, and what ``SequenceMatcher`` sees is
@@ -43,6 +45,9 @@ MAX_DEPTH = 8
 WINDOW = 16
 # ...searched first among the pairs of positions this few items ahead.
 SEARCH = 48
+# Where no window agrees that near, this many items of each side are matched
+# by SequenceMatcher at a time.
+STRETCH = 64
 _MODULUS = (1 << 61) - 1
 _BASE = 1_000_003
 
@@ -134,12 +139,20 @@ class _Sides:
         a, b = self.a, self.b
         later = _Occurrences(self, alo, ahi, blo, bhi)
         i, j = alo, blo
+        dense_until = alo  # just after a stretch, the next difference is likely near
         while i < ahi and j < bhi:
             if a[i] == b[j]:
                 out.append((i, j))
                 i, j = i + 1, j + 1
                 continue
-            resume = self.nearest_agreement(i, ahi, j, bhi) or later.next_agreement(i, j)
+            resume = self.nearest_agreement(i, ahi, j, bhi) if i >= dense_until else None
+            if resume is None:  # differences closer together than a window
+                resume = self.stretch(i, ahi, j, bhi, out)
+                if resume is not None:
+                    i, j = resume
+                    dense_until = i + WINDOW
+                    continue
+                resume = later.next_agreement(i, j)  # a long insertion, or nothing
             if resume is None:
                 break
             next_i, next_j = resume
@@ -158,6 +171,27 @@ class _Sides:
                 if at_a < ahi and at_b < bhi and self.agree(at_a, ahi, at_b, bhi):
                     return at_a, at_b
         return None
+
+    def stretch(
+        self, i: int, ahi: int, j: int, bhi: int, out: list[tuple[int, int]]
+    ) -> tuple[int, int] | None:
+        """Where differences are denser than a window (each of a hundred
+        parameters' updates changed a little), the next ``STRETCH`` items of
+        each side matched exactly; the matches in the first three quarters are
+        kept (the last quarter's may belong further on), and the walk goes on
+        after them. None when the stretch has too little in common."""
+        a_end, b_end = min(ahi, i + STRETCH), min(bhi, j + STRETCH)
+        found: list[tuple[int, int]] = []
+        self.exact(i, a_end, j, b_end, found)
+        if len(found) < min(a_end - i, b_end - j) // 4:
+            return None
+        if a_end < ahi or b_end < bhi:
+            keep_a, keep_b = i + STRETCH * 3 // 4, j + STRETCH * 3 // 4
+            found = [(x, y) for x, y in found if x < keep_a and y < keep_b]
+        if not found:
+            return None
+        out.extend(found)
+        return found[-1][0] + 1, found[-1][1] + 1
 
     def agree(self, i: int, ahi: int, j: int, bhi: int) -> bool:
         """Whether the windows at ``a[i]`` and ``b[j]`` hold the same items."""
