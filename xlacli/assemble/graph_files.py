@@ -88,6 +88,10 @@ class HloCache:
             self._stacks[path] = early if early is not None else read_hlo_stacks(path)
         return self._stacks[path]
 
+    def remember_ir(self, relative: str, nodes: tuple[IrNode, ...]) -> None:
+        """A graph's IR nodes as parsed from the dump its ``ir.txt`` was written from."""
+        self._ir_nodes[self._root / relative] = nodes
+
     def ir_nodes(self, root: Path, relative: str | None) -> tuple[IrNode, ...]:
         """A graph's IR nodes, read once for all the advisors."""
         if relative is None:

@@ -157,6 +157,8 @@ def _graph_records(
         module = raw.modules[first] if first < len(raw.modules) else None
         ir = ir_by_hash.get(graph_hash)
         files = organize_graph_files(paths, graph_hash, ir, module)
+        if ir is not None and "ir" in files:
+            hlo.remember_ir(files["ir"], ir.nodes)  # the advisors' IR, not parsed again
         trigger, site = _site(
             raw.compiles[first],
             roots,

@@ -95,7 +95,8 @@ def parse_ir_dump(text: str) -> list[IrGraph]:
     A block cut short (the process died while writing) is kept with what it
     has; a file that ends mid-node loses only that node.
     """
-    return [_parse_block(kind, lines) for kind, lines in _split_blocks(text.splitlines())]
+    parsed: dict[str, tuple[IrNode, ...]] = {}  # a cached graph's syncs repeat its IR
+    return [_parse_block(kind, lines, parsed) for kind, lines in _split_blocks(text.splitlines())]
 
 
 def _split_blocks(lines: list[str]) -> Iterator[tuple[str, list[str]]]:
@@ -113,7 +114,7 @@ def _split_blocks(lines: list[str]) -> Iterator[tuple[str, list[str]]]:
         yield kind, block
 
 
-def _parse_block(kind: str, lines: list[str]) -> IrGraph:
+def _parse_block(kind: str, lines: list[str], parsed: dict[str, tuple[IrNode, ...]]) -> IrGraph:
     frames: list[Frame] = []
     root_hashes: tuple[str, ...] = ()
     graph_hash = None
@@ -137,8 +138,11 @@ def _parse_block(kind: str, lines: list[str]) -> IrGraph:
             compile_index = int(match.group(1))
         elif section == "info" and (frame := parse_frame(line)) is not None:
             frames.append(frame)
-    nodes = tuple(node for line in ir_lines if (node := parse_ir_node(line)) is not None)
     ir_text = "\n".join(ir_lines)
+    nodes = parsed.get(ir_text)
+    if nodes is None:
+        nodes = tuple(node for line in ir_lines if (node := parse_ir_node(line)) is not None)
+        parsed[ir_text] = nodes
     return IrGraph(kind, tuple(frames), root_hashes, graph_hash, ir_text, nodes, compile_index)
 
 
