@@ -18,7 +18,13 @@ from typing import Any
 from xlacli.analysis.phases import loop_step_count
 from xlacli.assemble.graph_files import HloCache
 from xlacli.assemble.organise import OrganisedRun, organise_run
-from xlacli.assemble.processors import PROCESSORS, DynamoSection, MemorySection, Processor
+from xlacli.assemble.processors import (
+    PROCESSORS,
+    DiffChecked,
+    DynamoSection,
+    MemorySection,
+    Processor,
+)
 from xlacli.assemble.read import RawRun
 from xlacli.parse.frames import CodeRoots, current_code_roots
 from xlacli.report.run import ErrorRecord, GraphRecord, Problem, RunReport
@@ -91,6 +97,7 @@ def freeze_report(
     """The frozen report: the organised run with every processor's section."""
     raw, request = run.raw, run.request
     memory: MemorySection = sections.get("memory") or MemorySection()
+    checked: DiffChecked = sections.get("diff_checked") or DiffChecked()
     dynamo: DynamoSection = sections.get("dynamo") or DynamoSection()
     loop_steps = loop_step_count([record.phase for record in run.step_records])
     return RunReport(
@@ -111,9 +118,10 @@ def freeze_report(
         versions=dict((raw.log.start or {}).get("versions", {})),
         error=error,
         warmup=run.warmup,
-        events=tuple(sections.get("events", ())),
+        events=checked.events if checked.events else tuple(sections.get("events", ())),
         served_graphs=tuple(sections.get("served_graphs", ())),
         unrolled_loops=tuple(sections.get("unrolled_loops", ())),
+        explanation_checks=checked.checks,
         fallback_ops=tuple(sections.get("fallback_ops", ())),
         memory=memory.run,
         mode=request.mode,

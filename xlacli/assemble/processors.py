@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.analysis.collectives import Locate
+from xlacli.analysis.diff_check import checked_events
 from xlacli.analysis.dynamo import (
     EXTRACT_COUNTER,
     XlaEvents,
@@ -44,6 +45,7 @@ from xlacli.report.run import (
     CompileCause,
     CompileEvent,
     DynamoRecord,
+    ExplanationCheck,
     FallbackOp,
     GraphRecord,
     ServedGraph,
@@ -175,6 +177,24 @@ def served_graphs(run: OrganisedRun, done: Sections) -> tuple[ServedGraph, ...]:
     return judge_served(run.compiled, events, run.served, _explain_context(run))
 
 
+@dataclass(frozen=True)
+class DiffChecked:
+    """The explained compiles held against their structural diffs, and where they disagreed."""
+
+    events: tuple[CompileEvent, ...] = ()
+    checks: tuple[ExplanationCheck, ...] = ()
+
+
+def diff_checked(run: OrganisedRun, done: Sections) -> DiffChecked:
+    """Each recompile's cause checked against the HLO diff: ``analysis/diff_check.py``."""
+    files = {graph.hash: graph.files for graph in run.graphs}
+    events, checks = checked_events(
+        done.get("events") or (),
+        lambda graph_hash: run.hlo.module(files.get(graph_hash, {}).get("hlo_before")),
+    )
+    return DiffChecked(events, checks)
+
+
 def unrolled(run: OrganisedRun, done: Sections) -> tuple[UnrolledLoop, ...]:
     """Loops with no sync inside, unrolled into one graph: ``analysis/unrolled.py``."""
     by_hash = {graph.graph_hash: graph for graph in run.compiled}
@@ -287,6 +307,7 @@ PROCESSORS: tuple[Processor, ...] = (
     Processor("memory", memory_facts, MemorySection),
     Processor("dynamo", dynamo_record, DynamoSection),
     Processor("events", recompile_events, tuple),
+    Processor("diff_checked", diff_checked, DiffChecked),
     Processor("served_graphs", served_graphs, tuple),
     Processor("unrolled_loops", unrolled, tuple),
     Processor("spmd", spmd_graphs, dict),

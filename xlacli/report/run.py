@@ -134,6 +134,18 @@ class ServedGraph:
 
 
 @dataclass(frozen=True)
+class ExplanationCheck:
+    """A recompile whose explanation the structural diff of its two graphs
+    contradicted (analysis/diff_check.py): the diff's story was reported."""
+
+    graph_hash: str
+    compared_with: str
+    explained: str  # the explainer's category
+    diff: str  # the category the diff supports, now the cause's
+    diff_story: str  # what the diff says changed
+
+
+@dataclass(frozen=True)
 class UnrolledLoop:
     """A loop of the user's with no sync inside, traced into one graph once per
     iteration (analysis/unrolled.py): the graph grows with the trip count."""
@@ -247,6 +259,8 @@ class RunReport:
     served_graphs: tuple[ServedGraph, ...] = ()
     # Loops with no sync inside, unrolled into one graph (analysis/unrolled.py).
     unrolled_loops: tuple[UnrolledLoop, ...] = ()
+    # Explanations the structural diff contradicted, and corrected (analysis/diff_check.py).
+    explanation_checks: tuple[ExplanationCheck, ...] = ()
     fallback_ops: tuple[FallbackOp, ...] = ()
     schema_version: int = SCHEMA_VERSION
     memory: RunMemory | None = None  # step peaks, device memory, autocast per step
@@ -414,6 +428,7 @@ def report_from_dict(data: Any, *, source: str = "report") -> RunReport:
         events=tuple(_event_from_dict(e) for e in data.get("events", [])),
         served_graphs=tuple(ServedGraph(**g) for g in data.get("served_graphs", [])),
         unrolled_loops=tuple(UnrolledLoop(**u) for u in data.get("unrolled_loops", [])),
+        explanation_checks=tuple(ExplanationCheck(**c) for c in data.get("explanation_checks", [])),
         fallback_ops=tuple(FallbackOp(**f) for f in data.get("fallback_ops", [])),
         memory=run_memory_from_dict(data.get("memory")),
         options=tuple(data.get("options", ())),
