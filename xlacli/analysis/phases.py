@@ -63,7 +63,7 @@ EXPECTED_CATEGORIES = frozenset({"optimizer_state", "lazy_artefact"})
 # Compiles whose graph only gained or lost ops (no shape, dtype, value or
 # sharding changed): when the graph alternates with its site's earlier graph
 # and recurs from the cache, it is a periodic graph, not a recompile.
-STRUCTURE_CATEGORIES = frozenset({"graph_structure", "host_sync"})
+STRUCTURE_CATEGORIES = frozenset({"graph_structure", "host_sync", CARRIED_OVER})
 Site = tuple[Frame, ...]
 
 

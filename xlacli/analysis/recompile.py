@@ -130,18 +130,27 @@ def _carried_over(
     if difference is None or new.ir is None or old.ir is None:
         return None
     own = {node.location for node in old.ir.nodes}
-    fresh = {node.location for node in new.ir.nodes if node.location is not None} - own
+    fresh = {node.location for node in _computed(new.ir.nodes)} - own
     if not fresh:
         return None
     for other in reversed(graphs[: graphs.index(new)]):
         if other.frames == new.frames or other.ir is None:
             continue
-        shared = fresh & {node.location for node in other.ir.nodes}
+        shared = fresh & {node.location for node in _computed(other.ir.nodes)}
         if shared:
             nodes = [node for node in new.ir.nodes if node.location in shared]
             # The node the user wrote: a location in a library is the library's line.
             return other, next((n for n in nodes if n.op != "xla::device_data"), nodes[0])
     return None
+
+
+# Nodes that compute nothing of their own: a constant or an input is made at many
+# lines by many graphs, and says nothing of where a tensor was computed.
+_NOT_COMPUTED = frozenset({"prim::Constant", "xla::device_data"})
+
+
+def _computed(nodes: Sequence[IrNode]) -> list[IrNode]:
+    return [node for node in nodes if node.location is not None and node.op not in _NOT_COMPUTED]
 
 
 def _carried_over_cause(
