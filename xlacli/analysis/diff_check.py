@@ -44,6 +44,8 @@ class DiffFacts:
     added: int
     removed: int
     reshaped: int  # other instructions whose shape changed
+    has_parameters: bool = True  # a graph without parameters (an eager op on host
+    # data, a constant made on the device) has no input the diff could see change
 
     def story(self) -> str:
         parts = []
@@ -79,6 +81,9 @@ def diff_facts(diff: ModuleDiff) -> DiffFacts:
         diff.count("added"),
         diff.count("removed"),
         reshaped,
+        has_parameters=bool(
+            diff.left.opcodes.get("parameter") or diff.right.opcodes.get("parameter")
+        ),
     )
 
 
@@ -102,7 +107,13 @@ def disagreement(category: str, facts: DiffFacts) -> str | None:
         if facts.constants:
             return "constant_value"
         return None if facts.reshaped else "unknown"
-    if category in ("input_shape", "input_dtype") and not facts.parameters and not structural:
+    inputs_seen = facts.has_parameters
+    if (
+        category in ("input_shape", "input_dtype")
+        and inputs_seen
+        and not facts.parameters
+        and not structural
+    ):
         if facts.constants:
             return "constant_value"
         return "intermediate_shape" if facts.reshaped else None

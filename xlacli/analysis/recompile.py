@@ -71,8 +71,11 @@ def explain_compiles(
     setup_eager = _eager_before_loop(graphs)
     for graph in graphs:
         previous = seen.setdefault(graph.frames, [])
-        if graph.eager:  # the same op's earlier graphs only: another op is another program
-            previous = [p for p in previous if p.eager and _same_ops(p, graph, ops)]
+        if graph.eager:  # the same op's graphs of earlier steps only: another op, or
+            # another tensor at the same line in the same step, is another program
+            previous = [
+                p for p in previous if p.eager and p.step != graph.step and _same_ops(p, graph, ops)
+            ]
         compared_with: str | None = None
         if graph.index in setup_eager:
             cause = _eager_setup_cause(graph, context)

@@ -57,3 +57,22 @@ def test_categories_the_diff_cannot_judge_and_missing_modules_are_skipped():
     modules = {"old": _module(rows=8)}
     events, checks = checked_events([_event("graph_structure"), _event("sharding")], modules.get)
     assert checks == () and [e.cause.category for e in events] == ["graph_structure", "sharding"]
+
+
+NO_INPUTS = """\
+HloModule eager_expand
+
+ENTRY main {{
+  zero = f32[] constant(0)
+  ROOT out = f32[{rows},16] broadcast(zero), dimensions={{}}
+}}
+"""
+
+
+def test_a_graph_without_parameters_cannot_contradict_an_input_story():
+    """An eager op on host data (the buffer ``.to(device)`` fills) has no
+    parameter: the diff sees only its shapes change, not its input."""
+    old, new = (parse_hlo(NO_INPUTS.format(rows=rows)) for rows in (4, 6))
+    facts = diff_facts(diff_modules(old, new))
+    assert not facts.has_parameters and facts.reshaped
+    assert disagreement("input_shape", facts) is None
