@@ -95,3 +95,11 @@ def test_layers_iterated_in_forward_are_not_a_loop_over_data(run):
     folder, _, report = run
     layers = f"train.py:{_line(folder, 'for block in self.blocks')}"
     assert not [loop for loop in report["unrolled_loops"] if loop["loop"].endswith(layers)]
+
+
+def test_the_html_page_shows_it(run):
+    folder, _, report = run
+    page = folder / "page.html"
+    assert run_cli("report", folder / "run", "--output", page, cwd=folder).code == 0
+    html = page.read_text()
+    assert "Loops unrolled into one graph (1)" in html and "30 iterations traced" in html

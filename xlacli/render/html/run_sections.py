@@ -9,7 +9,7 @@ from xlacli.analysis.phases import LOOP, PHASE_WORDS, SETUP, timeline_edges
 from xlacli.assemble.source_snippets import SourceSnippet
 from xlacli.errors import EXIT_CHECK_FAILED, EXIT_INCOMPLETE
 from xlacli.paths import display_location, display_path
-from xlacli.render.compile_report import TRIGGER_WORDS
+from xlacli.render.compile_report import TRIGGER_WORDS, UNROLLED_FIX
 from xlacli.render.html.context import RunContext, event_anchor, graph_anchor
 from xlacli.render.html.svg import TimelineMark, timeline_svg
 from xlacli.render.problems import problem_lines
@@ -136,7 +136,35 @@ def recompiles(run: RunContext) -> dict[str, Any] | None:
     ]
     steady = [item for item in items if item["steady"]]
     warmup = [item for item in items if not item["steady"]]
-    return {"steady": steady, "warmup": warmup, "warmup_steps": run.report.warmup}
+    unrolled = [
+        {
+            "loop": display_location(loop.loop),
+            "body": display_location(loop.body),
+            "iterations": loop.iterations,
+            "graph": loop.graph_hash,
+            "graph_anchor": graph_anchor(loop.graph_hash),
+            "instructions": loop.hlo_instructions,
+        }
+        for loop in run.report.unrolled_loops
+    ]
+    served = [
+        {
+            "step": graph.step,
+            "location": display_location(graph.site) or "unknown location",
+            "detail": graph.detail,
+            "graph": graph.graph_hash,
+        }
+        for graph in run.report.served_graphs
+        if graph.steady_state
+    ]
+    return {
+        "steady": steady,
+        "warmup": warmup,
+        "warmup_steps": run.report.warmup,
+        "unrolled": unrolled,
+        "unrolled_fix": UNROLLED_FIX,
+        "served": served,
+    }
 
 
 def _event_item(
