@@ -10,7 +10,7 @@ the function the step ran.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +26,10 @@ from xlacli.parse.frames import (
 )
 from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.parse.ir_dump import IrGraph, IrNode, operand_id
+
+# A graph's callers of one library line's ops: one per run of equal callers,
+# the first found, whether it is the only one.
+_Callers = tuple[list[Frame | None], Frame, bool]
 
 # The function of xlacli's harness that moves a batch to the device.
 HARNESS_TRANSFER = ("to_device", "steps.py")
@@ -44,6 +48,19 @@ class Locator:
     # Each graph's HLO ops with their whole Python stacks (None: not dumped).
     load_stacks: Callable[[str], list[StackedOp] | None] = lambda _hash: None
     _sources: dict[str, dict[tuple[str, int], str]] = field(default_factory=dict, repr=False)
+    # Each IR graph's consumers of each node, built once per graph (by the graph's id,
+    # the graph kept beside it so that the id cannot be reused).
+    _users: dict[int, tuple[IrGraph, dict[int, list[IrNode]]]] = field(
+        default_factory=dict, repr=False
+    )
+    # Each IR graph's nodes with their ordinal among the nodes of their op and line,
+    # and each graph's callers of its HLO ops by op and line, built alike.
+    _ordinal: dict[int, tuple[IrGraph, dict[IrNode, int]]] = field(default_factory=dict, repr=False)
+    _runs: dict[str, dict[tuple[str, str, int], _Callers]] = field(default_factory=dict, repr=False)
+    # Each IR graph's first node at each (file base name, line), built alike.
+    _by_line: dict[int, tuple[IrGraph, dict[tuple[str, int], IrNode]]] = field(
+        default_factory=dict, repr=False
+    )
     # The user's functions that sync the device themselves, each with the line
     # that called it: (file, function, caller's file:line or None).
     _syncing: set[tuple[str, str, str | None]] = field(default_factory=set, repr=False)
@@ -111,30 +128,22 @@ class Locator:
     def _caller(self, node: IrNode, graph: _HasIr) -> str | None:
         """The user's line that called into the library where ``node`` was made,
         from the node's whole stack in the graph's HLO protobuf."""
-        if node.location is None or graph.ir is None or node not in graph.ir.nodes:
-            return None  # a node of another graph has no stacks here
-        stacks = self.load_stacks(graph.graph_hash)
-        if not stacks:
+        if node.location is None or graph.ir is None:
             return None
-        key = (node.op, node.location.file, node.location.line)
         # The IR and its lowering share one order: the k-th node with this op
         # and line is the k-th run of HLO instructions with them.
-        ordinal = sum(
-            1 for other in graph.ir.nodes[: graph.ir.nodes.index(node)] if _key(other) == key
-        )
-        callers = [
-            first_user_frame(op.stack, self.roots)
-            for op in stacks
-            if op.stack and (op.ir_op, Path(op.stack[0].file).name, op.stack[0].line) == key
-        ]
-        runs = [frame for i, frame in enumerate(callers) if i == 0 or callers[i - 1] != frame]
-        found = [frame for frame in runs if frame is not None]
-        if not found:
+        ordinal = self._ordinals(graph.ir).get(node)
+        if ordinal is None:
+            return None  # a node of another graph has no stacks here
+        key = (node.op, node.location.file, node.location.line)
+        callers = self._callers(graph.graph_hash).get(key)
+        if callers is None:
             return None
-        if len(set(found)) == 1 or len(runs) <= ordinal:
-            return _show(found[0])
+        runs, first, only = callers
+        if only or len(runs) <= ordinal:
+            return _show(first)
         chosen = runs[ordinal]
-        return _show(chosen) if chosen is not None else _show(found[0])
+        return _show(chosen) if chosen is not None else _show(first)
 
     def metadata(self, metadata: Metadata, graph: _HasIr) -> tuple[str | None, str | None]:
         """Like ``node`` for an HLO instruction's metadata (full path already)."""
@@ -183,10 +192,7 @@ class Locator:
         """The first node downstream of ``start`` whose line is in the user's code."""
         if graph.ir is None:
             return None
-        users: dict[int, list[IrNode]] = {}
-        for node in graph.ir.nodes:
-            for operand in node.operands:
-                users.setdefault(operand_id(operand), []).append(node)
+        users = self._consumers(graph.ir)
         queue, seen = deque([start]), {start.id}
         while queue:
             for consumer in users.get(queue.popleft().id, ()):
@@ -203,19 +209,66 @@ class Locator:
                 queue.append(consumer)
         return None
 
-    @staticmethod
-    def _ir_node_at(ir: IrGraph | None, frame: Frame) -> IrNode | None:
+    def _ordinals(self, ir: IrGraph) -> dict[IrNode, int]:
+        """Each node of ``ir`` (its first copy), and how many nodes with its op and
+        line come before it: one pass, kept for the graph's later lookups."""
+        kept = self._ordinal.get(id(ir))
+        if kept is None or kept[0] is not ir:
+            seen: Counter[tuple[str, str, int] | None] = Counter()
+            ordinals: dict[IrNode, int] = {}
+            for node in ir.nodes:
+                key = _key(node)
+                ordinals.setdefault(node, seen[key])
+                seen[key] += 1
+            kept = self._ordinal[id(ir)] = (ir, ordinals)
+        return kept[1]
+
+    def _callers(self, graph_hash: str) -> dict[tuple[str, str, int], _Callers]:
+        """Per (op, file base name, line) of a graph's HLO ops: the user frames
+        that called them, one per run of equal callers in the module's order,
+        the first found and whether it is the only one (keys with none left out)."""
+        if graph_hash not in self._runs:
+            runs: dict[tuple[str, str, int], list[Frame | None]] = {}
+            for op in self.load_stacks(graph_hash) or ():
+                if op.stack:
+                    key = (op.ir_op, Path(op.stack[0].file).name, op.stack[0].line)
+                    caller = first_user_frame(op.stack, self.roots)
+                    frames = runs.setdefault(key, [])
+                    if not frames or frames[-1] != caller:
+                        frames.append(caller)
+            callers = {}
+            for key, frames in runs.items():
+                found = {frame for frame in frames if frame is not None}
+                if found:
+                    first = next(frame for frame in frames if frame is not None)
+                    callers[key] = (frames, first, len(found) == 1)
+            self._runs[graph_hash] = callers
+        return self._runs[graph_hash]
+
+    def _consumers(self, ir: IrGraph) -> dict[int, list[IrNode]]:
+        """Each node's consumers in ``ir``: one pass over the graph, kept for the
+        graph's later lookups (one per compile explained and per HLO line traced)."""
+        kept = self._users.get(id(ir))
+        if kept is None or kept[0] is not ir:
+            users: dict[int, list[IrNode]] = {}
+            for node in ir.nodes:
+                for operand in node.operands:
+                    users.setdefault(operand_id(operand), []).append(node)
+            kept = self._users[id(ir)] = (ir, users)
+        return kept[1]
+
+    def _ir_node_at(self, ir: IrGraph | None, frame: Frame) -> IrNode | None:
+        """The first node of ``ir`` made at ``frame``'s file (base name) and line."""
         if ir is None:
             return None
-        base = Path(frame.file).name
-        return next(
-            (
-                node
-                for node in ir.nodes
-                if node.location and (node.location.file, node.location.line) == (base, frame.line)
-            ),
-            None,
-        )
+        kept = self._by_line.get(id(ir))
+        if kept is None or kept[0] is not ir:
+            first: dict[tuple[str, int], IrNode] = {}
+            for node in ir.nodes:
+                if node.location:
+                    first.setdefault((node.location.file, node.location.line), node)
+            kept = self._by_line[id(ir)] = (ir, first)
+        return kept[1].get((Path(frame.file).name, frame.line))
 
 
 class _HasIr(Protocol):

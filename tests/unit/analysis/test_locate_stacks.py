@@ -4,9 +4,10 @@ from pathlib import Path
 
 from xlacli.analysis.compiled import CompiledGraph
 from xlacli.analysis.locate import Locator
+from xlacli.hlo.model import Metadata
 from xlacli.parse.frames import CodeRoots, Frame, framework_frame
 from xlacli.parse.hlo_stacks import StackedOp
-from xlacli.parse.ir_dump import parse_ir_dump
+from xlacli.parse.ir_dump import IrGraph, IrNode, parse_ir_dump
 
 ROOTS = CodeRoots(library=("/lib/",), xlacli="/xlacli/")
 LINEAR = Frame("forward", "/lib/torch/nn/modules/linear.py", 134)
@@ -143,3 +144,24 @@ def test_a_deprecated_sync_is_no_framework_site():
     loop = Frame("_inner_training_loop", f"{site}/transformers/trainer.py", 2400)
     called = (frames[0], loop, Frame("train", f"{site}/transformers/trainer.py", 2100), frames[3])
     assert framework_frame(called, roots) == loop
+
+
+def test_many_library_lines_of_a_large_graph_are_each_traced_without_rescanning_it():
+    # Each lookup scanned the whole graph and its stacks (issue 40): the 4,000 lookups
+    # below over 20,000 nodes and 20,000 ops were ~10^8 steps; now one pass per graph.
+    layers = 10_000
+    nodes, stacks = [], []
+    for layer in range(layers):
+        for line in (134, 135):
+            location = Frame("forward", "linear.py", line)
+            nodes.append(IrNode(len(nodes), "f32[4,8]{1,0}", "aten::addmm", (), location, "", None))
+            library = Frame("forward", "/lib/torch/nn/modules/linear.py", line)
+            stacks.append(StackedOp("aten__addmm", (library, Frame("forward", "/u/m.py", layer))))
+    graph = CompiledGraph(
+        0, 0, "g", 0.1, (), False, IrGraph("S", (), (), "g", "", tuple(nodes)), ()
+    )
+    located = locator(stacks)
+    for layer in range(0, layers, 5):
+        assert located.node(graph.ir.nodes[2 * layer + 1], graph)[0] == f"/u/m.py:{layer}"
+        metadata = Metadata("aten__addmm", "", "/lib/torch/nn/modules/linear.py", 134)
+        assert located.metadata(metadata, graph)[0] == "/u/m.py:0"  # the line's first node
