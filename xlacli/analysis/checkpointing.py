@@ -28,9 +28,9 @@ def checkpoint_facts(before: HloModule | None, after: HloModule | None) -> Check
         return None
     entry = before.entry
     barriers = [i for i in entry.instructions if i.opcode == BARRIER]
-    users = _users(entry)  # once, not once per barrier
-    downstream = [_downstream(users, barrier.name) for barrier in barriers]
-    inside = set().union(*downstream) if downstream else set()
+    reach = _barriers_upstream(entry, barriers)  # one pass, not one walk per barrier
+    inside = {name for name, mask in reach.items() if mask}
+    sizes = _region_sizes(reach, len(barriers))
     outside = Counter(
         _signature(i)
         for i in entry.instructions
@@ -44,8 +44,10 @@ def checkpoint_facts(before: HloModule | None, after: HloModule | None) -> Check
         if instruction.opcode in MATMUL_OPCODES and _signature(instruction) in outside:
             recomputed[_signature(instruction)] += 1
             # Later regions are downstream of earlier ones too (the gradient flows
-            # through every barrier): a matmul belongs to the nearest barrier.
-            regions.add(min(range(len(downstream)), key=lambda i: _distance(downstream[i], name)))
+            # through every barrier): a matmul belongs to the nearest barrier, the
+            # one whose region (what it reaches) is smallest, the first among equals.
+            mask = reach[name]
+            regions.add(min(_bits(mask), key=lambda i: (sizes[i], i)))
     kept = None
     if after is not None:
         compiled = Counter(
@@ -67,30 +69,55 @@ def checkpoint_facts(before: HloModule | None, after: HloModule | None) -> Check
     )
 
 
-def _users(computation: Computation) -> dict[str, list[str]]:
-    """Each instruction's name -> the instructions that use its result."""
+def _barriers_upstream(computation: Computation, barriers: list[Instruction]) -> dict[str, int]:
+    """Each instruction's name -> the barriers it is (transitively) a user of, as
+    bits (bit i: ``barriers[i]``), in one pass over the computation in
+    dependency order."""
+    bit = {barrier.name: 1 << index for index, barrier in enumerate(barriers)}
+    by_name = {i.name: i for i in computation.instructions}
+    reach: dict[str, int] = {}
+    for name in _dependency_order(computation, by_name):
+        mask = 0
+        for operand in by_name[name].operands:
+            mask |= reach.get(operand, 0) | bit.get(operand, 0)
+        reach[name] = mask
+    return reach
+
+
+def _dependency_order(computation: Computation, by_name: dict[str, Instruction]) -> list[str]:
+    """The instructions' names, each after its operands (Kahn's algorithm)."""
+    waiting = {
+        i.name: len({o for o in i.operands if o in by_name}) for i in computation.instructions
+    }
     users: dict[str, list[str]] = {}
     for instruction in computation.instructions:
-        for operand in instruction.operands:
-            users.setdefault(operand, []).append(instruction.name)
-    return users
+        for operand in set(instruction.operands):
+            if operand in by_name:
+                users.setdefault(operand, []).append(instruction.name)
+    ready = deque(name for name, count in waiting.items() if count == 0)
+    order = []
+    while ready:
+        name = ready.popleft()
+        order.append(name)
+        for user in users.get(name, ()):
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                ready.append(user)
+    return order
 
 
-def _downstream(users: dict[str, list[str]], start: str) -> set[str]:
-    """The instructions that (transitively) use ``start``'s result."""
-    seen: set[str] = set()
-    queue = deque(users.get(start, ()))
-    while queue:
-        name = queue.popleft()
-        if name not in seen:
-            seen.add(name)
-            queue.extend(users.get(name, ()))
-    return seen
+def _region_sizes(reach: dict[str, int], barriers: int) -> list[int]:
+    """How many instructions each barrier reaches, counted once per distinct set of
+    barriers (a model's layers share a few sets among thousands of instructions)."""
+    sizes = [0] * barriers
+    for mask, count in Counter(reach.values()).items():
+        for index in _bits(mask):
+            sizes[index] += count
+    return sizes
 
 
-def _distance(region: set[str], name: str) -> int:
-    """How far ``name`` is from the region's barrier, by the region's size (nearer: smaller)."""
-    return len(region) if name in region else 1 << 62
+def _bits(mask: int) -> list[int]:
+    return [index for index in range(mask.bit_length()) if mask >> index & 1]
 
 
 def _signature(instruction: Instruction) -> Signature:
