@@ -95,7 +95,9 @@ def parse_ir_dump(text: str) -> list[IrGraph]:
     A block cut short (the process died while writing) is kept with what it
     has; a file that ends mid-node loses only that node.
     """
-    parsed: dict[str, tuple[IrNode, ...]] = {}  # a cached graph's syncs repeat its IR
+    # A cached graph's syncs repeat its IR, but for the scope counters of a few
+    # nodes: each distinct line is parsed once.
+    parsed: dict[str, IrNode | None] = {}
     return [_parse_block(kind, lines, parsed) for kind, lines in _split_blocks(text.splitlines())]
 
 
@@ -114,7 +116,7 @@ def _split_blocks(lines: list[str]) -> Iterator[tuple[str, list[str]]]:
         yield kind, block
 
 
-def _parse_block(kind: str, lines: list[str], parsed: dict[str, tuple[IrNode, ...]]) -> IrGraph:
+def _parse_block(kind: str, lines: list[str], parsed: dict[str, IrNode | None]) -> IrGraph:
     frames: list[Frame] = []
     root_hashes: tuple[str, ...] = ()
     graph_hash = None
@@ -138,12 +140,16 @@ def _parse_block(kind: str, lines: list[str], parsed: dict[str, tuple[IrNode, ..
             compile_index = int(match.group(1))
         elif section == "info" and (frame := parse_frame(line)) is not None:
             frames.append(frame)
+    nodes = tuple(node for line in ir_lines if (node := _parse_once(line, parsed)) is not None)
     ir_text = "\n".join(ir_lines)
-    nodes = parsed.get(ir_text)
-    if nodes is None:
-        nodes = tuple(node for line in ir_lines if (node := parse_ir_node(line)) is not None)
-        parsed[ir_text] = nodes
     return IrGraph(kind, tuple(frames), root_hashes, graph_hash, ir_text, nodes, compile_index)
+
+
+def _parse_once(line: str, parsed: dict[str, IrNode | None]) -> IrNode | None:
+    if line in parsed:
+        return parsed[line]
+    node = parsed[line] = parse_ir_node(line)
+    return node
 
 
 def parse_ir_node(line: str) -> IrNode | None:
