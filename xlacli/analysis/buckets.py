@@ -160,8 +160,15 @@ def _site_advice(
     candidates = _candidates(steps, events)
     if not candidates:
         return None
+    # Advised first, then the most compiles saved, then a graph input (what the user
+    # pads) before an intermediate shape that follows from it.
     best = min(
-        candidates, key=lambda c: (not c.advised, -(len(c.sizes) - c.options[c.chosen].compiles))
+        candidates,
+        key=lambda c: (
+            not c.advised,
+            -(len(c.sizes) - c.options[c.chosen].compiles),
+            SHAPE_CATEGORIES.index(c.category),
+        ),
     )
     together = [c for c in candidates if c.per_step == best.per_step and c.what != best.what]
     together = [c for i, c in enumerate(together) if c.what not in {t.what for t in together[:i]}]
