@@ -10,12 +10,13 @@ the function the step ran.
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from xlacli.analysis.ir_index import consumers, first_at_line, node_ordinals, per_graph
 from xlacli.hlo.model import HloModule, Metadata
 from xlacli.parse.frames import (
     CodeRoots,
@@ -25,7 +26,7 @@ from xlacli.parse.frames import (
     outside_xlacli,
 )
 from xlacli.parse.hlo_stacks import StackedOp
-from xlacli.parse.ir_dump import IrGraph, IrNode, operand_id
+from xlacli.parse.ir_dump import IrGraph, IrNode
 
 # A graph's callers of one library line's ops: one per run of equal callers,
 # the first found, whether it is the only one.
@@ -48,19 +49,17 @@ class Locator:
     # Each graph's HLO ops with their whole Python stacks (None: not dumped).
     load_stacks: Callable[[str], list[StackedOp] | None] = lambda _hash: None
     _sources: dict[str, dict[tuple[str, int], str]] = field(default_factory=dict, repr=False)
-    # Each IR graph's consumers of each node, built once per graph (by the graph's id,
-    # the graph kept beside it so that the id cannot be reused).
+    # Per IR graph (by id, see ir_index.per_graph): each node's consumers, each node's
+    # ordinal among the nodes of its op and line, the first node at each line;
+    # per graph hash, the callers of its HLO ops by op and line.
     _users: dict[int, tuple[IrGraph, dict[int, list[IrNode]]]] = field(
         default_factory=dict, repr=False
     )
-    # Each IR graph's nodes with their ordinal among the nodes of their op and line,
-    # and each graph's callers of its HLO ops by op and line, built alike.
     _ordinal: dict[int, tuple[IrGraph, dict[IrNode, int]]] = field(default_factory=dict, repr=False)
-    _runs: dict[str, dict[tuple[str, str, int], _Callers]] = field(default_factory=dict, repr=False)
-    # Each IR graph's first node at each (file base name, line), built alike.
     _by_line: dict[int, tuple[IrGraph, dict[tuple[str, int], IrNode]]] = field(
         default_factory=dict, repr=False
     )
+    _runs: dict[str, dict[tuple[str, str, int], _Callers]] = field(default_factory=dict, repr=False)
     # The user's functions that sync the device themselves, each with the line
     # that called it: (file, function, caller's file:line or None).
     _syncing: set[tuple[str, str, str | None]] = field(default_factory=set, repr=False)
@@ -132,7 +131,7 @@ class Locator:
             return None
         # The IR and its lowering share one order: the k-th node with this op
         # and line is the k-th run of HLO instructions with them.
-        ordinal = self._ordinals(graph.ir).get(node)
+        ordinal = per_graph(self._ordinal, graph.ir, node_ordinals).get(node)
         if ordinal is None:
             return None  # a node of another graph has no stacks here
         key = (node.op, node.location.file, node.location.line)
@@ -192,7 +191,7 @@ class Locator:
         """The first node downstream of ``start`` whose line is in the user's code."""
         if graph.ir is None:
             return None
-        users = self._consumers(graph.ir)
+        users = per_graph(self._users, graph.ir, consumers)
         queue, seen = deque([start]), {start.id}
         while queue:
             for consumer in users.get(queue.popleft().id, ()):
@@ -208,20 +207,6 @@ class Locator:
                     return _show(frame)
                 queue.append(consumer)
         return None
-
-    def _ordinals(self, ir: IrGraph) -> dict[IrNode, int]:
-        """Each node of ``ir`` (its first copy), and how many nodes with its op and
-        line come before it: one pass, kept for the graph's later lookups."""
-        kept = self._ordinal.get(id(ir))
-        if kept is None or kept[0] is not ir:
-            seen: Counter[tuple[str, str, int] | None] = Counter()
-            ordinals: dict[IrNode, int] = {}
-            for node in ir.nodes:
-                key = _key(node)
-                ordinals.setdefault(node, seen[key])
-                seen[key] += 1
-            kept = self._ordinal[id(ir)] = (ir, ordinals)
-        return kept[1]
 
     def _callers(self, graph_hash: str) -> dict[tuple[str, str, int], _Callers]:
         """Per (op, file base name, line) of a graph's HLO ops: the user frames
@@ -245,30 +230,11 @@ class Locator:
             self._runs[graph_hash] = callers
         return self._runs[graph_hash]
 
-    def _consumers(self, ir: IrGraph) -> dict[int, list[IrNode]]:
-        """Each node's consumers in ``ir``: one pass over the graph, kept for the
-        graph's later lookups (one per compile explained and per HLO line traced)."""
-        kept = self._users.get(id(ir))
-        if kept is None or kept[0] is not ir:
-            users: dict[int, list[IrNode]] = {}
-            for node in ir.nodes:
-                for operand in node.operands:
-                    users.setdefault(operand_id(operand), []).append(node)
-            kept = self._users[id(ir)] = (ir, users)
-        return kept[1]
-
     def _ir_node_at(self, ir: IrGraph | None, frame: Frame) -> IrNode | None:
         """The first node of ``ir`` made at ``frame``'s file (base name) and line."""
         if ir is None:
             return None
-        kept = self._by_line.get(id(ir))
-        if kept is None or kept[0] is not ir:
-            first: dict[tuple[str, int], IrNode] = {}
-            for node in ir.nodes:
-                if node.location:
-                    first.setdefault((node.location.file, node.location.line), node)
-            kept = self._by_line[id(ir)] = (ir, first)
-        return kept[1].get((Path(frame.file).name, frame.line))
+        return per_graph(self._by_line, ir, first_at_line).get((Path(frame.file).name, frame.line))
 
 
 class _HasIr(Protocol):
@@ -280,11 +246,6 @@ class _HasIr(Protocol):
     def frames(self) -> tuple[Frame, ...]: ...
     @property
     def ir(self) -> IrGraph | None: ...
-
-
-def _key(node: IrNode) -> tuple[str, str, int] | None:
-    location = node.location
-    return (node.op, location.file, location.line) if location is not None else None
 
 
 def _show(frame: Frame) -> str:
