@@ -42,6 +42,7 @@ from typing import Any
 
 from xlacli.parse.frames import Frame
 from xlacli.report.steps import LOOP_PHASE as LOOP
+from xlacli.report.steps import OTHER_PHASE as OTHER
 from xlacli.report.steps import SETUP_PHASE as SETUP
 
 NEW_PHASE = "new_phase"
@@ -183,11 +184,17 @@ def count_before(steps: Sequence[int], step: int | None) -> int:
 
 
 def loop_iterations(step_phases: Sequence[tuple[int, str]]) -> dict[int, int]:
-    """Step -> its loop iteration (0-based), for the steps of the loop phase."""
+    """Step -> its loop iteration (0-based), for the steps of the loop phase; a
+    step at another place than the loop's (an evaluation's sync) gets the
+    iterations done before it, so its sites know how late they start."""
     iterations: dict[int, int] = {}
+    done = 0
     for step, phase in step_phases:
         if phase == LOOP:
-            iterations[step] = len(iterations)
+            iterations[step] = done
+            done += 1
+        elif phase == OTHER:
+            iterations[step] = done
     return iterations
 
 
@@ -201,7 +208,11 @@ def script_step_phases(steps: Sequence[Mapping[str, Any]]) -> dict[int, str]:
     """
     start = next((e["loop_start"] for e in steps if e.get("loop_start") is not None), None)
     return {
-        event["step"]: SETUP if start is not None and event["step"] < start else LOOP
+        event["step"]: SETUP
+        if start is not None and event["step"] < start
+        else OTHER
+        if event.get("phase") == OTHER
+        else LOOP
         for event in steps
     }
 
@@ -222,14 +233,15 @@ def timeline_edges(step_phases: Sequence[str], warmup: int) -> TimelineEdges:
     sites have warm-ups of their own, and their compiles are marked as such).
     """
     setup = sum(1 for phase in step_phases if phase == SETUP)
-    loop_indices = [index for index, phase in enumerate(step_phases) if phase != SETUP]
+    loop_indices = [index for index, phase in enumerate(step_phases) if phase == LOOP]
     warm = loop_indices[warmup] if 0 < warmup < len(loop_indices) else None
     return TimelineEdges(loop_start=setup if 0 < setup < len(step_phases) else None, warm=warm)
 
 
 def loop_step_count(step_phases: Sequence[str]) -> int:
-    """The steps of a run that are loop iterations (what ``--steps N`` counts)."""
-    return sum(1 for phase in step_phases if phase != SETUP)
+    """The steps of a run that are loop iterations (what ``--steps N`` counts): not
+    its setup syncs, nor the syncs at another place than the loop's."""
+    return sum(1 for phase in step_phases if phase not in (SETUP, OTHER))
 
 
 class LoopProgress:
@@ -250,6 +262,8 @@ class LoopProgress:
         for event in steps[self.read_steps :]:
             self.read_steps += 1
             self.compiles += event.get("counters", {}).get("UncachedCompile", 0)
+            if event.get("phase") == OTHER:  # an evaluation's sync: no iteration
+                continue
             number = event.get("step", 0)
             if self._start is None and event.get("loop_start") is not None:
                 self._start = event["loop_start"]

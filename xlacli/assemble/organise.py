@@ -22,6 +22,7 @@ from xlacli.analysis.locate import Locator
 from xlacli.analysis.phases import (
     AFTER_LOOP,
     LOOP,
+    OTHER,
     SETUP,
     count_before,
     loop_iterations,
@@ -340,13 +341,18 @@ def _served_graphs(
                 ir=None,
                 input_signature=tuple(step_event.get("input_signature", ())),
                 input_origins=dict(step_event.get("input_origins", {})),
-                step_phase=step_phases.get(step, LOOP) if step is not None else AFTER_LOOP,
+                step_phase=_judged(step_phases.get(step, LOOP)) if step is not None else AFTER_LOOP,
                 iteration=iterations.get(step) if step is not None else None,
                 site_runs=count_before(site_steps.get(_run_site(event, roots), []), step),
                 site=_site(event, roots, entry_site, None)[1],
             )
         )
     return served
+
+
+def _judged(phase: str) -> str:
+    """The phase the steady-state rule judges a step by: another place's sync as the loop's."""
+    return LOOP if phase == OTHER else phase
 
 
 def _backward_lines(log: ChildLog) -> dict[int | None, str]:
@@ -379,6 +385,9 @@ def _event_phases(
             phase = AFTER_LOOP
         else:
             phase = step_phases.get(event.get("step", -1), LOOP)
+            # A sync at another place than the loop's is judged as the loop's
+            # steps are (its site's own warm-up), only never counted as one.
+            phase = LOOP if phase == OTHER else phase
         phases.extend([phase] * _count_in(event, (counter,)))
     phases.extend([LOOP] * (count - len(phases)))
     return phases[:count]

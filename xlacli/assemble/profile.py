@@ -13,7 +13,7 @@ from xlacli.analysis.dynamo import dynamo_window_note
 from xlacli.analysis.host_split import host_split, op_tracing_s, tracing_note
 from xlacli.analysis.host_timeline import host_timeline
 from xlacli.analysis.op_lines import finder_for, lines_by_time
-from xlacli.analysis.phases import SETUP, script_step_phases
+from xlacli.analysis.phases import OTHER, SETUP, script_step_phases
 from xlacli.analysis.profile_summary import (
     CompiledModule,
     InstructionIndex,
@@ -155,7 +155,7 @@ def _durations(steps: list[ProfiledStep], log: ChildLog, warmup: int | None) -> 
     if warmup is None:
         return steps
     phases = script_step_phases(log.steps)
-    loop = [e for e in log.steps if phases.get(e.get("step", -1)) != SETUP]
+    loop = [e for e in log.steps if phases.get(e.get("step", -1)) not in (SETUP, OTHER)]
     clocked = [e for e in loop[warmup:] if e.get("wall_time_s")]
     return [ProfiledStep(e["step"], 0.0, float(e["wall_time_s"])) for e in clocked]
 

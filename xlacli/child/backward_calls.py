@@ -68,6 +68,11 @@ class BackwardCalls:
                 self._optimizer_files.add(file)
                 self._new_optimizer_files.append(file)
 
+    @property
+    def trained(self) -> bool:
+        """A backward pass or an optimizer step ran since the last ``delta``."""
+        return bool(self._calls or self._optimizer_steps)
+
     def delta(self) -> dict[str, Any]:
         """``{"backward_sites": [...], "backward_calls": n, "optimizer_steps": n}``
         for what ran since the last call; keys with nothing to say are left out."""

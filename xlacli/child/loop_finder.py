@@ -22,6 +22,7 @@ recurs too, but is not the script's loop, so it never starts one.
 
 from __future__ import annotations
 
+import sysconfig
 import weakref
 from dataclasses import dataclass, field
 from types import FrameType
@@ -50,8 +51,14 @@ SYNC_FUNCTIONS = (
 WRAPPERS = (("typing_extensions.py", "wrapper"),)
 SETUP = "setup"
 LOOP = "loop"
+# A sync after the loop started at another place than the loop's own (an
+# evaluation loop's, a framework's gather for metrics): not a training iteration.
+OTHER = "other"
+# Frames that are the machinery between a sync's place and the sync itself.
+_MACHINERY_PATHS = ("/torch/", "/torch_xla/", "typing_extensions", "<frozen")
 
 SyncSite = tuple[tuple[str, int], ...]
+_STDLIB = sysconfig.get_paths()["stdlib"].replace("\\", "/") + "/"
 
 
 @dataclass(frozen=True)
@@ -72,11 +79,25 @@ class LoopFinder:
     iterations: int = 0
     _user_syncs: dict[SyncSite, int] = field(default_factory=dict)  # site -> its first step
     _loaders: weakref.WeakSet[Any] = field(default_factory=weakref.WeakSet)  # seen iterators
+    # Where the loop's syncs happen: the innermost frame that is neither torch's,
+    # torch_xla's nor the standard library's (the script's line, or a framework's:
+    # a Trainer's training loop). None until the loop's first iteration.
+    loop_place: tuple[str, int] | None = None
+    last_place: tuple[str, int] | None = None  # the place of the sync just classified
 
-    def classify(self, step: int, frame: FrameType | None, *, machinery: bool = False) -> str:
+    def classify(
+        self,
+        step: int,
+        frame: FrameType | None,
+        *,
+        machinery: bool = False,
+        trained: bool = True,
+    ) -> str:
         """The phase of step ``step``, whose sync's stack starts at ``frame``
         (``machinery``: the step ended at a loop's machinery that is no sync,
-        an optimizer step in eager mode)."""
+        an optimizer step in eager mode; ``trained``: a backward pass or an
+        optimizer step ran in it, so it is an iteration wherever it synced, as
+        a Trainer's logging sync ends its training step)."""
         if self.loop_start is None:
             stack = _read_stack(frame, self.roots, self._loaders)
             # machinery given: an optimizer step ended an eager-mode step.
@@ -90,6 +111,16 @@ class LoopFinder:
                 if stack.user_site is not None and not stack.machinery:
                     self._user_syncs[stack.user_site] = step
                 return SETUP
+        place = self.last_place = sync_place(frame, self.roots)
+        if self.loop_place is None:
+            self.loop_place = place
+        elif not trained and (
+            (place is not None and place != self.loop_place)
+            # A new epoch's loader syncs what is pending before its first batch
+            # (an evaluation's leftovers): the loop's place, but no iteration.
+            or _read_stack(frame, self.roots, self._loaders).opening
+        ):
+            return OTHER  # an evaluation's sync, a framework's gather: no iteration
         self.iterations += 1
         return LOOP
 
@@ -98,6 +129,19 @@ class LoopFinder:
         with nothing pending is still no longer new."""
         if self.loop_start is None:
             _read_stack(frame, self.roots, self._loaders)
+
+
+def sync_place(frame: FrameType | None, roots: CodeRoots) -> tuple[str, int] | None:
+    """Where a sync happened: its innermost frame outside torch, torch_xla, xlacli
+    and the standard library, as (file, line)."""
+    while frame is not None:
+        path = frame.f_code.co_filename.replace("\\", "/")
+        machinery = any(part in path for part in _MACHINERY_PATHS) or path.startswith(roots.xlacli)
+        standard = path.startswith(_STDLIB) and "-packages/" not in path
+        if not machinery and not standard:
+            return path, frame.f_lineno
+        frame = frame.f_back
+    return None
 
 
 def _read_stack(

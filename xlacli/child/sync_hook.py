@@ -128,9 +128,18 @@ class SyncHook:
             self.loop.saw_empty_sync(sys._getframe(1))  # 1: sync()
             return context  # nothing was pending, nothing ran: not a step boundary
         ended = self.recorder.synced(wait=self.wait, ended=ended)
-        self._end_step(self.loop.classify(self.step, sys._getframe(1)), ended)  # 1: sync()
+        phase = self.loop.classify(
+            self.step, sys._getframe(1), trained=self._trained()
+        )  # 1: sync()
+        self._end_step(phase, ended)
         self._eager.synced = True
         return context
+
+    def _trained(self) -> bool:
+        """A backward pass or an optimizer step ran in the step now ending (no
+        observer of them, as in a test's own process: take it as trained)."""
+        backward = getattr(self.recorder.observers, "backward", None)
+        return True if backward is None else backward.trained
 
     def _optimizer_stepped(self, caller: FrameType | None) -> None:
         """Eager mode: an optimizer step ended the loop's iteration."""
@@ -146,6 +155,9 @@ class SyncHook:
             input_signature=self.inputs(),
             phase=phase,
             loop_start=self.loop.loop_start,
+            # Where the sync was (file:line), after the loop started: the loop's place
+            # or another (an evaluation's), which the phase says.
+            **({"place": f"{place[0]}:{place[1]}"} if (place := self.loop.last_place) else {}),
         )
         self.step += 1
         counted = self.loop.iterations if self.loop.loop_start is not None else 0

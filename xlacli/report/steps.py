@@ -22,6 +22,9 @@ from xlacli.folding import locate, stretches
 # reads them as SETUP and LOOP, among the phases it gives compiles).
 SETUP_PHASE = "setup"
 LOOP_PHASE = "loop"
+# A sync after the loop started, at another place than the loop's (an evaluation's,
+# a framework's gather): recorded as a step, never counted as a training iteration.
+OTHER_PHASE = "other"
 
 
 @dataclass(frozen=True)
