@@ -46,7 +46,8 @@ class AdviceInputs:
     read_times: Mapping[str | None, ReadTimes] = field(default_factory=dict)
     # Value reads the child timed in the loop's steps, per user line.
     read_counts: Mapping[str | None, int] = field(default_factory=dict)
-    # Each step's first ``loss.backward()`` line (the child records them).
+    # Each step's first ``loss.backward()`` line (the child records them); "" when
+    # the step ran a backward pass from no line of the user's.
     backward_lines: Mapping[int | None, str] = field(default_factory=dict)
 
     @property

@@ -175,7 +175,7 @@ class _Places:
             return _Place(OPTIMIZER_STEP)  # xlacli's --train loop, no line of the user's
         if library is None:
             return _DATA  # xlacli's own frames only: moving data to the device
-        if backward and self._backward_line is not None:
+        if backward and self._backward_line:
             return _Place(self._backward_line, backward=True, library=library)
         return _Place(self._site or LIBRARY_ONLY, backward=backward, library=library)
 

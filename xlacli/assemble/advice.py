@@ -35,10 +35,12 @@ def advice_inputs(run: OrganisedRun, done: Mapping[str, Any]) -> AdviceInputs:
         # The loop's reads: its steps' and the last one's after it (a read after a
         # step's end belongs to the next step's event, the last to the tail's).
         read_counts=reads_by_site([*run.raw.log.steps, *filter(None, [run.raw.log.tail])]),
+        # Each step's loss.backward() line; "" for a backward pass no line of the
+        # user's called (xlacli's --train loop): the step trained all the same.
         backward_lines={
-            event.get("step"): sites[0]
+            event.get("step"): (event.get("backward_sites") or [""])[0]
             for event in run.raw.log.steps
-            if (sites := event.get("backward_sites"))
+            if event.get("backward_sites") or event.get("backward_calls")
         },
     )
 

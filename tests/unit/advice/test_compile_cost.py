@@ -193,3 +193,20 @@ def test_reads_that_forced_no_graph_are_ranked_from_the_childs_timings() -> None
     assert cost.executions_per_step == 0
     assert cost.extra_time_s == pytest.approx(0.001)  # the thread's own work taken off
     assert cost.fix == UNFORCED_FIX
+
+
+def test_a_backward_pass_no_line_of_the_users_called_is_a_named_row() -> None:
+    """xlacli's --train loop calls loss.backward() on a model of torch's modules: no
+    forward line to scope the backward under, no user line for the call."""
+    from xlacli.analysis.compile_cost import BACKWARD_PASS
+
+    ops = [*block_ops(), StackedOp("aten__mm", (), "11[2,8]", "dot.9", "aten__mm")]
+    cost = compile_cost(_training_inputs(ops, backward_line=None))
+    assert cost is not None
+    assert {line.location: line.hlo_instructions for line in cost.lines}[None] == 2
+    trained = dataclasses.replace(_training_inputs(ops), backward_lines={0: ""})
+    cost = compile_cost(trained)
+    assert cost is not None
+    rows = {line.location: line for line in cost.lines}
+    assert rows[BACKWARD_PASS].backward_hlo_instructions == 1
+    assert rows[None].hlo_instructions == 1
