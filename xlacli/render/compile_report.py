@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import sys
 from collections.abc import Iterable
@@ -145,7 +146,7 @@ def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Tabl
     numbers += ["in/out/temp"] if compact else ["in", "out", "temp"]
     for name in (*numbers, "compile", "runs", "median"):
         table.add_column(name, justify="right", no_wrap=True)
-    for graph in graphs:
+    for graph, alike in _eager_runs(list(graphs)):
         sizes = [
             format_bytes(graph.input_bytes),
             format_bytes(graph.output_bytes),
@@ -155,7 +156,7 @@ def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Tabl
         if not compact:
             counts = [graph.ir_nodes, *counts, graph.fusions]
         table.add_row(
-            short_hash(graph.hash),
+            short_hash(graph.hash) + (f" +{alike - 1}" if alike > 1 else ""),
             _site_text(graph, compact=compact),
             *(_count(count) for count in counts),
             *(
@@ -168,6 +169,45 @@ def graph_table(graphs: Iterable[GraphRecord], *, compact: bool = False) -> Tabl
             format_seconds(graph.execute_time_s),
         )
     return table
+
+
+def _eager_runs(graphs: list[GraphRecord]) -> list[tuple[GraphRecord, int]]:
+    """Eager mode compiles one graph per op and shape: a run of eager graphs at one
+    line is one row (the first's hash ``+N``, their sizes and runs summed)."""
+    rows: list[tuple[GraphRecord, int]] = []
+    start = 0
+    while start < len(graphs):
+        end = start + 1
+        first = graphs[start]
+        while (
+            first.trigger == "eager"
+            and end < len(graphs)
+            and graphs[end].trigger == "eager"
+            and graphs[end].site == first.site
+        ):
+            end += 1
+        rows.append((_summed(graphs[start:end]) if end - start > 1 else first, end - start))
+        start = end
+    return rows
+
+
+def _summed(graphs: list[GraphRecord]) -> GraphRecord:
+    def total(values: Iterable[int | None]) -> int | None:
+        known = [value for value in values if value is not None]
+        return sum(known) if known else None
+
+    return dataclasses.replace(
+        graphs[0],
+        ir_nodes=total(g.ir_nodes for g in graphs),
+        hlo_instructions=total(g.hlo_instructions for g in graphs),
+        optimized_hlo_instructions=total(g.optimized_hlo_instructions for g in graphs),
+        fusions=total(g.fusions for g in graphs),
+        input_bytes=total(g.input_bytes for g in graphs),
+        output_bytes=total(g.output_bytes for g in graphs),
+        temp_bytes=total(g.temp_bytes for g in graphs),
+        executions=sum(g.executions for g in graphs),
+        execute_time_s=None,
+    )
 
 
 LEGEND = (

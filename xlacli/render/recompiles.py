@@ -20,7 +20,7 @@ from xlacli.analysis.phases import (
 )
 from xlacli.folding import equal_runs, shown_of_run, stretches
 from xlacli.paths import display_location, source_line
-from xlacli.report.run import CompileEvent, FallbackOp, RunReport, ServedGraph
+from xlacli.report.run import CompileCause, CompileEvent, FallbackOp, RunReport, ServedGraph
 from xlacli.units import format_seconds
 from xlacli.words import counted
 
@@ -47,7 +47,7 @@ def recompile_view(report: RunReport) -> RenderableType:
     steady = [event for event in report.events if event.steady_state]
     if steady:
         parts.append(Text(f"\nSteady-state recompiles ({len(steady)}):", style="bold red"))
-        parts.extend(group_block(group) for group in grouped(steady))
+        parts.extend(group_blocks(grouped(steady)))
     elif report.steps > report.warmup:
         # Dynamo's guard recompiles are counted apart (its own section): say whose.
         whose = "XLA compile" if report.dynamo and report.dynamo.recompiles else "compile"
@@ -57,12 +57,15 @@ def recompile_view(report: RunReport) -> RenderableType:
         if not expected:
             continue
         parts.append(Text("\n" + heading.format(n=len(expected)) + ":", style="bold"))
-        parts.extend(
-            group_block(group)
-            if group[0].cause.category in GROUPED_CATEGORIES
-            else _warmup_line(group[0])  # only grouped categories form groups
-            for group in grouped(expected)
-        )
+        singles: list[CompileEvent] = []
+        for group in grouped(expected):
+            if group[0].cause.category in GROUPED_CATEGORIES:
+                parts.extend(_folded_lines(singles))
+                singles = []
+                parts.append(group_block(group))
+            else:
+                singles.extend(group)  # folded line by line below
+        parts.extend(_folded_lines(singles))
     if report.fallback_ops:
         parts.append(Text("\nOps run on the CPU (fallbacks):", style="bold yellow"))
         parts.extend(_fallback_line(op) for op in report.fallback_ops)
@@ -167,22 +170,41 @@ def grouped(events: list[CompileEvent]) -> list[list[CompileEvent]]:
     groups: list[list[CompileEvent]] = []
     for event in events:
         last = groups[-1][-1] if groups else None
-        if (
-            last is not None
-            and event.cause.category in GROUPED_CATEGORIES
-            and (last.step, last.cause.category, last.cause.location)
-            == (event.step, event.cause.category, event.cause.location)
-        ):
+        same_place = last is not None and (
+            last.step,
+            last.cause.category,
+            last.cause.location,
+        ) == (event.step, event.cause.category, event.cause.location)
+        # The same story told twice in a step (eager mode: one graph per op of a
+        # batch that changed size) is one block with its count.
+        told_alike = same_place and last is not None and last.cause == event.cause
+        if same_place and (event.cause.category in GROUPED_CATEGORIES or told_alike):
             groups[-1].append(event)
         else:
             groups.append([event])
     return groups
 
 
-def group_block(group: list[CompileEvent]) -> RenderableType:
+def group_block(
+    group: list[CompileEvent], *, hint_above: bool = False, also_above: bool = False
+) -> RenderableType:
     """A group of one pattern's compiles, told by its last (which has seen them all)."""
     total = sum(event.compile_time_s for event in group)
-    return event_block(dataclasses.replace(group[-1], compile_time_s=total), len(group))
+    last = dataclasses.replace(group[-1], compile_time_s=total)
+    return event_block(last, len(group), hint_above=hint_above, also_above=also_above)
+
+
+def group_blocks(groups: list[list[CompileEvent]]) -> list[RenderableType]:
+    """Each group's block; a fix the block just above gave is not said again."""
+    blocks: list[RenderableType] = []
+    seen_also: set[CompileCause] = set()
+    for index, group in enumerate(groups):
+        cause = group[-1].cause
+        above = index > 0 and groups[index - 1][-1].cause.hint == cause.hint
+        said = bool(cause.also) and set(cause.also) <= seen_also
+        seen_also.update(cause.also)
+        blocks.append(group_block(group, hint_above=above, also_above=said))
+    return blocks
 
 
 def served_block(graph: ServedGraph) -> RenderableType:
@@ -207,7 +229,9 @@ def served_block(graph: ServedGraph) -> RenderableType:
     return Group(*lines)
 
 
-def event_block(event: CompileEvent, count: int = 1) -> RenderableType:
+def event_block(
+    event: CompileEvent, count: int = 1, *, hint_above: bool = False, also_above: bool = False
+) -> RenderableType:
     """One recompile (or ``count`` of one pattern): category, the user's line and
     its code, the library line inside it, before/after, cost, fix, other readings."""
     cause = event.cause
@@ -231,11 +255,13 @@ def event_block(event: CompileEvent, count: int = 1) -> RenderableType:
     # Padding keeps a wrapped line under its first; the trailing spaces it pads
     # with are dropped by the console's writer (render/console.py).
     lines.append(Padding(Text(cause.detail), (0, 0, 0, 6)))
-    if cause.hint:
+    if cause.hint and hint_above:  # the block before gave the same fix
+        lines.append(Padding(Text.from_markup("[green]fix:[/] as above"), (0, 0, 0, 6)))
+    elif cause.hint:
         lines.append(
             Padding(Text.from_markup(f"[green]fix:[/] {escape(cause.hint)}"), (0, 0, 0, 6))
         )
-    for other in cause.also:
+    for other in () if also_above else cause.also:  # the block above said the same
         where = display_location(other.location) or "unknown location"
         lines.append(
             Padding(
@@ -254,13 +280,30 @@ def step_label(event: CompileEvent) -> str:
     return "after the loop" if event.phase == AFTER_LOOP else "setup"
 
 
-def _warmup_line(event: CompileEvent) -> Text:
+def _folded_lines(events: list[CompileEvent]) -> list[Text]:
+    """One line per run of expected compiles alike (same step, category and lines:
+    eager mode compiles one graph per op and shape), with its count."""
+
+    def key(event: CompileEvent) -> tuple[object, ...]:
+        cause = event.cause
+        return (event.step, event.phase, cause.category, cause.location, cause.library_location)
+
+    lines = []
+    for start, end in equal_runs([key(event) for event in events]):
+        run = events[start:end]
+        total = sum(event.compile_time_s for event in run)
+        lines.append(_warmup_line(dataclasses.replace(run[0], compile_time_s=total), len(run)))
+    return lines
+
+
+def _warmup_line(event: CompileEvent, count: int = 1) -> Text:
     inside = display_location(event.cause.library_location)
     return Text.assemble(
         ("  ", "dim"),
         step_label(event),
         "  ",
         (event.cause.category, "magenta"),
+        (f" ×{count}" if count > 1 else "", "magenta"),
         "  ",
         (display_location(event.cause.location) or "", "cyan"),
         (f" (inside {inside})" if inside else "", "dim"),
