@@ -70,8 +70,9 @@ class BackwardCalls:
 
     @property
     def trained(self) -> bool:
-        """A backward pass or an optimizer step ran since the last ``delta``."""
-        return bool(self._calls or self._optimizer_steps)
+        """A backward pass ran since the last ``delta``: the iteration's own work (an
+        optimizer update alone, synced apart from it, is not a new iteration)."""
+        return bool(self._calls)
 
     def delta(self) -> dict[str, Any]:
         """``{"backward_sites": [...], "backward_calls": n, "optimizer_steps": n}``

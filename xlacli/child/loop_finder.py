@@ -95,9 +95,9 @@ class LoopFinder:
     ) -> str:
         """The phase of step ``step``, whose sync's stack starts at ``frame``
         (``machinery``: the step ended at a loop's machinery that is no sync,
-        an optimizer step in eager mode; ``trained``: a backward pass or an
-        optimizer step ran in it, so it is an iteration wherever it synced, as
-        a Trainer's logging sync ends its training step)."""
+        an optimizer step in eager mode; ``trained``: a backward pass ran in it,
+        so it is an iteration wherever it synced, as a Trainer's logging sync
+        ends its training step)."""
         if self.loop_start is None:
             stack = _read_stack(frame, self.roots, self._loaders)
             # machinery given: an optimizer step ended an eager-mode step.

@@ -136,8 +136,8 @@ class SyncHook:
         return context
 
     def _trained(self) -> bool:
-        """A backward pass or an optimizer step ran in the step now ending (no
-        observer of them, as in a test's own process: take it as trained)."""
+        """A backward pass ran in the step now ending (no observer of it, as in a
+        test's own process: take it as trained)."""
         backward = getattr(self.recorder.observers, "backward", None)
         return True if backward is None else backward.trained
 
