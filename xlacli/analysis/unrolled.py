@@ -36,6 +36,7 @@ class GraphNodes:
     graph_hash: str
     nodes: tuple[IrNode, ...]
     hlo_instructions: int | None
+    site: str | None = None  # the user's line whose sync or read ran the graph
 
 
 def unrolled_loops(
@@ -65,9 +66,14 @@ def unrolled_loops(
             if line is not None:
                 per_line[line] = max(per_line.get(line, 0), iterations)
         loops: dict[str, UnrolledLoop] = {}
+        # A loop that holds the graph's own sync runs one graph per iteration: its
+        # repeats are something else (an optimizer's per-parameter update).
+        synced_in = loop_above(graph.site, read_lines) if graph.site else None
         for line, iterations in per_line.items():
             header = loop_above(line, read_lines)
-            if header is None or (header in loops and loops[header].iterations >= iterations):
+            if header is None or header == synced_in:
+                continue
+            if header in loops and loops[header].iterations >= iterations:
                 continue
             loops[header] = UnrolledLoop(
                 graph_hash=graph.graph_hash,

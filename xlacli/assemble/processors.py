@@ -200,7 +200,7 @@ def unrolled(run: OrganisedRun, done: Sections) -> tuple[UnrolledLoop, ...]:
     by_hash = {graph.graph_hash: graph for graph in run.compiled}
     sizes = {graph.hash: graph.hlo_instructions for graph in run.graphs}
     graphs = [
-        GraphNodes(graph.graph_hash, graph.ir.nodes, sizes.get(graph.graph_hash))
+        GraphNodes(graph.graph_hash, graph.ir.nodes, sizes.get(graph.graph_hash), graph.site)
         for graph in by_hash.values()
         if graph.ir is not None
     ]
