@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
+from pathlib import PurePath
 
 from xlacli.analysis.compiled import (
     CompiledGraph,
@@ -69,6 +70,14 @@ def explain_compiles(
     ops: dict[int, IrOps] = {}  # by id of the IR: each graph's IR normalised once
     events = []
     setup_eager = _eager_before_loop(graphs)
+    # The user's files as the IR names them (base names): where a live tensor of
+    # theirs was made, never a library's line every graph shares (a forward's).
+    user_files = {
+        PurePath(frame.file).name
+        for graph in graphs
+        for frame in graph.frames
+        if context.locator.roots.is_user(frame)
+    }
     for graph in graphs:
         previous = seen.setdefault(graph.frames, [])
         if graph.eager:  # the same op's graphs of earlier steps only: another op, or
@@ -86,7 +95,7 @@ def explain_compiles(
                 previous, nearest, graph, difference, context, in_loop
             ) or _explain(nearest, graph, difference, context)
             if cause.category == "graph_structure":
-                carried = _carried_over(graph, nearest, difference, graphs)
+                carried = _carried_over(graph, nearest, difference, graphs, user_files)
                 if carried is not None:
                     cause = _carried_over_cause(graph, *carried, difference, context)
             if graph.eager and cause.category == "intermediate_shape":
@@ -125,6 +134,7 @@ def _carried_over(
     old: CompiledGraph,
     difference: IrDifference | None,
     graphs: Sequence[CompiledGraph],
+    user_files: set[str],
 ) -> tuple[CompiledGraph, IrNode] | None:
     """The earlier graph of *another* site whose lines made ops this graph has and
     the site's own earlier graph had not, with one such node: a tensor made there
@@ -133,7 +143,11 @@ def _carried_over(
     if difference is None or new.ir is None or old.ir is None:
         return None
     own = {node.location for node in old.ir.nodes}
-    fresh = {node.location for node in _computed(new.ir.nodes)} - own
+    fresh = {
+        node.location
+        for node in _computed(new.ir.nodes)
+        if node.location is not None and node.location.file in user_files
+    } - own
     if not fresh:
         return None
     for other in reversed(graphs[: graphs.index(new)]):
