@@ -98,7 +98,7 @@ def test_layers_iterated_in_forward_are_not_a_loop_over_data(run):
 
 
 def test_the_html_page_shows_it(run):
-    folder, _, report = run
+    folder, _, _ = run
     page = folder / "page.html"
     assert run_cli("report", folder / "run", "--output", page, cwd=folder).code == 0
     html = page.read_text()

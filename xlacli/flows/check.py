@@ -22,8 +22,8 @@ from xlacli.analysis.baseline import (
     load_baseline,
     write_baseline,
 )
+from xlacli.analysis.baseline_pairing import pair_graphs, renamed_baseline
 from xlacli.analysis.check import CheckOutcome, check_time_budget, compare
-from xlacli.analysis.graph_match import pair_graphs, renamed_baseline
 from xlacli.analysis.memory_check import DEFAULT_MEMORY_TOLERANCE, compare_peaks
 from xlacli.capture.discover import ModelTarget
 from xlacli.capture.ranks import rank_folder

@@ -6,8 +6,9 @@ from __future__ import annotations
 import dataclasses
 
 from tests.unit.analysis.test_check import baseline
+from xlacli.analysis.baseline_pairing import pair_graphs, renamed_baseline
 from xlacli.analysis.check import OK, REGRESSION, compare
-from xlacli.analysis.graph_match import GraphSite, pair_graphs, renamed_baseline
+from xlacli.analysis.graph_match import GraphSite
 from xlacli.analysis.line_growth import line_changes
 
 SYNC = "torch_xla.sync()"
