@@ -18,39 +18,28 @@ NO_BRANCH_HINT = (
     "a library's own branch, or a count that changes); `xlacli diff-hlo RUN A B` on the two "
     "graphs shows the ops, and each step should make the same ones"
 )
-_BRANCHES = ("if ", "elif ", "else:", "while ", "match ", "case ")
-_SCOPES = ("def ", "async def ", "class ")
 
 
-def branch_above(location: str, reach: int = 40) -> bool:
-    """Whether a Python branch encloses the line at ``file:line`` (or is on it): a
-    line above it, less indented, that starts ``if``/``elif``/``else``/``while``/
-    ``match``, before the enclosing ``def`` or ``class``. Unreadable: assume one."""
+def branch_above(location: str) -> bool:
+    """Whether a Python branch encloses the line at ``file:line`` (or is on it):
+    an ``if``/``else``, a conditional expression, a ``while`` or a ``match``
+    within its function (``analysis/loop_source.py``). Unreadable: assume one."""
+    from xlacli.analysis.loop_source import in_branch
     from xlacli.paths import split_location
 
     file, number = split_location(location)
+    if number is None:
+        return True
+    found = in_branch(_read_text, file, number)
+    return True if found is None else found
+
+
+def _read_text(file: str) -> str | None:
     try:
         with open(file, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
+            return handle.read()
     except OSError:
-        return True
-    if number is None or not 0 < number <= len(lines):
-        return True
-    line = lines[number - 1]
-    if line.strip().startswith(_BRANCHES) or " if " in line:  # a conditional expression too
-        return True
-    indent = len(line) - len(line.lstrip())
-    for text in reversed(lines[max(0, number - 1 - reach) : number - 1]):
-        stripped = text.strip()
-        depth = len(text) - len(text.lstrip())
-        if not stripped or stripped.startswith("#") or depth >= indent:
-            continue
-        if stripped.startswith(_BRANCHES):
-            return True
-        if stripped.startswith(_SCOPES):
-            return False
-        indent = depth
-    return False
+        return None
 
 
 HINTS = {

@@ -6,7 +6,7 @@ of a run asks about the same files."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from xlacli.parse.frames import Frame
@@ -106,3 +106,46 @@ def _parse(text: str | None) -> ast.Module | None:
         return ast.parse(text)
     except (SyntaxError, ValueError):
         return None
+
+
+_LOOP_NODES = (ast.For, ast.AsyncFor, ast.While)
+_BRANCH_NODES = (ast.If, ast.IfExp, ast.While, ast.Match)
+_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _holding(tree: ast.Module, line: int) -> Sequence[ast.stmt | ast.expr]:
+    """The nodes whose lines hold ``line``, outermost first, within its innermost
+    function or class (the scope the line runs in)."""
+    nodes = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, (*_LOOP_NODES, *_BRANCH_NODES, *_SCOPE_NODES))
+        and node.lineno <= line <= (node.end_lineno or node.lineno)
+    ]
+    nodes.sort(key=lambda node: node.lineno)
+    scopes = [index for index, node in enumerate(nodes) if isinstance(node, _SCOPE_NODES)]
+    return nodes[scopes[-1] :] if scopes else nodes
+
+
+def enclosing_loop(read_source: SourceReader, file: str, line: int) -> int | None:
+    """The first line of the innermost ``for``/``while`` holding ``file:line`` in
+    its function; None outside every loop, or in a module's ``forward`` (a stack
+    of layers, never a loop over data)."""
+    tree = _tree(read_source, file)
+    if tree is None:
+        return None
+    held = _holding(tree, line)
+    if held and isinstance(held[0], _SCOPE_NODES[:2]) and held[0].name == "forward":
+        return None
+    loops = [node.lineno for node in held if isinstance(node, _LOOP_NODES) and node.lineno < line]
+    return loops[-1] if loops else None
+
+
+def in_branch(read_source: SourceReader, file: str, line: int) -> bool | None:
+    """Whether a Python branch (``if``/``else``, a conditional expression,
+    ``while``, ``match``) holds or is ``file:line`` in its function; None when
+    the source cannot be read."""
+    tree = _tree(read_source, file)
+    if tree is None:
+        return None
+    return any(isinstance(node, _BRANCH_NODES) for node in _holding(tree, line))

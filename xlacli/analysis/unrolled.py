@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from xlacli.analysis.loop_source import enclosing_loop
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrNode
 from xlacli.paths import split_location
@@ -25,8 +26,6 @@ from xlacli.report.run import UnrolledLoop
 
 # The same ops at one line this many times in one graph: a loop's iterations.
 MIN_ITERATIONS = 8
-_LOOPS = ("for ", "while ", "async for ")
-_SCOPES = ("def ", "async def ", "class ")
 
 
 @dataclass(frozen=True)
@@ -90,22 +89,12 @@ def loop_above(location: str, read_lines: Callable[[str], list[str] | None]) -> 
     """The ``for``/``while`` enclosing ``file:line`` in the user's code, as
     ``file:line``; None outside every loop, or inside a module's ``forward``."""
     file, number = split_location(location)
-    lines = read_lines(file)
-    if lines is None or number is None or not 0 < number <= len(lines):
+    if number is None:
         return None
-    text = lines[number - 1]
-    indent = len(text) - len(text.lstrip())
-    loop: int | None = None
-    for index in range(number - 2, -1, -1):
-        above = lines[index]
-        stripped = above.strip()
-        depth = len(above) - len(above.lstrip())
-        if not stripped or stripped.startswith("#") or depth >= indent:
-            continue
-        indent = depth
-        if stripped.startswith(_LOOPS) and loop is None:
-            loop = index + 1
-        if stripped.startswith(_SCOPES):
-            in_forward = stripped.startswith(("def forward(", "async def forward("))
-            return None if loop is None or in_forward else f"{file}:{loop}"
+
+    def read_source(path: str) -> str | None:
+        lines = read_lines(path)
+        return None if lines is None else "\n".join(lines) + "\n"
+
+    loop = enclosing_loop(read_source, file, number)
     return f"{file}:{loop}" if loop is not None else None
