@@ -14,6 +14,7 @@ from rich.text import Text
 from xlacli.analysis.loss_targets import ignores_an_index
 from xlacli.paths import display_location, display_walked
 from xlacli.render.console import plain_table
+from xlacli.render.scan_words import scan_model_note, scan_verdict
 from xlacli.report.advice import BucketAdvice, CompileCost, LineCost, ScanAdvice, ValueReadCost
 from xlacli.report.run import RunReport
 from xlacli.units import format_seconds, short_hash
@@ -115,34 +116,6 @@ def scan_view(advice: ScanAdvice) -> RenderableType:
     rows.append(Text("  layer lines: " + ", ".join(map(line_name, advice.lines)), style="dim"))
     rows.extend(Text(f"  needs: {blocker}", style="dim") for blocker in advice.blockers)
     return Group(*rows)
-
-
-def scan_verdict(advice: ScanAdvice) -> str:
-    """What scan_layers would do to the compile: advised, or why not."""
-    change = (
-        f"predicted compile {format_seconds(advice.graph_compile_time_s)}"
-        f" -> {format_seconds(advice.predicted_compile_time_s)}"
-    )
-    if advice.pays:
-        return (
-            "torch_xla.experimental.scan_layers compiles one layer's body, in a loop: "
-            f"{change} (saves {format_seconds(advice.predicted_saving_time_s)})"
-        )
-    return (
-        f"scan_layers would not pay here: {change}; the loop's own compile"
-        f" ({format_seconds(advice.loop_compile_time_s)}) outweighs the {advice.layers - 1}"
-        " further layers it removes; it pays from about"
-        f" {advice.break_even_layers} layers"
-    )
-
-
-def scan_model_note(advice: ScanAdvice) -> str:
-    return (
-        f"estimate from this run's compile: the first layer's graph"
-        f" {format_seconds(advice.first_layer_compile_time_s)}, each further layer"
-        f" {format_seconds(advice.per_layer_compile_time_s)}, the loop"
-        f" {format_seconds(advice.loop_compile_time_s)} ({advice.cost_basis})"
-    )
 
 
 KEEP_SIZES = "no fewer buckets pads less than 20%: keep the sizes as they are"

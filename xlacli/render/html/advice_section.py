@@ -16,10 +16,9 @@ from xlacli.render.advice import (
     cost_line_name,
     line_name,
     read_time_text,
-    scan_model_note,
-    scan_verdict,
 )
 from xlacli.render.html.context import RunContext, graph_anchor
+from xlacli.render.scan_words import scan_model_note, scan_verdict
 from xlacli.report.advice import CompileCost
 
 TOP_LINES = 15
