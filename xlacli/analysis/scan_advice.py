@@ -12,13 +12,17 @@ line), but N identical layers make every key occur a multiple of N times; the
 most common count is N, and keys whose count N does not divide belong to layers
 that differ. This ignores the order of instructions, which XLA's lowering
 interleaves (a layer's weight transposes come before earlier layers' ops).
+
+Identical layers are reported whatever their share, advised or with the reasons
+not (``scan_verdict.py``); a training graph's optimizer update is shown apart
+(``optimizer_update.py``): scanning keeps it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
@@ -29,16 +33,16 @@ from xlacli.analysis.loop_source import (
     enclosing_class,
     loop_iterable,
 )
-from xlacli.analysis.scan_cost import GraphSize, ScanCost, fit_fresh_ratio, scan_cost
+from xlacli.analysis.optimizer_update import NO_UPDATE, OptimizerUpdate, optimizer_update
+from xlacli.analysis.scan_cost import DATA_OPS
+from xlacli.analysis.scan_pricing import price_stacks
+from xlacli.analysis.scan_verdict import MIN_SHARE
 from xlacli.parse.frames import Frame
 from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.paths import display_location
 from xlacli.report.advice import ScanAdvice
 
-# Advise when the layers make at least this share of the graph's instructions.
-MIN_SHARE = 0.3
 _CALL_PLUMBING = ("_call_impl", "_wrapped_call_impl")
-_DATA_OPS = ("xla__device_data", "prim__Constant", "")  # "": an HLO parameter
 BLOCKERS = (
     "every layer must be the same class with parameters of the same shapes"
     " (scan_layers stacks them)",
@@ -60,73 +64,34 @@ class _Site:
 
 
 def advise_scan(inputs: AdviceInputs) -> tuple[ScanAdvice, ...]:
-    """One advice per graph and loop whose layers make a large share of the graph,
-    with the compile time ``scan_layers`` would give (``scan_cost.py``)."""
-    found = [
-        (artifacts, scan_candidates(artifacts, inputs.read_source)) for artifacts in inputs.graphs
-    ]
-    sizes = {
-        artifacts.graph.hash: graph_size(artifacts, advice)
-        for artifacts, advice in found
-        if artifacts.stacks
-    }
-    ratio = fit_fresh_ratio(list(sizes.values()))
-    return tuple(
-        with_cost(item, scan_cost(sizes[item.graph_hash], item.layers, ratio, len(sizes)))
-        for _, advice in found
-        for item, _compute in advice
-    )
-
-
-def graph_size(artifacts: GraphArtifacts, advice: Sequence[tuple[ScanAdvice, int]]) -> GraphSize:
-    """A graph's compile (one compilation's) with its fresh and repeated instructions:
-    the identical layers after the first are the repeated ones. Only computations
-    count: parameters and constants (each layer's weights among them, outside the
-    layer's call) cost XLA next to nothing."""
-    graph = artifacts.graph
-    computed = sum(op.op_type not in _DATA_OPS for op in artifacts.stacks)
-    repeated = sum(compute - compute // item.layers for item, compute in advice if item.identical)
-    return GraphSize(
-        compile_time_s=graph.compile_time_s / max(1, graph.compilations),
-        fresh=computed - repeated,
-        repeated=repeated,
-    )
-
-
-def with_cost(advice: ScanAdvice, cost: ScanCost) -> ScanAdvice:
-    """The advice with its predicted compile; layers that differ are not priced."""
-    if not advice.identical:
-        return advice
-    return replace(
-        advice,
-        predicted_compile_time_s=cost.scanned_s,
-        predicted_saving_time_s=cost.saving_s,
-        pays=cost.pays,
-        first_layer_compile_time_s=cost.first_layer_s,
-        per_layer_compile_time_s=cost.per_layer_s,
-        loop_compile_time_s=cost.loop_s,
-        break_even_layers=cost.break_even_layers,
-        cost_basis=cost.basis,
-        code=advice.code if cost.pays else "",
-    )
+    """One advice per graph and loop of identical layers (or of layers that differ,
+    making a large share of the graph), priced and judged (``scan_pricing.py``)."""
+    found = []
+    for artifacts in inputs.graphs:
+        update = optimizer_update(artifacts.stacks)
+        found.append((artifacts, update, scan_candidates(artifacts, inputs.read_source, update)))
+    return price_stacks(found)
 
 
 def scan_candidates(
-    artifacts: GraphArtifacts, read_source: SourceReader
+    artifacts: GraphArtifacts,
+    read_source: SourceReader,
+    update: OptimizerUpdate = NO_UPDATE,
 ) -> list[tuple[ScanAdvice, int]]:
-    """The outermost looped module calls of a graph that repeat and make a large
-    share of it, each with its layers' computations (data ops left out)."""
+    """The outermost looped module calls of a graph that repeat (identical layers,
+    or layers that differ and make a large share of it), each with its layers'
+    computations (data ops left out); ``update``: the graph's optimizer update."""
     stacks = artifacts.stacks
     sites = _looped_sites(stacks, read_source)
     found: list[tuple[_Site, ScanAdvice]] = []
     for site in sorted(sites.values(), key=lambda s: len(s.outer)):
         if any(_nested(site.outer, chosen.outer) for chosen, _ in found):
             continue
-        advice = _advice(artifacts, site, len(stacks), read_source)
+        advice = _advice(artifacts, site, (len(stacks), update), read_source)
         if advice is not None and not _repeated_by_data(stacks, site, advice.layers, read_source):
             found.append((site, advice))
     return [
-        (advice, sum(n for key, n in site.keys.items() if key[0] not in _DATA_OPS))
+        (advice, sum(n for key, n in site.keys.items() if key[0] not in DATA_OPS))
         for site, advice in found
     ]
 
@@ -176,7 +141,7 @@ def _repeated_by_data(
         keys: Counter[tuple[str, str, tuple[Frame, ...]]] = Counter()
         for op in stacks:
             stack = op.stack
-            if op.op_type in _DATA_OPS or stack[-len(around) :] != around:
+            if op.op_type in DATA_OPS or stack[-len(around) :] != around:
                 continue
             if len(stack) >= len(site.outer) and stack[-len(site.outer) :] == site.outer:
                 continue  # the layers' own
@@ -198,23 +163,27 @@ def _add_backward(stacks: Sequence[StackedOp], sites: dict[tuple[Frame, ...], _S
         where = (file, int(line))
         for site in sites.values():
             if where in site.lines:
-                kind = op.op_type if op.op_type in _DATA_OPS else f"backward {op.op_type}"
+                kind = op.op_type if op.op_type in DATA_OPS else f"backward {op.op_type}"
                 site.keys[(kind, op.shape, (where,))] += 1
 
 
 def _advice(
-    artifacts: GraphArtifacts, site: _Site, graph_ops: int, read_source: SourceReader
+    artifacts: GraphArtifacts,
+    site: _Site,
+    graph: tuple[int, OptimizerUpdate],  # its instructions and optimizer update
+    read_source: SourceReader,
 ) -> ScanAdvice | None:
+    graph_ops, update = graph
     counts = Counter(site.keys.values())
     layers = max(counts, key=lambda count: (counts[count], count))
     block = sum(site.keys.values())
     share = block / graph_ops if graph_ops else 0.0
-    if layers < 2 or share < MIN_SHARE:
-        return None
     # Data ops may be shared between layers (torch_xla reuses one device copy of
     # a Python scalar), so only computations have to repeat N times.
-    odd = [key for key, count in site.keys.items() if count % layers and key[0] not in _DATA_OPS]
+    odd = [key for key, count in site.keys.items() if count % layers and key[0] not in DATA_OPS]
     identical = not odd
+    if layers < 2 or (share < MIN_SHARE and not identical):
+        return None  # identical layers are reported at any share, with why not
     call = site.outer[0]
     time_s = artifacts.graph.compile_time_s / max(1, artifacts.graph.compilations)
     layer_frame = site.layer_frames.most_common(1)[0][0] if site.layer_frames else None
@@ -228,8 +197,10 @@ def _advice(
         identical=identical,
         block_instructions=block,
         share=share,
+        optimizer_instructions=update.instructions,
+        optimizer_share=update.instructions / graph_ops if graph_ops else 0.0,
         graph_compile_time_s=time_s,
-        predicted_compile_time_s=time_s,  # priced by with_cost once every graph is seen
+        predicted_compile_time_s=time_s,  # priced once every graph is seen
         predicted_saving_time_s=0.0,
         pays=False,
         lines=tuple(frame.location for frame, _ in site.layer_frames.most_common(5)),

@@ -71,13 +71,23 @@ class ScanAdvice:
     differing: tuple[str, ...] = ()  # ops found in only some layers
     blockers: tuple[str, ...] = ()  # what would stop scan_layers here
     code: str = ""  # empty unless advised
-    # The cost model (analysis/scan_cost.py): advised only when the saving pays.
+    # The cost model (analysis/scan_cost.py): advised only when the layers make
+    # enough of the graph and the saving pays (analysis/scan_verdict.py).
     pays: bool = False
     first_layer_compile_time_s: float = 0.0  # the graph with one layer
     per_layer_compile_time_s: float = 0.0  # each further layer
     loop_compile_time_s: float = 0.0  # the scan loop's own compile
     break_even_layers: int = 0  # the fewest layers for which scanning saves
     cost_basis: str = ""
+    # A training step's optimizer update (every parameter's), which scanning keeps.
+    optimizer_instructions: int = 0
+    optimizer_share: float = 0.0  # of the graph's HLO instructions
+    # Scanned, each layer's update compiles afresh (its gradient a slice): per layer.
+    sliced_update_compile_time_s: float = 0.0
+    # Why not advised (scan_verdict's codes: share, sliced_update, loop, noise,
+    # layers_differ); empty when advised, and in reports written before them.
+    not_advised_because: tuple[str, ...] = ()
+    advised_from_layers: int = 0  # with not_advised_because: 0 is at no depth
 
 
 @dataclass(frozen=True)
@@ -149,7 +159,8 @@ def compile_cost_from_dict(data: Any) -> CompileCost | None:
 
 
 def scan_advice_from_dict(data: Any) -> tuple[ScanAdvice, ...]:
-    return _all(_known(ScanAdvice, item, ("lines", "differing", "blockers")) for item in data or ())
+    tuples = ("lines", "differing", "blockers", "not_advised_because")
+    return _all(_known(ScanAdvice, item, tuples) for item in data or ())
 
 
 def bucket_advice_from_dict(data: Any) -> tuple[BucketAdvice, ...]:

@@ -99,3 +99,19 @@ def inputs(stacks: list[StackedOp], compile_time_s: float = 2.0) -> AdviceInputs
     artifacts = GraphArtifacts(record, tuple(stacks))
     sources = {MODEL: SOURCE}
     return AdviceInputs((artifacts,), ROOTS, read_source=sources.get)
+
+
+ADAMW = "/lib/python3.11/site-packages/torch/optim/adamw.py"
+STEP_LINE = 30  # the model file's optimizer.step()
+
+
+def update_ops(parameters: int, shape: str = "11[2,8]") -> list[StackedOp]:
+    """``parameters`` parameters' optimizer updates of one shape: the same four
+    computations and a constant each, under ``optimizer.step()``."""
+    stack = (
+        Frame("_single_tensor_adamw", ADAMW, 380),
+        Frame("step", ADAMW, 220),
+        Frame("train", MODEL, STEP_LINE),
+    )
+    update = ("aten__mul", "aten__add", "aten__sqrt", "aten__div", "prim__Constant")
+    return [StackedOp(op, stack, shape) for _ in range(parameters) for op in update]

@@ -7,6 +7,7 @@ import pytest
 
 from xlacli.analysis.scan_cost import (
     FRESH_TO_REPEATED,
+    SLICED_UPDATE,
     XLA_CPU_BASIS,
     GraphSize,
     fit_fresh_ratio,
@@ -63,3 +64,34 @@ def test_no_fit_from_one_graph_or_alike_shares_or_nonsense() -> None:
     assert fit_fresh_ratio(negative) is None
     assert scan_cost(GraphSize(2.0, 254, 1666), 8).basis == XLA_CPU_BASIS
     assert FRESH_TO_REPEATED > 1
+
+
+def test_the_depth_from_which_it_pays_is_where_the_model_says_it_pays() -> None:
+    """``pays_from_layers`` extrapolates the same stack: at that depth the model
+    says it pays, one layer fewer it does not (the compile grows with the layers)."""
+    shallow = scan_cost(GraphSize(2.03, fresh=254, repeated=7 * 238), layers=8)
+    depth = shallow.pays_from_layers()
+    scale = 2.03 / (FRESH_TO_REPEATED * 254 + 7 * 238)
+
+    def at(layers: int) -> bool:
+        repeated = (layers - 1) * 238
+        graph = GraphSize(scale * (FRESH_TO_REPEATED * 254 + repeated), 254, repeated)
+        return scan_cost(graph, layers).pays
+
+    assert at(depth) and not at(depth - 1)
+    assert shallow.break_even_layers < depth  # saving something is not paying
+
+
+def test_a_trained_scan_compiles_each_layers_update_afresh() -> None:
+    """Scanned, each layer's gradient is a slice of a stacked one, fused into its
+    optimizer update at its own offset: SLICED_UPDATE of the update turns fresh."""
+    graph = GraphSize(6.84, fresh=880, repeated=6565)  # decoder_stack.py, AdamW, 8 layers
+    cost = scan_cost(graph, 8, layer_repeated=3444, update_per_layer=390)
+    scale = 6.84 / (FRESH_TO_REPEATED * 880 + 6565)
+    assert cost.per_layer_s == pytest.approx(scale * 3444 / 7)  # the layers', not the update's
+    assert cost.update_per_layer_s == pytest.approx(scale * 390)
+    sliced = scale * (FRESH_TO_REPEATED - 1) * SLICED_UPDATE * 390
+    assert cost.sliced_update_s == pytest.approx(sliced)
+    assert cost.saving_s == pytest.approx(7 * (0.75 * cost.per_layer_s - sliced) - cost.loop_s)
+    assert cost.break_even_layers == cost.pays_from_layers() == 0
+    assert not cost.pays
