@@ -14,7 +14,7 @@ from rich.text import Text
 from xlacli.analysis.loss_targets import ignores_an_index
 from xlacli.paths import display_location, display_walked
 from xlacli.render.console import plain_table
-from xlacli.render.scan_words import scan_model_note, scan_verdict
+from xlacli.render.scan_words import scan_model_note, scan_optimizer_note, scan_verdict
 from xlacli.report.advice import BucketAdvice, CompileCost, LineCost, ScanAdvice, ValueReadCost
 from xlacli.report.run import RunReport
 from xlacli.units import format_seconds, short_hash
@@ -106,6 +106,8 @@ def scan_view(advice: ScanAdvice) -> RenderableType:
         f" ({advice.block_instructions} HLO instructions)",
     )
     rows: list[RenderableType] = [head]
+    if advice.optimizer_instructions:
+        rows.append(Text("  " + scan_optimizer_note(advice), style="dim"))
     if advice.identical:
         rows.append(Text("  " + scan_verdict(advice), style="" if advice.pays else "yellow"))
         rows.append(Text("  " + scan_model_note(advice), style="dim"))

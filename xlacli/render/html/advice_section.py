@@ -18,7 +18,7 @@ from xlacli.render.advice import (
     read_time_text,
 )
 from xlacli.render.html.context import RunContext, graph_anchor
-from xlacli.render.scan_words import scan_model_note, scan_verdict
+from xlacli.render.scan_words import scan_model_note, scan_optimizer_note, scan_verdict
 from xlacli.report.advice import CompileCost
 
 TOP_LINES = 15
@@ -41,6 +41,9 @@ def context(run: RunContext) -> dict[str, Any] | None:
                 "call": line_name(advice.call_site),
                 "lines": [line_name(x) for x in advice.lines],
                 "verdict": scan_verdict(advice),
+                "optimizer_note": scan_optimizer_note(advice)
+                if advice.optimizer_instructions
+                else "",
                 "model_note": scan_model_note(advice),
             }
             for advice in report.scan_advice
