@@ -51,6 +51,12 @@ STACKED_LAYER = 0.25
 # plain one grows by 0.1 to 0.3 s; one fusion a parameter and layer holds the
 # gradient's slice with about half of the update's ops (docs/performance.md).
 SLICED_UPDATE = 0.4
+# The run's graphs fit k only when their fresh and repeated counts are this far
+# from proportional (the sine squared of the angle between them): a training
+# step's first and later graphs differ by the optimizer's state, a few percent,
+# and a fit over them is compile-time noise amplified (k came out 1 from 10.4 and
+# 9.4 s of a 2-layer stack's two AdamW steps).
+MIN_SHARE_SPREAD = 0.05
 # A predicted saving under this share of the compile is within the noise of
 # compile times: not worth a rewrite, said as "would not pay".
 MIN_SAVING_SHARE = 0.05
@@ -111,7 +117,7 @@ def fit_fresh_ratio(graphs: Sequence[GraphSize]) -> float | None:
     srr = sum(g.repeated * g.repeated for g in graphs)
     sur = sum(g.fresh * g.repeated for g in graphs)
     det = suu * srr - sur * sur
-    if len(graphs) < 2 or det <= 1e-6 * suu * srr:  # collinear: shares too alike
+    if len(graphs) < 2 or det <= MIN_SHARE_SPREAD * suu * srr:  # shares too alike
         return None
     sut = sum(g.fresh * g.compile_time_s for g in graphs)
     srt = sum(g.repeated * g.compile_time_s for g in graphs)

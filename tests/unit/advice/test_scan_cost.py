@@ -95,3 +95,10 @@ def test_a_trained_scan_compiles_each_layers_update_afresh() -> None:
     assert cost.saving_s == pytest.approx(7 * (0.75 * cost.per_layer_s - sliced) - cost.loop_s)
     assert cost.break_even_layers == cost.pays_from_layers() == 0
     assert not cost.pays
+
+
+def test_no_fit_from_a_training_steps_first_and_later_graphs() -> None:
+    """trained_stack.py's two AdamW steps (the first creates the optimizer's state):
+    the shares differ by a few percent, and the compile times' noise would set k."""
+    first, later = GraphSize(10.42, 580, 970), GraphSize(9.37, 558, 817)
+    assert fit_fresh_ratio([first, later]) is None
