@@ -69,6 +69,9 @@ def test_scan_advice_names_the_module_list_and_predicts_a_saving(runs: dict) -> 
     assert saving == pytest.approx(advice["predicted_saving_time_s"])
     assert advice["break_even_layers"] < 48
     assert "scan_layers(self.layers, hidden)" in advice["code"]
+    # advised: no reason not to, and no optimizer in a forward
+    assert advice["not_advised_because"] == []
+    assert advice["optimizer_instructions"] == 0
 
 
 def test_scan_advice_says_a_shallow_stack_would_not_pay(runs: dict) -> None:
@@ -78,8 +81,13 @@ def test_scan_advice_says_a_shallow_stack_would_not_pay(runs: dict) -> None:
     assert advice["predicted_saving_time_s"] < 0
     assert advice["break_even_layers"] > 2
     assert advice["code"] == ""
+    # why, and from how many layers the same stack would be advised
+    assert advice["not_advised_because"] == ["loop"]
+    assert advice["advised_from_layers"] >= advice["break_even_layers"] > 2
     text = text_report(Path(runs["shallow"]["run_dir"])).stdout
     assert "scan_layers would not pay here" in text
+    assert "outweighs the 1 further layer it removes" in text
+    assert f"it would pay from about {advice['advised_from_layers']} layers" in text
     assert "scan_layers(self.layers, hidden)" not in text
 
 

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from tests.conftest import ASSETS, Capture, run_cli
+from xlacli.analysis.compile_cost import backward_scope
 from xlacli.parse.hlo_stacks import read_hlo_stacks
 
 pytestmark = pytest.mark.e2e
@@ -167,7 +168,8 @@ def test_a_shallow_trained_stack_is_found_with_its_backward_and_not_advised(
     trained: Capture,
 ) -> None:
     """The two layers' forward and backward make the share: the stack is found, and
-    scan_layers is not advised for two layers, with the depth from which it pays."""
+    scan_layers is not advised, with why: the optimizer's update, shown apart, would
+    compile afresh for each scanned layer."""
     call = line_of(MODELS / "trained_stack.py", "hidden = layer(hidden)")
     found = [a for a in trained.report["scan_advice"] if _portable(a["call_site"]) == call]
     assert found, trained.report["scan_advice"]
@@ -175,8 +177,67 @@ def test_a_shallow_trained_stack_is_found_with_its_backward_and_not_advised(
         assert advice["layers"] == 2 and advice["identical"]
         assert advice["module_list"] == "self.layers"
         assert not advice["pays"] and advice["code"] == ""
-        assert advice["break_even_layers"] > 2
+        assert advice["optimizer_instructions"] > 0
+        assert advice["not_advised_because"] == ["sliced_update"]
+        assert advice["advised_from_layers"] == 0
     assert "scan_layers would not pay here" in trained.result.stdout
+    assert "the optimizer's per-parameter update: " in trained.result.stdout
+
+
+@pytest.fixture(scope="module")
+def deep(capture_once) -> Capture:
+    """Twelve of the same layers, trained with AdamW by xlacli's own loop."""
+    model = f"{MODELS / 'trained_stack.py'}:deep_model"
+    captured = capture_once("compile", model, "--train", "--optimizer", "adamw", "--steps", "2")
+    assert captured.result.code == 0, captured.result.stderr
+    return captured
+
+
+def _ops(captured: Capture, graph_hash: str) -> list:
+    graph = next(g for g in captured.report["graphs"] if g["hash"] == graph_hash)
+    return read_hlo_stacks(captured.run / graph["files"]["hlo_stacks"]) or []
+
+
+def test_a_trained_stack_counts_forward_and_backward_and_shows_the_optimizer_apart(
+    deep: Capture, tmp_path: Path
+) -> None:
+    """Issue 37: the layers' share is their forward and backward, the optimizer's
+    per-parameter update is its own figure, and the stack not advised says why
+    (each scanned layer's update compiled afresh) and that no depth pays, in the
+    JSON, the terminal and the page. Counted again here from the graph's own ops."""
+    model = MODELS / "trained_stack.py"
+    call = line_of(model, "hidden = layer(hidden)")
+    layer_lines = {line_of(model, fragment) for fragment in ("h = self.norm", "x = x + self.att")}
+    layer_lines.add(line_of(model, "# the MLP"))
+    advice_list = deep.report["scan_advice"]
+    assert len(advice_list) == len(deep.report["graphs"]) == 2  # AdamW's first step, and on
+    for advice in advice_list:
+        assert _portable(advice["call_site"]) == call
+        assert advice["layers"] == 12 and advice["identical"]
+        ops = _ops(deep, advice["graph_hash"])
+        update = [op for op in ops if any("/torch/optim/" in f.file for f in op.stack)]
+        assert advice["optimizer_instructions"] == len(update)
+        assert advice["optimizer_share"] == pytest.approx(len(update) / len(ops))
+        # the layers' forward (through the call line) and backward (at their lines)
+        forward = [
+            op for op in ops if any(f"{_portable(f.file)}:{f.line}" == call for f in op.stack)
+        ]
+        backward = [op for op in ops if _portable(backward_scope(op.op_name)) in layer_lines]
+        assert backward, "the layers' backward is attributed to their lines"
+        assert advice["block_instructions"] == len(forward) + len(backward)
+        assert advice["share"] + advice["optimizer_share"] <= 1
+        assert not advice["pays"] and advice["code"] == ""
+        assert advice["not_advised_because"] == ["sliced_update"]
+        assert advice["advised_from_layers"] == 0
+        assert advice["sliced_update_compile_time_s"] > 0.75 * advice["per_layer_compile_time_s"]
+    text = deep.result.stdout
+    assert text.count("the optimizer's per-parameter update: ") == 2
+    assert "it would pay at no depth of these layers" in text
+    page = tmp_path / "run.html"
+    assert run_cli("report", deep.run, "--output", page).code == 0
+    html = page.read_text()
+    assert html.count("The optimizer&#39;s per-parameter update: ") == 2
+    assert "each scanned layer&#39;s gradient leaves the loop as a slice" in html
 
 
 def test_an_evaluation_loop_over_batches_gets_no_scan_advice(capture_once) -> None:

@@ -61,9 +61,10 @@ def _sliced_update(advice: ScanAdvice) -> str:
 
 
 def _loop_outweighs(advice: ScanAdvice) -> str:
+    further = advice.layers - 1
     return (
         f"the loop's own compile ({format_seconds(advice.loop_compile_time_s)}) outweighs"
-        f" the {advice.layers - 1} further layers it removes"
+        f" the {further} further layer{'' if further == 1 else 's'} it removes"
     )
 
 

@@ -63,3 +63,10 @@ def step(model: nn.Module, batch: tuple[torch.Tensor, torch.Tensor], step: int) 
     optimizer.step()
     optimizer.zero_grad()
     return loss
+
+
+def deep_model() -> tuple[nn.Module, torch.Tensor]:
+    """``trained_stack.py:deep_model --train --optimizer adamw``: 12 of the same layers,
+    trained by xlacli's own loop."""
+    torch.manual_seed(0)
+    return Stack(layers=12), get_inputs(0)[0]
