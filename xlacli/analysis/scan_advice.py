@@ -33,7 +33,6 @@ from xlacli.analysis.loop_source import (
     enclosing_class,
     loop_iterable,
 )
-from xlacli.analysis.optimizer_update import NO_UPDATE, OptimizerUpdate, optimizer_update
 from xlacli.analysis.scan_cost import DATA_OPS
 from xlacli.analysis.scan_pricing import price_stacks
 from xlacli.analysis.scan_verdict import MIN_SHARE
@@ -66,28 +65,24 @@ class _Site:
 def advise_scan(inputs: AdviceInputs) -> tuple[ScanAdvice, ...]:
     """One advice per graph and loop of identical layers (or of layers that differ,
     making a large share of the graph), priced and judged (``scan_pricing.py``)."""
-    found = []
-    for artifacts in inputs.graphs:
-        update = optimizer_update(artifacts.stacks)
-        found.append((artifacts, update, scan_candidates(artifacts, inputs.read_source, update)))
-    return price_stacks(found)
+    return price_stacks(
+        [(artifacts, scan_candidates(artifacts, inputs.read_source)) for artifacts in inputs.graphs]
+    )
 
 
 def scan_candidates(
-    artifacts: GraphArtifacts,
-    read_source: SourceReader,
-    update: OptimizerUpdate = NO_UPDATE,
+    artifacts: GraphArtifacts, read_source: SourceReader
 ) -> list[tuple[ScanAdvice, int]]:
     """The outermost looped module calls of a graph that repeat (identical layers,
     or layers that differ and make a large share of it), each with its layers'
-    computations (data ops left out); ``update``: the graph's optimizer update."""
+    computations (data ops left out)."""
     stacks = artifacts.stacks
     sites = _looped_sites(stacks, read_source)
     found: list[tuple[_Site, ScanAdvice]] = []
     for site in sorted(sites.values(), key=lambda s: len(s.outer)):
         if any(_nested(site.outer, chosen.outer) for chosen, _ in found):
             continue
-        advice = _advice(artifacts, site, (len(stacks), update), read_source)
+        advice = _advice(artifacts, site, len(stacks), read_source)
         if advice is not None and not _repeated_by_data(stacks, site, advice.layers, read_source):
             found.append((site, advice))
     return [
@@ -168,12 +163,8 @@ def _add_backward(stacks: Sequence[StackedOp], sites: dict[tuple[Frame, ...], _S
 
 
 def _advice(
-    artifacts: GraphArtifacts,
-    site: _Site,
-    graph: tuple[int, OptimizerUpdate],  # its instructions and optimizer update
-    read_source: SourceReader,
+    artifacts: GraphArtifacts, site: _Site, graph_ops: int, read_source: SourceReader
 ) -> ScanAdvice | None:
-    graph_ops, update = graph
     counts = Counter(site.keys.values())
     layers = max(counts, key=lambda count: (counts[count], count))
     block = sum(site.keys.values())
@@ -197,8 +188,6 @@ def _advice(
         identical=identical,
         block_instructions=block,
         share=share,
-        optimizer_instructions=update.instructions,
-        optimizer_share=update.instructions / graph_ops if graph_ops else 0.0,
         graph_compile_time_s=time_s,
         predicted_compile_time_s=time_s,  # priced once every graph is seen
         predicted_saving_time_s=0.0,

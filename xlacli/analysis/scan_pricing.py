@@ -12,28 +12,37 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from xlacli.analysis.advice_inputs import GraphArtifacts
-from xlacli.analysis.optimizer_update import NO_UPDATE, OptimizerUpdate
+from xlacli.analysis.optimizer_update import NO_UPDATE, OptimizerUpdate, optimizer_update
 from xlacli.analysis.scan_cost import DATA_OPS, GraphSize, fit_fresh_ratio, scan_cost
 from xlacli.analysis.scan_verdict import LAYERS_DIFFER, judge_stack
 from xlacli.report.advice import ScanAdvice
 
-# A graph, its optimizer update, and the stacks found in it with their computations.
-FoundStacks = tuple[GraphArtifacts, OptimizerUpdate, Sequence[tuple[ScanAdvice, int]]]
+# A graph and the stacks found in it, each with its layers' computations.
+FoundStacks = tuple[GraphArtifacts, Sequence[tuple[ScanAdvice, int]]]
 
 
 def price_stacks(found: Sequence[FoundStacks]) -> tuple[ScanAdvice, ...]:
-    """Every stack found, with its predicted compile and its verdict."""
+    """Every stack found, with its graph's optimizer update apart, its predicted
+    compile and its verdict."""
+    updates = {artifacts.graph.hash: optimizer_update(artifacts.stacks) for artifacts, _ in found}
     sizes = {
-        artifacts.graph.hash: graph_size(artifacts, advice, update)
-        for artifacts, update, advice in found
+        artifacts.graph.hash: graph_size(artifacts, advice, updates[artifacts.graph.hash])
+        for artifacts, advice in found
         if artifacts.stacks
     }
     ratio = fit_fresh_ratio(list(sizes.values()))
-    return tuple(
-        priced(item, compute, update, sizes[item.graph_hash], (ratio, len(sizes)))
-        for _, update, advice in found
-        for item, compute in advice
-    )
+    priced_stacks = []
+    for artifacts, advice in found:
+        update = updates[artifacts.graph.hash]
+        for item, compute in advice:
+            shown = replace(
+                item,
+                optimizer_instructions=update.instructions,
+                optimizer_share=update.instructions / len(artifacts.stacks),
+            )
+            size = sizes[item.graph_hash]
+            priced_stacks.append(priced(shown, compute, update, size, (ratio, len(sizes))))
+    return tuple(priced_stacks)
 
 
 def graph_size(
