@@ -37,7 +37,11 @@ def advice_view(report: RunReport) -> list[RenderableType]:
     parts: list[RenderableType] = []
     if report.compile_cost is not None and report.compile_cost.lines:
         parts.append(compile_cost_view(report.compile_cost))
-    parts.extend(scan_view(advice) for advice in report.scan_advice)
+    advised = [advice for advice in report.scan_advice if advice.pays or not advice.identical]
+    parts.extend(scan_view(advice) for advice in advised)
+    parts.extend(
+        not_advised_view(group) for group in not_advised_groups(report.scan_advice).values()
+    )
     parts.extend(bucket_view(advice) for advice in report.bucket_advice)
     if report.value_read_costs:
         parts.append(value_read_view(report.value_read_costs))
@@ -118,6 +122,41 @@ def scan_view(advice: ScanAdvice) -> RenderableType:
     rows.append(Text("  layer lines: " + ", ".join(map(line_name, advice.lines)), style="dim"))
     rows.extend(Text(f"  needs: {blocker}", style="dim") for blocker in advice.blockers)
     return Group(*rows)
+
+
+def not_advised_groups(
+    advice: tuple[ScanAdvice, ...],
+) -> dict[tuple[object, ...], list[ScanAdvice]]:
+    """Identical stacks found but not advised, one group per stack and reason: a
+    training run's graphs hold the same layers, and one verdict says it for all."""
+    groups: dict[tuple[object, ...], list[ScanAdvice]] = {}
+    for item in advice:
+        if item.identical and not item.pays:
+            key = (item.call_site, item.module_list, item.layers, item.not_advised_because)
+            groups.setdefault(key, []).append(item)
+    return groups
+
+
+def not_advised_view(group: list[ScanAdvice]) -> RenderableType:
+    """A stack found and not advised, in the terminal: what, where, why (its estimate,
+    the optimizer's share and what scanning needs are in the JSON and the page)."""
+    first = max(group, key=lambda item: item.block_instructions)
+    shares = sorted({f"{item.share:.0%}" for item in group})
+    graphs = ", ".join(short_hash(item.graph_hash) for item in group)
+    over = f" over {first.module_list}" if first.module_list else ""
+    head = Text.assemble(
+        ("Scan", "bold"),
+        f"  {first.layers} {first.layer_class or 'module'} layers{over} called at ",
+        f"{display_location(first.call_site)}, graph{'s' if len(group) > 1 else ''} {graphs}",
+        f" ({' to '.join([shares[0], shares[-1]] if len(shares) > 1 else shares)} of the graph)",
+    )
+    verdict = scan_verdict(first)
+    if len(group) > 1:
+        verdict = f"(graph {short_hash(first.graph_hash)}) {verdict}"
+    rows: list[RenderableType] = [head]
+    if first.optimizer_instructions:
+        rows.append(Text("  " + scan_optimizer_note(first), style="dim"))
+    return Group(*rows, Text("  " + verdict, style="yellow"))
 
 
 KEEP_SIZES = "no fewer buckets pads less than 20%: keep the sizes as they are"
