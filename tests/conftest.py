@@ -55,10 +55,27 @@ def run_cli(
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
     timeout: float = 300,
+    live: bool = False,
 ) -> CliResult:
-    """Run ``python -m xlacli ARGS`` as users do and capture everything."""
+    """Run ``xlacli ARGS`` as users do and capture everything. A ``compile`` or
+    ``check`` replays its recorded child when it has one (``tests/recorded_cli.py``:
+    the real parent, the model's run as recorded); ``live``: always run the model."""
+    from tests.recorded_cli import mode_for, recorded_call, replayable, run_through_recording
+
+    argv = [str(arg) for arg in args]
+    where = Path(cwd or os.getcwd()).resolve()
+    if argv[:1] and argv[0] in IN_PROCESS and not live:
+        return _run_in_process(argv, cwd, env)
+    if not live and replayable(argv, env):
+        call = recorded_call(argv, where, env)
+        mode, stale = mode_for(call)
+        if stale is not None:
+            pytest.fail(f"stale recording: {stale}; record it again: XLACLI_RECORD=1 pytest ...")
+        if mode != "live":
+            done = run_through_recording(mode, call, argv, where, env, timeout)
+            return CliResult(done.returncode, done.stdout, done.stderr, cwd)
     completed = subprocess.run(
-        [sys.executable, "-m", "xlacli", *map(str, args)],
+        [sys.executable, "-m", "xlacli", *argv],
         cwd=cwd,
         env={**os.environ, "COLUMNS": "200", **(env or {})},
         capture_output=True,
@@ -66,6 +83,32 @@ def run_cli(
         timeout=timeout,
     )
     return CliResult(completed.returncode, completed.stdout, completed.stderr, cwd)
+
+
+# Commands that never start a child: run in this process (a fresh interpreter costs
+# more than the command), with the working folder, environment and streams a
+# subprocess would have.
+IN_PROCESS = ("report", "runs", "diff-hlo")
+
+
+def _run_in_process(argv: list[str], cwd: Path | None, env: dict[str, str] | None) -> CliResult:
+    import contextlib
+    import io
+
+    from xlacli.cli.main import main
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    os.environ.update({"COLUMNS": "200", **(env or {})})
+    try:
+        os.chdir(cwd or saved_cwd)
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            code = main(argv)
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return CliResult(code, stdout.getvalue(), stderr.getvalue(), cwd)
 
 
 def imported_after(statement: str, modules: tuple[str, ...]) -> list[str]:
@@ -140,13 +183,28 @@ def capture_once(tmp_path_factory: pytest.TempPathFactory):
             fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
             if not saved.exists():
                 at = words.index("--") if "--" in words else len(words)
-                out = ["--out", str(folder / "run")]
-                result = run_cli(*words[:at], *out, *words[at:], cwd=REPO, timeout=900)
+                argv = [*words[:at], "--out", str(folder / "run"), *words[at:]]
+                result = run_recorded(words, argv)
                 saved.write_text(json.dumps([result.code, result.stdout, result.stderr]))
         code, stdout, stderr = json.loads(saved.read_text())
         return Capture(folder / "run", CliResult(code, stdout, stderr, REPO))
 
     return capture
+
+
+def run_recorded(words: list[str], argv: list[str]) -> CliResult:
+    """``xlacli ARGV`` from the checkout's root, through the session's one recording
+    of ``words`` (``tests/recorded_cli.py``)."""
+    from tests.recorded_cli import mode_for, recorded_call, run_through_recording
+
+    call = recorded_call(words, REPO, None, shared=True)
+    mode, stale = mode_for(call)
+    if stale is not None:
+        pytest.fail(f"stale recording: {stale}; record it again: python -m tests.record")
+    if mode == "live":
+        return run_cli(*argv, cwd=REPO, timeout=900, live=True)
+    done = run_through_recording(mode, call, argv, REPO, None, 900)
+    return CliResult(done.returncode, done.stdout, done.stderr, REPO)
 
 
 # The longest modules, started first. Under `-n 2 --dist loadfile` a module runs on one

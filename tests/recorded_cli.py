@@ -1,0 +1,150 @@
+"""Which ``xlacli`` runs of the suite replay a recording, and which run live.
+
+``run_cli("compile" | "check", ...)`` replays the recording of that call
+(``tests/recording.py``) when it has one; everything else runs as users run it.
+Live, always: the capture paths themselves (``tests/faults/``, profiles, ``-m``,
+hangs, torchrun ranks and a script's own processes, which are never recorded)
+and any call given ``live=True``.
+
+A call's recording is named by the test that makes it and what it runs: the test's
+id, the command's words with the test's own folders as placeholders and the run
+folder left out, the script's content (a test that writes another script makes
+another recording) and the environment it adds; the n-th alike call of a test is
+the n-th recording.
+
+    XLACLI_RECORD=1 pytest ...   records (live) every replayable call it makes
+    XLACLI_RECORD=missing ...    records the calls without a recording, replays the rest
+    XLACLI_LIVE=1 pytest ...     runs everything live, recordings unused
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.recording import (
+    RECORDINGS,
+    REPO,
+    encode_paths,
+    meta_file,
+    placeholders,
+    recording_name,
+    stale_reason,
+)
+
+REPLAYED = ("compile", "check")
+# Options whose run is capture itself: a hang's watchdog, a module found on sys.path.
+_LIVE_OPTIONS = ("--hang-timeout", "-m", "--module", "--help", "-h")
+_LIVE_FOLDERS = ("tests/faults/",)
+_OUTPUT_OPTIONS = ("--out", "-o")
+_calls: Counter[str] = Counter()  # this worker's calls so far, per test and command
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    recording: Path
+    words: list[str]  # the command as recorded: placeholders, no run folder
+    places: dict[str, str]  # the test's own folders, by placeholder
+
+
+def replayable(argv: Sequence[str], env: Mapping[str, str] | None) -> bool:
+    test = os.environ.get("PYTEST_CURRENT_TEST", "")
+    return (
+        bool(argv)
+        and argv[0] in REPLAYED
+        and not any(word in _LIVE_OPTIONS for word in argv)
+        and not test.startswith(_LIVE_FOLDERS)
+        and "PJRT_DEVICE" not in (env or {})
+    )
+
+
+def _target_dir(argv: Sequence[str], cwd: Path) -> Path | None:
+    for word in argv[1:]:
+        path = cwd / word.split(":")[0]
+        if word.split(":")[0].endswith(".py") and path.is_file():
+            return path.resolve().parent
+    return None
+
+
+def recorded_call(
+    argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None, *, shared: bool = False
+) -> RecordedCall:
+    """The recording that stands for this call. ``shared``: one per command for the
+    whole session (``capture_once``), not one per test."""
+    places = {"@CWD@": str(cwd)}
+    target = _target_dir(argv, cwd)
+    if target is not None:
+        places["@TARGET@"] = str(target)
+    pairs = placeholders(Path("/nonexistent"), places)
+    words: list[str] = []
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+            continue
+        if word in _OUTPUT_OPTIONS:
+            skip = True  # the run folder: where, not what
+            continue
+        path = cwd / word.split(":")[0]
+        if word.split(":")[0].endswith(".py") and path.is_file():
+            word = f"{encode_paths(str(path.resolve()), pairs)}#{_digest(path.read_bytes())}"
+        words.append(encode_paths(word, pairs))
+    words += [
+        f"env:{key}={encode_paths(value, pairs)}" for key, value in sorted((env or {}).items())
+    ]
+    if shared:
+        return RecordedCall(RECORDINGS / "shared" / recording_name(words), words, places)
+    test = os.environ.get("PYTEST_CURRENT_TEST", "outside-pytest").rsplit(" ", 1)[0]
+    file, _, name = test.partition("::")
+    key = f"{test}\0{chr(0).join(words)}"
+    _calls[key] += 1
+    folder = RECORDINGS / Path(file).stem
+    digest = _digest(f"{key}\0{_calls[key]}".encode())
+    return RecordedCall(folder / f"{_slug(name)}-{digest}", words, places)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:10]
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:50]
+
+
+def mode_for(call: RecordedCall) -> tuple[str, str | None]:
+    """("record" | "replay" | "live", why a replay cannot stand for it)."""
+    recorded = meta_file(call.recording).exists()
+    wanted = os.environ.get("XLACLI_RECORD")
+    if wanted == "1" or (wanted == "missing" and not recorded):
+        return "record", None
+    if os.environ.get("XLACLI_LIVE") == "1" or not recorded:
+        return "live", None
+    return "replay", stale_reason(call.recording, call.words, call.places)
+
+
+def run_through_recording(
+    mode: str,
+    call: RecordedCall,
+    argv: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str] | None,
+    timeout: float,
+) -> subprocess.CompletedProcess[str]:
+    """``xlacli ARGV`` in ``cwd`` with the child recorded or replayed (``replay_cli.py``)."""
+    spec = json.dumps({"words": call.words, "places": call.places})
+    command = [sys.executable, str(REPO / "tests" / "replay_cli.py"), mode, str(call.recording)]
+    return subprocess.run(
+        [*command, spec, "--", *argv],
+        cwd=cwd,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
