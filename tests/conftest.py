@@ -195,8 +195,10 @@ def capture_once(tmp_path_factory: pytest.TempPathFactory):
 def run_recorded(words: list[str], argv: list[str]) -> CliResult:
     """``xlacli ARGV`` from the checkout's root, through the session's one recording
     of ``words`` (``tests/recorded_cli.py``)."""
-    from tests.recorded_cli import mode_for, recorded_call, run_through_recording
+    from tests.recorded_cli import mode_for, recorded_call, replayable, run_through_recording
 
+    if not replayable(words, None):  # a profile's trace: capture is the point
+        return run_cli(*argv, cwd=REPO, timeout=900, live=True)
     call = recorded_call(words, REPO, None, shared=True)
     mode, stale = mode_for(call)
     if stale is not None:

@@ -70,8 +70,9 @@ def decode_paths(text: str, pairs: list[tuple[str, str]]) -> str:
 _VARINT, _FIXED64, _BYTES, _FIXED32 = 0, 1, 2, 5
 _STRING = "string"
 # HloProto.hlo_module=1 -> HloModuleProto.computations=3 -> instructions=2 ->
-# metadata=7 -> source_file=3; HloModuleProto.stack_frame_index=17 -> file_names=1.
-PATH_FIELDS: dict = {1: {3: {2: {7: {3: _STRING}}}, 17: {1: _STRING}}}
+# metadata=7 -> op_name=2 (its IR scope names files: "xlacli_backward_of@FILE@LINE"),
+# source_file=3; HloModuleProto.stack_frame_index=17 -> file_names=1.
+PATH_FIELDS: dict = {1: {3: {2: {7: {2: _STRING, 3: _STRING}}}, 17: {1: _STRING}}}
 
 
 def _read_varint(data: bytes, at: int) -> tuple[int, int]:
