@@ -148,3 +148,79 @@ def run_through_recording(
         text=True,
         timeout=timeout,
     )
+
+
+# --- bare torch_xla runs: the counts xlacli's are held to
+BARE = RECORDINGS / "bare"
+
+
+def run_bare(
+    argv: Sequence[str | Path],
+    *,
+    env: Mapping[str, str] | None = None,
+    output: Path | None = None,
+    cwd: Path = REPO,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess[str]:
+    """``python ARGV`` from the checkout's root, a bare torch_xla run (no xlacli) whose
+    counters a test holds xlacli's to; ``output``: the file it writes. Recorded and
+    replayed like xlacli's own runs, one recording per command (its scripts by
+    content) and added environment, whichever test asks: its exit code, output
+    and file. A changed script fails the test with the command that records it."""
+    from tests.recording import decode_paths
+
+    places = {"@CWD@": str(cwd.resolve()), **({"@OUT@": str(output)} if output else {})}
+    pairs = placeholders(Path("/nonexistent"), places)
+    # A script by its content too: the loop zoo's rows each write their own train.py.
+    words = [
+        encode_paths(str(word), pairs)
+        + (
+            f"#{_digest(Path(word).read_bytes())}"
+            if str(word).endswith(".py") and Path(word).is_file()
+            else ""
+        )
+        for word in argv
+    ]
+    words += [f"env:{key}={value}" for key, value in sorted((env or {}).items())]
+    scripts = [word.rsplit("#", 1)[0] for word in words if ".py#" in word]
+    recording = BARE / f"{recording_name(words)}.json"
+    wanted = os.environ.get("XLACLI_RECORD")
+    if recording.exists() and wanted != "1" and os.environ.get("XLACLI_LIVE") != "1":
+        saved = json.loads(recording.read_text())
+        changed = [name for name in scripts if saved["sources"].get(name) != _source(name, pairs)]
+        if changed:
+            raise AssertionError(
+                f"stale recording: {', '.join(changed)} changed since {recording.name} was "
+                "recorded; record it again: XLACLI_RECORD=1 pytest ..."
+            )
+        if output is not None:
+            output.write_text(decode_paths(saved["output"], pairs))
+        out, err = (decode_paths(saved[key], pairs) for key in ("stdout", "stderr"))
+        return subprocess.CompletedProcess(list(map(str, argv)), saved["returncode"], out, err)
+    done = subprocess.run(
+        [sys.executable, *map(str, argv)],
+        cwd=cwd,
+        env={**os.environ, "PJRT_DEVICE": "CPU", **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if wanted in ("1", "missing") and done.returncode == 0:
+        saved = {
+            "words": words,
+            "sources": {name: _source(name, pairs) for name in scripts},
+            "returncode": done.returncode,
+            "stdout": encode_paths(done.stdout, pairs),
+            "stderr": encode_paths(done.stderr, pairs),
+            "output": encode_paths(output.read_text(), pairs) if output else "",
+        }
+        BARE.mkdir(parents=True, exist_ok=True)
+        recording.write_text(json.dumps(saved, indent=1, sort_keys=True) + "\n")
+    return done
+
+
+def _source(name: str, pairs: list[tuple[str, str]]) -> str:
+    from tests.recording import decode_paths
+
+    path = Path(decode_paths(name, pairs))
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "(missing)"

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -86,18 +87,38 @@ def judge(row: Row, code: int, stderr: str, report: dict[str, Any] | None, bare:
     return problems
 
 
-def run_row(row: Row, work: Path, timeout: float) -> Result:
+def run_xlacli(argv: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "xlacli", *argv],
+        capture_output=True, text=True, timeout=timeout, cwd=cwd,
+    )  # fmt: skip
+
+
+def run_bare(argv: list[str], cwd: Path, timeout: float, output: Path) -> int:
+    """The bare loop (no xlacli); its counters go to ``output``. Returns its exit code."""
+    return subprocess.run(
+        [sys.executable, *argv], capture_output=True, text=True, timeout=timeout, cwd=cwd
+    ).returncode
+
+
+def run_row(
+    row: Row,
+    work: Path,
+    timeout: float,
+    *,
+    xlacli: Callable[[list[str], Path, float], subprocess.CompletedProcess[str]] = run_xlacli,
+    bare_run: Callable[[list[str], Path, float, Path], int] = run_bare,
+) -> Result:
+    """One row: xlacli's run and the bare one, judged. ``xlacli``, ``bare_run``: how
+    each runs (the test suite replays recorded runs through them)."""
     folder = work / row.name.replace(",", "__").replace("=", "-")
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "train.py"
     path.write_text(script(row))
     started = time.perf_counter()
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "xlacli", "compile", str(path), "--format", "json",
-             "--out", str(folder / "run"), "--force"],
-            capture_output=True, text=True, timeout=timeout, cwd=folder,
-        )  # fmt: skip
+        argv = ["compile", str(path), "--format", "json", "--out", str(folder / "run"), "--force"]
+        done = xlacli(argv, folder, timeout)
     except subprocess.TimeoutExpired:
         return Result(row.name, None, None, None, row.training_steps, timeout, "timeout")
     wall = time.perf_counter() - started
@@ -107,11 +128,10 @@ def run_row(row: Row, work: Path, timeout: float) -> Result:
         report = None
     counters = folder / "bare.json"
     try:
-        subprocess.run(
-            [sys.executable, str(BARE), "--script", str(path), str(counters)],
-            capture_output=True, text=True, timeout=timeout, cwd=folder, check=True,
-        )  # fmt: skip
-        bare = json.loads(counters.read_text())["UncachedCompile"]
+        code = bare_run(
+            [str(BARE), "--script", str(path), str(counters)], folder, timeout, counters
+        )
+        bare = json.loads(counters.read_text())["UncachedCompile"] if code == 0 else None
     except (subprocess.SubprocessError, OSError, KeyError, json.JSONDecodeError):
         bare = None
     problems = judge(row, done.returncode, done.stderr, report, bare, path)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ASSETS, EXAMPLES, REPO, run_cli
+from tests.recorded_cli import run_bare
 from tests.report_json import step_records
 
 pytestmark = pytest.mark.e2e
@@ -51,15 +52,13 @@ def capture(
     assert captured.result.code == 0, captured.result.stderr
     assert "Traceback" not in captured.result.stderr
     bare = folder / "bare.json"
-    env = {**os.environ, "PJRT_DEVICE": "CPU"}
+    env = {}
     if devices:
         env["CPU_NUM_DEVICES"] = str(devices)
     if torch_logs:
         env["TORCH_LOGS"] = torch_logs
-    completed = subprocess.run(
-        [sys.executable, BARE, bare, path, *args],
-        check=True, capture_output=True, text=True, cwd=REPO, timeout=300, env=env,
-    )  # fmt: skip
+    completed = run_bare([BARE, bare, path, *args], env=env, output=bare)
+    assert completed.returncode == 0, completed.stderr
     return {
         "report": captured.report,
         "run": captured.run,

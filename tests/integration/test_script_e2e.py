@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ASSETS, EXAMPLES, REPO, run_cli
+from tests.recorded_cli import run_bare
 from tests.report_json import step_records
 
 pytestmark = pytest.mark.e2e
@@ -45,10 +44,8 @@ def compile_script(capture_once, script: str, *options: str) -> dict:
 
 
 def bare_counters(out: Path, script: str) -> dict[str, int]:
-    subprocess.run(
-        [sys.executable, BARE, out, SCRIPTS / script, *CASES[script]],
-        check=True, capture_output=True, cwd=REPO, timeout=300,
-    )  # fmt: skip
+    done = run_bare([BARE, out, SCRIPTS / script, *CASES[script]], output=out)
+    assert done.returncode == 0, done.stderr
     return json.loads(out.read_text())
 
 

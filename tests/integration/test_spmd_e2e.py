@@ -5,15 +5,13 @@ recompile at its line. One capture (and one bare run) per example."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import MODELS, REPO, assert_clean_error, run_cli
+from tests.recorded_cli import run_bare
 from tests.report_json import executions_per_step
 
 pytestmark = pytest.mark.e2e
@@ -29,14 +27,10 @@ COLLECTIVE = re.compile(
 
 
 def _bare_counters(model: Path, steps: int) -> dict[str, int]:
-    completed = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks/spmd/bare_spmd.py"), str(model), str(steps)],
-        env={**os.environ, "PJRT_DEVICE": "CPU", "CPU_NUM_DEVICES": DEVICES},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
+    completed = run_bare(
+        [REPO / "benchmarks/spmd/bare_spmd.py", model, steps], env={"CPU_NUM_DEVICES": DEVICES}
     )
+    assert completed.returncode == 0, completed.stderr
     return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
