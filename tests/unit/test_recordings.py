@@ -75,4 +75,5 @@ def test_a_changed_file_makes_its_recording_stale(mlp_recording, tmp_path):
 def test_every_recording_names_the_files_it_ran():
     for meta in sorted(RECORDINGS.rglob("*.json")):
         assert json.loads(meta.read_text())["sources"], meta
-        assert archive_file(meta.with_suffix("")).exists(), meta
+        if meta.parent.name != "bare":  # a bare run's recording is its one file
+            assert archive_file(meta.with_suffix("")).exists(), meta

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import ASSETS
 
+from tests.conftest import run_cli
 from xlacli.hlo import parse_hlo
 from xlacli.hlo.diff import diff_modules
 from xlacli.hlo.inputs import diff_paths, pair_inputs
@@ -109,22 +108,8 @@ def training_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]
         model.parent.mkdir()
         model.write_text(source.replace("nn.ReLU()", activation))
         out = base / f"{name}_run"
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "xlacli",
-                "compile",
-                str(model),
-                "--train",
-                "--steps",
-                "3",
-                "--out",
-                str(out),
-            ],
-            check=True,
-            capture_output=True,
-        )
+        result = run_cli("compile", model, "--train", "--steps", "3", "--out", out)
+        assert result.code == 0, result.stderr
         runs.append(out)
     return runs[0], runs[1]
 
