@@ -56,10 +56,12 @@ def run_cli(
     env: dict[str, str] | None = None,
     timeout: float = 300,
     live: bool = False,
+    shared: bool = False,
 ) -> CliResult:
     """Run ``xlacli ARGS`` as users do and capture everything. A ``compile`` or
     ``check`` replays its recorded child when it has one (``tests/recorded_cli.py``:
-    the real parent, the model's run as recorded); ``live``: always run the model."""
+    the real parent, the model's run as recorded); ``live``: always run the model;
+    ``shared``: the session's one recording of the command, whichever test runs it."""
     from tests.recorded_cli import mode_for, recorded_call, replayable, run_through_recording
 
     argv = [str(arg) for arg in args]
@@ -67,7 +69,7 @@ def run_cli(
     if argv[:1] and argv[0] in IN_PROCESS and not live:
         return _run_in_process(argv, cwd, env)
     if not live and replayable(argv, env):
-        call = recorded_call(argv, where, env)
+        call = recorded_call(argv, where, env, shared=shared)
         mode, stale = mode_for(call)
         if stale is not None:
             pytest.fail(f"stale recording: {stale}; record it again: XLACLI_RECORD=1 pytest ...")
@@ -184,29 +186,12 @@ def capture_once(tmp_path_factory: pytest.TempPathFactory):
             if not saved.exists():
                 at = words.index("--") if "--" in words else len(words)
                 argv = [*words[:at], "--out", str(folder / "run"), *words[at:]]
-                result = run_recorded(words, argv)
+                result = run_cli(*argv, cwd=REPO, timeout=900, shared=True)
                 saved.write_text(json.dumps([result.code, result.stdout, result.stderr]))
         code, stdout, stderr = json.loads(saved.read_text())
         return Capture(folder / "run", CliResult(code, stdout, stderr, REPO))
 
     return capture
-
-
-def run_recorded(words: list[str], argv: list[str]) -> CliResult:
-    """``xlacli ARGV`` from the checkout's root, through the session's one recording
-    of ``words`` (``tests/recorded_cli.py``)."""
-    from tests.recorded_cli import mode_for, recorded_call, replayable, run_through_recording
-
-    if not replayable(words, None):  # a profile's trace: capture is the point
-        return run_cli(*argv, cwd=REPO, timeout=900, live=True)
-    call = recorded_call(words, REPO, None, shared=True)
-    mode, stale = mode_for(call)
-    if stale is not None:
-        pytest.fail(f"stale recording: {stale}; record it again: python -m tests.record")
-    if mode == "live":
-        return run_cli(*argv, cwd=REPO, timeout=900, live=True)
-    done = run_through_recording(mode, call, argv, REPO, None, 900)
-    return CliResult(done.returncode, done.stdout, done.stderr, REPO)
 
 
 # The longest modules, started first. Under `-n 2 --dist loadfile` a module runs on one

@@ -32,10 +32,12 @@ from pathlib import Path
 from tests.recording import (
     RECORDINGS,
     REPO,
+    decode_paths,
     encode_paths,
     meta_file,
     placeholders,
     recording_name,
+    source_hashes,
     stale_reason,
 )
 
@@ -120,13 +122,20 @@ def _slug(name: str) -> str:
 
 def mode_for(call: RecordedCall) -> tuple[str, str | None]:
     """("record" | "replay" | "live", why a replay cannot stand for it)."""
-    recorded = meta_file(call.recording).exists()
+    mode = wanted_mode(meta_file(call.recording).exists())
+    if mode != "replay":
+        return mode, None
+    return mode, stale_reason(call.recording, call.words, call.places)
+
+
+def wanted_mode(recorded: bool) -> str:
+    """ "record", "replay" or "live", as the environment asks (module docstring)."""
     wanted = os.environ.get("XLACLI_RECORD")
     if wanted == "1" or (wanted == "missing" and not recorded):
-        return "record", None
+        return "record"
     if os.environ.get("XLACLI_LIVE") == "1" or not recorded:
-        return "live", None
-    return "replay", stale_reason(call.recording, call.words, call.places)
+        return "live"
+    return "replay"
 
 
 def run_through_recording(
@@ -167,8 +176,6 @@ def run_bare(
     replayed like xlacli's own runs, one recording per command (its scripts by
     content) and added environment, whichever test asks: its exit code, output
     and file. A changed script fails the test with the command that records it."""
-    from tests.recording import decode_paths
-
     places = {"@CWD@": str(cwd.resolve()), **({"@OUT@": str(output)} if output else {})}
     pairs = placeholders(Path("/nonexistent"), places)
     # A script by its content too: the loop zoo's rows each write their own train.py.
@@ -184,10 +191,11 @@ def run_bare(
     words += [f"env:{key}={value}" for key, value in sorted((env or {}).items())]
     scripts = [word.rsplit("#", 1)[0] for word in words if ".py#" in word]
     recording = BARE / f"{recording_name(words)}.json"
-    wanted = os.environ.get("XLACLI_RECORD")
-    if recording.exists() and wanted != "1" and os.environ.get("XLACLI_LIVE") != "1":
+    mode = wanted_mode(recording.exists())
+    if mode == "replay":
         saved = json.loads(recording.read_text())
-        changed = [name for name in scripts if saved["sources"].get(name) != _source(name, pairs)]
+        now = source_hashes(set(scripts), pairs)
+        changed = [name for name in scripts if saved["sources"].get(name) != now[name]]
         if changed:
             raise AssertionError(
                 f"stale recording: {', '.join(changed)} changed since {recording.name} was "
@@ -205,10 +213,10 @@ def run_bare(
         text=True,
         timeout=timeout,
     )
-    if wanted in ("1", "missing") and done.returncode == 0:
+    if mode == "record" and done.returncode == 0:
         saved = {
             "words": words,
-            "sources": {name: _source(name, pairs) for name in scripts},
+            "sources": source_hashes(set(scripts), pairs),
             "returncode": done.returncode,
             "stdout": encode_paths(done.stdout, pairs),
             "stderr": encode_paths(done.stderr, pairs),
@@ -217,10 +225,3 @@ def run_bare(
         BARE.mkdir(parents=True, exist_ok=True)
         recording.write_text(json.dumps(saved, indent=1, sort_keys=True) + "\n")
     return done
-
-
-def _source(name: str, pairs: list[tuple[str, str]]) -> str:
-    from tests.recording import decode_paths
-
-    path = Path(decode_paths(name, pairs))
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "(missing)"

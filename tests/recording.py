@@ -17,7 +17,7 @@ What keeps a recording honest:
 - ``tests/integration/test_recordings_live.py`` runs one example per capture path
   live and holds its report to the golden the replays are held to, so a torch_xla
   or child change that makes the child write something else fails there;
-- ``python -m tests.record`` records every recording again (``XLACLI_LIVE=1``
+- ``XLACLI_RECORD=1 pytest -n 2`` records every recording again (``XLACLI_LIVE=1``
   runs the whole suite live, recordings unused).
 """
 
@@ -154,7 +154,7 @@ def _file_hash(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "(missing)"
 
 
-def _source_hashes(names: set[str], pairs: list[tuple[str, str]]) -> dict[str, str]:
+def source_hashes(names: set[str], pairs: list[tuple[str, str]]) -> dict[str, str]:
     """sha256 of each named file (``@REPO@/examples/mlp.py``), found here."""
     return {name: _file_hash(Path(decode_paths(name, pairs))) for name in sorted(names)}
 
@@ -231,7 +231,7 @@ def save_recording(
     ran = _files_ran(iter(texts), pairs)
     # The command's own script (``@CWD@/train.py#<sha>``), whatever its name holds.
     ran.update(word.rsplit("#", 1)[0] for word in words if _SCRIPT_WORD.match(word))
-    meta = {"words": words, "outcome": outcome, "sources": _source_hashes(ran, pairs)}
+    meta = {"words": words, "outcome": outcome, "sources": source_hashes(ran, pairs)}
     meta_file(recording).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
 
 
@@ -269,7 +269,7 @@ def stale_reason(recording: Path, words: list[str], places: Mapping[str, str]) -
     meta = json.loads(meta_file(recording).read_text())
     if meta["words"] != words:
         return f"{recording.name} recorded `{' '.join(meta['words'])}`"
-    now = _source_hashes(set(meta["sources"]), placeholders(Path("/nonexistent"), places))
+    now = source_hashes(set(meta["sources"]), placeholders(Path("/nonexistent"), places))
     changed = sorted(name for name, digest in meta["sources"].items() if now[name] != digest)
     if changed:
         return f"{', '.join(changed)} changed since {recording.name} was recorded"
