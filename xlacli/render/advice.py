@@ -98,22 +98,30 @@ def compile_cost_view(cost: CompileCost, top: int = TOP_LINES) -> RenderableType
     return Group(*rows)
 
 
-def scan_view(advice: ScanAdvice) -> RenderableType:
-    where = display_location(advice.call_site)
-    what = f"{advice.layers} {advice.layer_class or 'module'} layers"
+def _layers(advice: ScanAdvice) -> str:
+    return f"{advice.layers} {advice.layer_class or 'module'} layers"
+
+
+def _over_and_where(advice: ScanAdvice) -> str:
     over = f" over {advice.module_list}" if advice.module_list else ""
+    return f"{over} called at {display_location(advice.call_site)}"
+
+
+def scan_view(advice: ScanAdvice) -> RenderableType:
+    """Advised stacks and stacks whose layers differ, whole (``not_advised_view``
+    takes the identical stacks not advised)."""
     head = Text.assemble(
         ("Scan advice", "bold"),
         f"  graph {short_hash(advice.graph_hash)}: ",
-        (what, "cyan"),
-        f"{over} called at {where} make {advice.share:.0%} of the graph",
+        (_layers(advice), "cyan"),
+        f"{_over_and_where(advice)} make {advice.share:.0%} of the graph",
         f" ({advice.block_instructions} HLO instructions)",
     )
     rows: list[RenderableType] = [head]
     if advice.optimizer_instructions:
         rows.append(Text("  " + scan_optimizer_note(advice), style="dim"))
     if advice.identical:
-        rows.append(Text("  " + scan_verdict(advice), style="" if advice.pays else "yellow"))
+        rows.append(Text("  " + scan_verdict(advice)))
         rows.append(Text("  " + scan_model_note(advice), style="dim"))
         if advice.code:
             rows.append(Text("    " + advice.code.replace("\n", "\n    "), style="green"))
@@ -140,22 +148,21 @@ def not_advised_groups(
 def not_advised_view(group: list[ScanAdvice]) -> RenderableType:
     """A stack found and not advised, in the terminal: what, where, why (its estimate,
     the optimizer's share and what scanning needs are in the JSON and the page)."""
-    first = max(group, key=lambda item: item.block_instructions)
-    shares = sorted({f"{item.share:.0%}" for item in group})
+    shown = max(group, key=lambda item: item.block_instructions)
+    low, high = min(item.share for item in group), max(item.share for item in group)
+    share = f"{low:.0%}" if f"{low:.0%}" == f"{high:.0%}" else f"{low:.0%} to {high:.0%}"
     graphs = ", ".join(short_hash(item.graph_hash) for item in group)
-    over = f" over {first.module_list}" if first.module_list else ""
     head = Text.assemble(
         ("Scan", "bold"),
-        f"  {first.layers} {first.layer_class or 'module'} layers{over} called at ",
-        f"{display_location(first.call_site)}, graph{'s' if len(group) > 1 else ''} {graphs}",
-        f" ({' to '.join([shares[0], shares[-1]] if len(shares) > 1 else shares)} of the graph)",
+        f"  {_layers(shown)}{_over_and_where(shown)}, ",
+        f"graph{'s' if len(group) > 1 else ''} {graphs} ({share} of the graph)",
     )
-    verdict = scan_verdict(first)
+    verdict = scan_verdict(shown)
     if len(group) > 1:
-        verdict = f"(graph {short_hash(first.graph_hash)}) {verdict}"
+        verdict = f"(graph {short_hash(shown.graph_hash)}) {verdict}"
     rows: list[RenderableType] = [head]
-    if first.optimizer_instructions:
-        rows.append(Text("  " + scan_optimizer_note(first), style="dim"))
+    if shown.optimizer_instructions:
+        rows.append(Text("  " + scan_optimizer_note(shown), style="dim"))
     return Group(*rows, Text("  " + verdict, style="yellow"))
 
 
