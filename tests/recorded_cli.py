@@ -2,9 +2,10 @@
 
 ``run_cli("compile" | "check", ...)`` replays the recording of that call
 (``tests/recording.py``) when it has one; everything else runs as users run it.
-Live, always: the capture paths themselves (``tests/faults/``, profiles, ``-m``,
-hangs, torchrun ranks and a script's own processes, which are never recorded)
-and any call given ``live=True``.
+Live, always: the capture paths themselves (signals and odd paths in
+``tests/faults/``, profiles, ``-m``, hangs, a device given by ``PJRT_DEVICE``) and
+any call given ``live=True``. torchrun's ranks replay each rank's child
+(``run_under_torchrun``); a script's own processes are recorded with its run.
 
 A call's recording is named by the test that makes it and what it runs: the test's
 id, the command's words with the test's own folders as placeholders and the run
@@ -19,13 +20,18 @@ the n-th recording.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 import json
 import os
+import re
+import socket
 import subprocess
 import sys
+import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,8 +50,11 @@ from tests.recording import (
 REPLAYED = ("compile", "check")
 # Options whose run is capture itself: a hang's watchdog, a module found on sys.path.
 _LIVE_OPTIONS = ("--hang-timeout", "-m", "--module", "--help", "-h")
-_LIVE_FOLDERS = ("tests/faults/",)
+# Faults whose point is the processes themselves: signals, files at odd paths.
+_LIVE_FILES = ("tests/faults/test_signals.py", "tests/faults/test_paths.py")
 _OUTPUT_OPTIONS = ("--out", "-o")
+# pytest's temporary folder of this session (and xdist worker): another each session.
+_PYTEST_TEMP = re.compile(r"^(.*/pytest-of-[^/]+/pytest-\d+(?:/popen-gw\d+)?)/")
 _calls: Counter[str] = Counter()  # this worker's calls so far, per test and command
 
 
@@ -62,7 +71,7 @@ def replayable(argv: Sequence[str], env: Mapping[str, str] | None) -> bool:
         bool(argv)
         and argv[0] in REPLAYED
         and not any(word in _LIVE_OPTIONS for word in argv)
-        and not test.startswith(_LIVE_FOLDERS)
+        and not test.startswith(_LIVE_FILES)
         and "PJRT_DEVICE" not in (env or {})
     )
 
@@ -76,16 +85,25 @@ def _target_dir(argv: Sequence[str], cwd: Path) -> Path | None:
 
 
 def recorded_call(
-    argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None, *, shared: bool = False
+    argv: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str] | None,
+    *,
+    shared: bool = False,
+    launcher: Sequence[str] = (),
 ) -> RecordedCall:
     """The recording that stands for this call. ``shared``: one per command for the
-    whole session (``capture_once``), not one per test."""
+    whole session (``capture_once``), not one per test; ``launcher``: the words of
+    the launcher the command runs under (torchrun's), part of what it ran."""
     places = {"@CWD@": str(cwd)}
+    temporary = _PYTEST_TEMP.match(str(cwd))
+    if temporary:  # a project beside the working folder: the model a pyproject names
+        places["@TMP@"] = temporary.group(1)
     target = _target_dir(argv, cwd)
     if target is not None:
         places["@TARGET@"] = str(target)
     pairs = placeholders(Path("/nonexistent"), places)
-    words: list[str] = []
+    words: list[str] = [*launcher]
     skip = False
     for word in argv:
         if skip:
@@ -103,6 +121,11 @@ def recorded_call(
     ]
     if shared:
         return RecordedCall(RECORDINGS / "shared" / recording_name(words), words, places)
+    return _named_call(words, places)
+
+
+def _named_call(words: list[str], places: dict[str, str]) -> RecordedCall:
+    """The test's n-th call of ``words``."""
     test = os.environ.get("PYTEST_CURRENT_TEST", "outside-pytest").rsplit(" ", 1)[0]
     file, _, name = test.partition("::")
     key = f"{test}\0{chr(0).join(words)}"
@@ -157,6 +180,147 @@ def run_through_recording(
         text=True,
         timeout=timeout,
     )
+
+
+@contextlib.contextmanager
+def recorded_children() -> Iterator[None]:
+    """Within: every capture child started in this process (the Python API's
+    ``xlacli.compile``, ``check``...) is recorded or replayed as ``run_cli``'s are,
+    named by the test, the child's request (paths as placeholders) and occurrence."""
+    import xlacli.flows.session as session
+    from tests.replay_cli import recording_child, replaying_child
+
+    live_child = session.run_child
+
+    def run(request, paths, *args, **kwargs):
+        if request.profile_logdir is not None:  # a profile's trace: live, as the commands'
+            return live_child(request, paths, *args, **kwargs)
+        cwd = Path.cwd()
+        places = {"@CWD@": str(cwd)}
+        temporary = _PYTEST_TEMP.match(str(paths.root.resolve()))
+        if temporary:
+            places["@TMP@"] = temporary.group(1)
+        pairs = placeholders(paths.root, places)
+        asked = json.dumps(dataclasses.asdict(request), sort_keys=True)
+        words = ["api", encode_paths(asked, pairs)]
+        call = _named_call(words, places)
+        mode, stale = mode_for(call)
+        if stale is not None:
+            raise AssertionError(
+                f"stale recording: {stale}; record it again: XLACLI_RECORD=1 pytest ..."
+            )
+        if mode == "record":
+            return recording_child(call.recording, words, places)(request, paths, *args, **kwargs)
+        if mode == "replay":
+            return replaying_child(call.recording, places)(request, paths, *args, **kwargs)
+        return live_child(request, paths, *args, **kwargs)
+
+    session.run_child = run
+    try:
+        yield
+    finally:
+        session.run_child = live_child
+
+
+TORCHRUN = (sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node")
+
+
+def run_under_torchrun(
+    nproc: int, argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """``torchrun --standalone --nproc_per_node NPROC -m xlacli ARGV``, each rank's
+    child recorded or replayed (rank R > 0 as ``RECORDING--rankR``,
+    ``replay_cli.rank_recording``); each rank's xlacli, its waiting and merging run as
+    users run them. Live (a hang, ``--hang-timeout``; a profile) and recording runs
+    go through torchrun itself; a replay starts the ranks with the variables torchrun
+    gives them (torchrun's own start-up, a torch import and a rendezvous, is most of
+    a replay's time; the live runs keep it tested), torchrun's exit code: 1 when
+    a rank fails.
+
+    Raises:
+        AssertionError: the recording is stale (the message says how to record it).
+    """
+    full_env = {**os.environ, "COLUMNS": "200", "PJRT_DEVICE": "CPU", **(env or {})}
+    mode = "live"
+    if replayable(argv, None):
+        call = recorded_call(argv, cwd, env, launcher=["torchrun", f"--nproc_per_node={nproc}"])
+        mode, stale = mode_for(call)
+        if stale is not None:
+            raise AssertionError(
+                f"stale recording: {stale}; record it again: XLACLI_RECORD=1 pytest ..."
+            )
+    launcher = [*TORCHRUN, str(nproc)]
+    if mode == "live":
+        command = [*launcher, "-m", "xlacli", *argv]
+        return subprocess.run(
+            command, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout
+        )
+    spec = json.dumps({"words": call.words, "places": call.places})
+    replay = [str(REPO / "tests" / "replay_cli.py"), mode, str(call.recording), spec, "--", *argv]
+    if mode == "record":
+        return subprocess.run(
+            [*launcher, *replay],
+            cwd=cwd,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    return _ranks_as_torchrun_starts_them(nproc, [sys.executable, *replay], cwd, full_env, timeout)
+
+
+def _ranks_as_torchrun_starts_them(
+    nproc: int, command: list[str], cwd: Path, env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = str(free.getsockname()[1])
+    ranks = [
+        subprocess.Popen(
+            command,
+            cwd=cwd,
+            env={**env, **_torchrun_variables(rank, nproc, port)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for rank in range(nproc)
+    ]
+    # As torchrun's agent: once a rank fails, the others are stopped.
+    deadline = time.monotonic() + timeout
+    while any(rank.poll() is None for rank in ranks) and time.monotonic() < deadline:
+        if any(rank.returncode not in (None, 0) for rank in ranks):
+            for rank in ranks:
+                if rank.poll() is None:
+                    rank.terminate()
+        time.sleep(0.1)
+    outputs = [rank.communicate(timeout=30) for rank in ranks]
+    code = 0 if all(rank.returncode == 0 for rank in ranks) else 1
+    stdout, stderr = ("".join(output[i] for output in outputs) for i in (0, 1))
+    return subprocess.CompletedProcess(command, code, stdout, stderr)
+
+
+def _torchrun_variables(rank: int, nproc: int, port: str) -> dict[str, str]:
+    """What torchrun --standalone sets for a rank of one node."""
+    world, one = str(nproc), str(rank)
+    return {
+        "RANK": one,
+        "LOCAL_RANK": one,
+        "GROUP_RANK": "0",
+        "ROLE_RANK": one,
+        "ROLE_NAME": "default",
+        "WORLD_SIZE": world,
+        "LOCAL_WORLD_SIZE": world,
+        "GROUP_WORLD_SIZE": "1",
+        "ROLE_WORLD_SIZE": world,
+        "MASTER_ADDR": "localhost",
+        "MASTER_PORT": port,
+        "TORCHELASTIC_RESTART_COUNT": "0",
+        "TORCHELASTIC_MAX_RESTARTS": "0",
+        "TORCHELASTIC_RUN_ID": "replay",
+        "TORCHELASTIC_USE_AGENT_STORE": "False",
+        "OMP_NUM_THREADS": "1",
+    }
 
 
 # --- bare torch_xla runs: the counts xlacli's are held to

@@ -190,8 +190,11 @@ _NOT_BESIDE = {".venv", ".git", "__pycache__"}
 
 def files_beside(cwd: Path, run_root: Path) -> dict[str, float]:
     """The working folder's files and their modification times, the run folder
-    and environments left out (the checkout's root: nothing, other tests write there)."""
-    if cwd.resolve() == REPO:
+    and environments left out (the checkout's root: nothing, other tests write there;
+    a launched rank's: nothing)."""
+    if cwd.resolve() == REPO or re.fullmatch(r"rank-\d+", run_root.name):
+        # A launched rank's working folder is every rank's: the files other ranks
+        # (and their xlacli, a baseline) write there while its child runs are not its own.
         return {}
     found = {}
     for path in cwd.rglob("*"):

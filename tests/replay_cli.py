@@ -5,13 +5,17 @@ process, with one change at the single place the parent starts the capture child
 (``flows.session.run_child``):
 
 - ``record``: the child runs as usual; the run folder it left is saved as
-  RECORDING (``tests/recording.py``) before the parent reads it; a run whose
-  script started processes of its own is not recorded (those stay live);
+  RECORDING (``tests/recording.py``) before the parent reads it, with the folders
+  of the processes its script started (``rank-R/``); a hung run is not recorded
+  (a hang stays live);
 - ``replay``: no child; RECORDING's files are put in the run folder as the child
   left them, and the parent goes on exactly as after a live run.
 
 CALL: JSON, ``{"words": the command as the recording names it, "places": the
 test's folders by placeholder}``.
+
+Under a launcher (torchrun: ``RANK`` and ``WORLD_SIZE`` set) each rank's process
+records and replays its own child, rank R > 0 as ``RECORDING--rankR``.
 """
 
 from __future__ import annotations
@@ -20,14 +24,17 @@ import itertools
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
-# Run as a file (not -m) so that the working folder stays the test's, as under
-# `python -m xlacli`; the checkout is importable for tests.recording.
-sys.path[0] = os.getcwd()
-sys.path.append(str(Path(__file__).resolve().parent.parent))
+if __name__ == "__main__":
+    # Run as a file (not -m) so that the working folder stays the test's, as under
+    # `python -m xlacli`; the checkout is importable for tests.recording. (The
+    # suite's own process imports recording_child and replaying_child.)
+    sys.path[0] = os.getcwd()
+    sys.path.append(str(Path(__file__).resolve().parent.parent))
 
-from tests.recording import (  # noqa: E402
+from tests.recording import (
     decode_paths,
     files_beside,
     load_recording,
@@ -36,9 +43,9 @@ from tests.recording import (  # noqa: E402
     recorded_request,
     save_recording,
 )
-from xlacli.capture.runner import ChildOutcome, run_child  # noqa: E402
-from xlacli.run.events import read_events  # noqa: E402
-from xlacli.run.request import CaptureRequest, RunPaths  # noqa: E402
+from xlacli.capture.runner import ChildOutcome, run_child
+from xlacli.run.events import read_events
+from xlacli.run.request import CaptureRequest, RunPaths
 
 STALE_EXIT = 97  # the recording no longer stands for the command: record it again
 
@@ -52,7 +59,7 @@ def recording_child(recording: Path, words: list[str], places: dict[str, str]):
         outcome = run_child(request, paths, *args, **kwargs)
         after = files_beside(cwd, paths.root)
         written = sorted(name for name, at in after.items() if before.get(name) != at)
-        if not list(paths.root.glob("rank-*")) and outcome.hung_after_s is None:
+        if outcome.hung_after_s is None:
             ended = {"returncode": outcome.returncode, "interrupted": outcome.interrupted}
             into = nth_child(recording, next(children))
             save_recording(paths.root, into, words, ended, places, written)
@@ -88,6 +95,14 @@ def replaying_child(recording: Path, places: dict[str, str]):
     return run
 
 
+def rank_recording(recording: Path, env: Mapping[str, str]) -> Path:
+    """The recording of this process's child: its rank's under a launcher."""
+    rank, world = env.get("RANK", ""), env.get("WORLD_SIZE", "")
+    if rank.isdigit() and world.isdigit() and int(world) > 1 and int(rank) > 0:
+        return recording.with_name(f"{recording.name}--rank{rank}")
+    return recording
+
+
 def main(argv: list[str]) -> int:
     mode, recording, call, dash, *command = argv
     assert dash == "--", argv
@@ -95,7 +110,7 @@ def main(argv: list[str]) -> int:
     import xlacli.flows.session as session
     from xlacli.cli.main import main as xlacli_main
 
-    folder = Path(recording)
+    folder = rank_recording(Path(recording), os.environ)
     if mode == "record":
         session.run_child = recording_child(folder, words, places)
     else:

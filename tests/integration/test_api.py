@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import json
+import runpy
 import shutil
-import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import xlacli
 from tests.conftest import EXAMPLES, MODELS, imported_after, run_cli
+from tests.recorded_cli import recorded_children
 from xlacli import api
 from xlacli.analysis.baseline import baseline_from_report, write_baseline
 from xlacli.errors import CheckFailed, ModelError, UsageError
@@ -21,10 +25,18 @@ from xlacli.report.run import SCHEMA_VERSION, RunReport
 INPUT_SHAPE = EXAMPLES / "recompile" / "input_shape.py"
 
 
+@pytest.fixture(autouse=True)
+def _recorded_children() -> Iterator[None]:
+    """The API's capture children replay their recordings, as the commands' do."""
+    with recorded_children():
+        yield
+
+
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> RunReport:
     out = tmp_path_factory.mktemp("api") / "run"
-    return xlacli.compile(INPUT_SHAPE, steps=5, out=out)
+    with recorded_children():
+        return xlacli.compile(INPUT_SHAPE, steps=5, out=out)
 
 
 @pytest.mark.e2e
@@ -162,12 +174,19 @@ def test_saved_runs_are_listed_found_and_removed(compiled: RunReport, tmp_path: 
 
 
 @pytest.mark.e2e
-def test_a_gate_of_ones_own_on_the_api(tmp_path: Path) -> None:
+def test_a_gate_of_ones_own_on_the_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Run as `python compile_gate.py` runs it, in this process: its capture replays.
     gate = EXAMPLES / "api" / "compile_gate.py"
-    completed = subprocess.run(
-        [sys.executable, str(gate)], capture_output=True, text=True, cwd=tmp_path, check=False
-    )
-    assert completed.returncode == 1, completed.stderr  # as xlacli compile --fail-on-recompile
-    assert "step 3: input_shape at " in completed.stdout
-    assert "input_shape.py:21" in completed.stdout  # the get_inputs line
-    assert "gate: 1 steady-state recompile: step 3 input_shape" in completed.stderr
+    monkeypatch.setattr(sys, "argv", [str(gate)])
+    monkeypatch.chdir(tmp_path)
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with (
+        pytest.raises(SystemExit) as exited,
+        contextlib.redirect_stdout(stdout),
+        contextlib.redirect_stderr(stderr),
+    ):
+        runpy.run_path(str(gate), run_name="__main__")
+    assert exited.value.code == 1, stderr.getvalue()  # as xlacli compile --fail-on-recompile
+    assert "step 3: input_shape at " in stdout.getvalue()
+    assert "input_shape.py:21" in stdout.getvalue()  # the get_inputs line
+    assert "gate: 1 steady-state recompile: step 3 input_shape" in stderr.getvalue()

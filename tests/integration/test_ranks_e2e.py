@@ -8,39 +8,27 @@ real deadlock.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import EXAMPLES, run_cli
 from tests.ranks_run import RanksRun
+from tests.recorded_cli import run_under_torchrun
 
 pytestmark = pytest.mark.e2e
 RANKS = EXAMPLES / "ranks"
 
 
-def torchrun(out: Path, example: str, *args: str, command_name: str = "compile") -> RanksRun:
-    """``torchrun --nproc_per_node 2 -m xlacli COMMAND EXAMPLE --out OUT ARGS``."""
-    command = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        "--nproc_per_node",
-        "2",
-        "-m",
-        "xlacli",
-        command_name,
-        str(RANKS / example),
-        "--out",
-        str(out),
-        *args,
-    ]
-    env = {**os.environ, "COLUMNS": "200", "PJRT_DEVICE": "CPU"}
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+def torchrun(
+    out: Path, example: str, *args: str, command_name: str = "compile", cwd: Path | None = None
+) -> RanksRun:
+    """``torchrun --nproc_per_node 2 -m xlacli COMMAND EXAMPLE --out OUT ARGS``, each
+    rank's model run recorded and replayed (``run_under_torchrun``): torchrun, the
+    ranks' xlacli processes, their waiting and merging run as users run them."""
+    argv = [command_name, str(RANKS / example), "--out", str(out), *args]
+    done = run_under_torchrun(2, argv, cwd or Path.cwd(), None, timeout=600)
     return RanksRun(done.returncode, done.stdout, done.stderr, out)
 
 
@@ -159,6 +147,7 @@ def test_nproc_launches_torchrun_and_a_normal_run_leaves_no_trace_of_the_watchdo
     run = RanksRun(result.code, result.stdout, result.stderr, out)
     assert run.code == 0, run.stderr[-3000:]
     assert run.merged["world_size"] == 2 and "The ranks agree" in run.stdout
+    run.assert_counts_equal_metrics()  # a live torchrun run, held to torch_xla's own counts
     for rank in (0, 1):
         names = {p.name for p in (run.out / f"rank-{rank}").iterdir()}
         assert not names & {"hang.json", "hang-stacks.txt", ".hang-heartbeat"}
@@ -166,13 +155,15 @@ def test_nproc_launches_torchrun_and_a_normal_run_leaves_no_trace_of_the_watchdo
 
 
 def test_check_passes_agreeing_ranks_and_fails_diverging_ones(tmp_path):
+    # Baselines named from the test's folder: the same command in every session.
     healthy = torchrun(
         tmp_path / "healthy",
         "healthy.py",
         "--baseline",
-        str(tmp_path / "healthy.json"),
+        "healthy.json",
         "--update-baseline",
         command_name="check",
+        cwd=tmp_path,
     )
     assert healthy.code == 0, healthy.stderr[-3000:]
     assert (tmp_path / "healthy.json").exists()  # written once, by rank 0
@@ -180,9 +171,10 @@ def test_check_passes_agreeing_ranks_and_fails_diverging_ones(tmp_path):
         tmp_path / "master",
         "master_print.py",
         "--baseline",
-        str(tmp_path / "master.json"),
+        "master.json",
         "--update-baseline",
         command_name="check",
+        cwd=tmp_path,
     )
     assert diverging.code == 1
     assert "xlacli: error: the ranks diverge at step 2: rank 0 ran an extra graph" in (
