@@ -147,7 +147,7 @@ def _run_files(root: Path) -> Iterator[tuple[str, Path]]:
 
 # --- what a recording ran, to tell a stale one
 _SCRIPT_WORD = re.compile(r"^@\w+@/.+\.py#[0-9a-f]+$")
-_CHECKOUT_FILE = re.compile(r"(@REPO@|@TARGET@|@CWD@)/([\w./-]+?\.py)\b")
+_CHECKOUT_FILE = re.compile(r"(@REPO@|@TARGET@|@CWD@|@TMP@)/([\w./-]+?\.py)\b")
 
 
 def _file_hash(path: Path) -> str:
