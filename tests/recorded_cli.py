@@ -1,9 +1,9 @@
 """Which ``xlacli`` runs of the suite replay a recording, and which run live.
 
-``run_cli("compile" | "check", ...)`` replays the recording of that call
+``run_cli("compile" | "check" | "profile", ...)`` replays the recording of that call
 (``tests/recording.py``) when it has one; everything else runs as users run it.
 Live, always: the capture paths themselves (signals and odd paths in
-``tests/faults/``, profiles, ``-m``, hangs, a device given by ``PJRT_DEVICE``) and
+``tests/faults/``, ``-m``, hangs, a device given by ``PJRT_DEVICE``) and
 any call given ``live=True``. torchrun's ranks replay each rank's child
 (``run_under_torchrun``); a script's own processes are recorded with its run.
 
@@ -47,7 +47,7 @@ from tests.recording import (
     stale_reason,
 )
 
-REPLAYED = ("compile", "check")
+REPLAYED = ("compile", "check", "profile")
 # Options whose run is capture itself: a hang's watchdog, a module found on sys.path.
 _LIVE_OPTIONS = ("--hang-timeout", "-m", "--module", "--help", "-h")
 # Faults whose point is the processes themselves: signals, files at odd paths.
@@ -193,8 +193,6 @@ def recorded_children() -> Iterator[None]:
     live_child = session.run_child
 
     def run(request, paths, *args, **kwargs):
-        if request.profile_logdir is not None:  # a profile's trace: live, as the commands'
-            return live_child(request, paths, *args, **kwargs)
         cwd = Path.cwd()
         places = {"@CWD@": str(cwd)}
         temporary = _PYTEST_TEMP.match(str(paths.root.resolve()))
@@ -231,7 +229,7 @@ def run_under_torchrun(
     """``torchrun --standalone --nproc_per_node NPROC -m xlacli ARGV``, each rank's
     child recorded or replayed (rank R > 0 as ``RECORDING--rankR``,
     ``replay_cli.rank_recording``); each rank's xlacli, its waiting and merging run as
-    users run them. Live (a hang, ``--hang-timeout``; a profile) and recording runs
+    users run them. Live (a hang, ``--hang-timeout``) and recording runs
     go through torchrun itself; a replay starts the ranks with the variables torchrun
     gives them (torchrun's own start-up, a torch import and a rendezvous, is most of
     a replay's time; the live runs keep it tested), torchrun's exit code: 1 when

@@ -73,6 +73,9 @@ _STRING = "string"
 # metadata=7 -> op_name=2 (its IR scope names files: "xlacli_backward_of@FILE@LINE"),
 # source_file=3; HloModuleProto.stack_frame_index=17 -> file_names=1.
 PATH_FIELDS: dict = {1: {3: {2: {7: {2: _STRING, 3: _STRING}}}, 17: {1: _STRING}}}
+# A profile's XSpace: each plane's event metadata holds its graph's HloProto as a
+# stat's bytes (planes 1, event_metadata 4, value 2, stats 5, bytes_value 6).
+XPLANE_PATH_FIELDS: dict = {1: {4: {2: {5: {6: PATH_FIELDS}}}}}
 
 
 def _read_varint(data: bytes, at: int) -> tuple[int, int]:
@@ -117,10 +120,13 @@ def rewrite_proto_strings(data: bytes, fields: dict, change: Callable[[str], str
             inner = fields.get(number)
             if inner is not None:
                 payload = data[body:at]
-                if inner == _STRING:
-                    new = change(payload.decode("utf-8")).encode("utf-8")
-                else:
-                    new = rewrite_proto_strings(payload, inner, change)
+                try:
+                    if inner == _STRING:
+                        new = change(payload.decode("utf-8")).encode("utf-8")
+                    else:
+                        new = rewrite_proto_strings(payload, inner, change)
+                except (ValueError, IndexError):  # bytes of another kind: kept as they are
+                    new = payload
                 out += _varint(key) + _varint(len(new)) + new
                 continue
         else:
@@ -132,6 +138,8 @@ def rewrite_proto_strings(data: bytes, fields: dict, change: Callable[[str], str
 def _converted(name: str, data: bytes, change: Callable[[str], str]) -> bytes:
     if name.endswith(".hlo.pb"):
         return rewrite_proto_strings(data, PATH_FIELDS, change)
+    if name.endswith(".xplane.pb"):
+        return rewrite_proto_strings(data, XPLANE_PATH_FIELDS, change)
     try:
         return change(data.decode("utf-8")).encode("utf-8")
     except UnicodeDecodeError:
@@ -238,15 +246,23 @@ def save_recording(
     meta_file(recording).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
 
 
-def load_recording(recording: Path, run_root: Path, places: Mapping[str, str]) -> dict:
+def load_recording(
+    recording: Path,
+    run_root: Path,
+    places: Mapping[str, str],
+    renames: Mapping[str, str] | None = None,
+) -> dict:
     """Put the recorded child's files in ``run_root`` (and the files it wrote beside
-    it in the working folder) as it left them; how it ended."""
-    pairs = placeholders(run_root, places)
+    it in the working folder) as it left them; how it ended. ``renames``: names to
+    change in the files' names and texts (a profile's session, named after a saved
+    run's timestamped folder)."""
+    pairs = placeholders(run_root, places) + list((renames or {}).items())
     cwd = Path(dict(places)["@CWD@"])
     with tarfile.open(archive_file(recording), mode="r:xz") as archive:
         for entry in archive.getmembers():
             beside = entry.name.startswith(_BESIDE)
-            target = cwd / entry.name[len(_BESIDE) :] if beside else run_root / entry.name
+            name = decode_paths(entry.name, list((renames or {}).items()))
+            target = cwd / name[len(_BESIDE) :] if beside else run_root / name
             if entry.name == "request.json" and target.exists():
                 continue  # the parent wrote this run's own request before the child started
             data = archive.extractfile(entry).read()  # type: ignore[union-attr]

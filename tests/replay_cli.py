@@ -77,6 +77,8 @@ def replaying_child(recording: Path, places: dict[str, str]):
         pairs = placeholders(paths.root, places)
         recorded = json.loads(decode_paths(json.dumps(recorded_request(this)), pairs))
         now = json.loads(paths.request.read_text())
+        renames = _session_renamed(recorded, now, paths.root.name)
+        recorded.update({"profile_session": now["profile_session"]} if renames else {})
         differs = sorted(key for key in {*now, *recorded} if now.get(key) != recorded.get(key))
         if differs:  # SystemExit: not one of xlacli's errors, it passes its error boundary
             print(
@@ -86,7 +88,7 @@ def replaying_child(recording: Path, places: dict[str, str]):
                 file=sys.stderr,
             )
             raise SystemExit(STALE_EXIT)
-        ended = load_recording(this, paths.root, places)
+        ended = load_recording(this, paths.root, places, renames)
         log = read_events(paths.events)
         if on_progress is not None:
             on_progress(log)  # the parent's first sign of the child: it starts its imports
@@ -101,6 +103,15 @@ def rank_recording(recording: Path, env: Mapping[str, str]) -> Path:
     if rank.isdigit() and world.isdigit() and int(world) > 1 and int(rank) > 0:
         return recording.with_name(f"{recording.name}--rank{rank}")
     return recording
+
+
+def _session_renamed(recorded: dict, now: dict, run_name: str) -> dict[str, str]:
+    """A profile's session is named after its run folder unless --name says otherwise:
+    a saved run's folder (NAME-DATE-TIME) has another name in every session."""
+    old, new = recorded.get("profile_session"), now.get("profile_session")
+    if old and new and old != new and new == run_name:
+        return {old: new}
+    return {}
 
 
 def main(argv: list[str]) -> int:
