@@ -26,7 +26,7 @@ from xlacli.errors import UsageError
 from xlacli.paths import source_line, split_location
 from xlacli.report.run import RunReport
 from xlacli.report.sharding import GraphSpmd
-from xlacli.words import type_words
+from xlacli.units import type_words
 
 BASELINE_VERSION = 1
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xlacli.errors import CheckFailed
 from xlacli.report.run import RunReport
-from xlacli.words import counted
+from xlacli.units import counted
 
 
 def check_budgets(report: RunReport, *, max_compiles: int | None, fail_on_recompile: bool) -> None:

@@ -31,7 +31,7 @@ from xlacli.report.run import (
     GraphBreakRecord,
 )
 from xlacli.run.events import ChildLog
-from xlacli.words import counted
+from xlacli.units import counted
 
 EXTRACT_COUNTER = "DynamoExtractCompiledGraph"
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<function>.+)_at_(?P<line>\d+)$")

@@ -43,7 +43,7 @@ from xlacli.parse.frames import Frame, in_step_closure
 from xlacli.parse.ir_dump import IrNode
 from xlacli.paths import split_location
 from xlacli.report.run import CompileCause, CompileEvent
-from xlacli.words import counted
+from xlacli.units import counted
 
 __all__ = ["CompiledGraph", "ExplainContext", "explain_compiles"]
 

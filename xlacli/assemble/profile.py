@@ -38,7 +38,7 @@ from xlacli.report.profile import LineTime, OpTime, ProfileSummary
 from xlacli.report.run import GraphRecord, RunReport
 from xlacli.run.events import STEP_TRACE_NAME, ChildLog
 from xlacli.run.request import CaptureRequest, RunPaths
-from xlacli.words import counted
+from xlacli.units import counted
 
 T = TypeVar("T")
 

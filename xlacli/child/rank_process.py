@@ -19,6 +19,7 @@ import signal
 from dataclasses import dataclass
 from typing import Any
 
+from xlacli.capture.failures import describe_exception, format_user_traceback
 from xlacli.child.process_setup import (
     device_kind,
     import_torch_xla,
@@ -28,7 +29,6 @@ from xlacli.child.process_setup import (
 )
 from xlacli.child.stack_dumps import enable_stack_dumps
 from xlacli.errors import EXIT_INTERRUPTED, ModelError
-from xlacli.failures import describe_exception, format_user_traceback
 from xlacli.run.events import EventWriter
 from xlacli.run.lifeline import request_parent_death_signal
 from xlacli.run.request import CaptureRequest, RunPaths

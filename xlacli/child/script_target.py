@@ -14,12 +14,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from xlacli.capture.failures import describe_exception, format_user_traceback
 from xlacli.child.recorder import StepRecorder
 from xlacli.child.spawn_follow import SpawnFollower
 from xlacli.child.sync_hook import StepLimitReached, SyncHook
 from xlacli.child.transfers import TransferLog
 from xlacli.errors import ModelError, NoStepError
-from xlacli.failures import describe_exception, format_user_traceback
 from xlacli.run.request import CaptureRequest, RunPaths
 from xlacli.run.spawned import RANK_ENV_VAR, RankTemplate
 

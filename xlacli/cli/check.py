@@ -254,7 +254,7 @@ def _judge(checked: CheckRun, shown: _CheckShown, *, merger: bool) -> None:
     from xlacli.paths import display_path
     from xlacli.render.check import print_check, write_github, write_junit
     from xlacli.render.console import print_message
-    from xlacli.words import counted
+    from xlacli.units import counted
 
     run = Run(checked.report, checked.error)
     html = [run] if shown.html else []

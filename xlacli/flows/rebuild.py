@@ -19,7 +19,7 @@ from xlacli.report.profile import save_summary
 from xlacli.report.run import REPORT_FILE
 from xlacli.run.events import ChildLog, read_events
 from xlacli.run.request import CaptureRequest, RunPaths
-from xlacli.words import counted
+from xlacli.units import counted
 
 COMPILE_EXPLAIN_WARMUP = 2
 

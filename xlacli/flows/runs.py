@@ -105,7 +105,7 @@ def _merged_entry(path: Path, command: str, age: float) -> RunEntry:
     """A run of several ranks (a launcher's, or the script's own): the merged verdict."""
     from xlacli.report.ranks import load_ranks
     from xlacli.run.request import CaptureRequest
-    from xlacli.words import counted
+    from xlacli.units import counted
 
     try:
         merged = load_ranks(path)

@@ -34,7 +34,7 @@ from xlacli.report.run import RunReport, save_report
 from xlacli.run.events import ChildLog
 from xlacli.run.request import CaptureRequest, RunPaths
 from xlacli.run.spawned import spawned_processes
-from xlacli.words import counted
+from xlacli.units import counted
 
 if TYPE_CHECKING:
     from xlacli.assemble.dump_prefetch import DumpPrefetch

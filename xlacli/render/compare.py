@@ -16,8 +16,7 @@ from xlacli.analysis.mode_figures import ModeFigures
 from xlacli.paths import display_path
 from xlacli.render.console import stdout_console, trimmed
 from xlacli.report.run import RunReport, report_to_dict
-from xlacli.units import format_bytes, format_seconds
-from xlacli.words import counted
+from xlacli.units import counted, format_bytes, format_seconds
 
 _Row = tuple[str, Callable[[ModeFigures], str]]
 ROWS: tuple[_Row, ...] = (

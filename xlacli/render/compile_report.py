@@ -23,8 +23,7 @@ from xlacli.render.recompiles import recompile_view
 from xlacli.render.sharding import spmd_view
 from xlacli.render.verdict import run_verdict, verdict_is_bad
 from xlacli.report.run import GraphRecord, RunReport, dump_report
-from xlacli.units import format_bytes, format_seconds, short_hash
-from xlacli.words import counted
+from xlacli.units import counted, format_bytes, format_seconds, short_hash
 
 COMPACT_BELOW = 110  # columns
 

@@ -18,8 +18,7 @@ from xlacli.analysis.precision import backend_note, precision_warnings
 from xlacli.paths import display_walked
 from xlacli.report.memory import BufferRecord, CheckpointFacts, GraphPrecision, RunMemory
 from xlacli.report.run import GraphRecord, RunReport
-from xlacli.units import format_bytes, short_hash
-from xlacli.words import counted
+from xlacli.units import counted, format_bytes, short_hash
 
 WORTH_A_LINE = 1 << 20  # bytes
 BIGGEST_SHOWN = 3

@@ -20,8 +20,7 @@ from xlacli.report.ranks import (
     Stragglers,
     dump_ranks,
 )
-from xlacli.units import format_seconds, short_hash
-from xlacli.words import counted
+from xlacli.units import counted, format_seconds, short_hash
 
 _TRIGGER_WORDS = {"host_sync": "value read", "step_end": "step", "user_sync": "sync"}
 

@@ -18,11 +18,10 @@ from xlacli.analysis.phases import (
     TimelineEdges,
     timeline_edges,
 )
-from xlacli.folding import equal_runs, shown_of_run, stretches
 from xlacli.paths import display_location, source_line
+from xlacli.repeats import equal_runs, shown_of_run, stretches
 from xlacli.report.run import CompileCause, CompileEvent, FallbackOp, RunReport, ServedGraph
-from xlacli.units import format_seconds
-from xlacli.words import counted
+from xlacli.units import counted, format_seconds
 
 COMPILED, CACHED, NEW_SITE = "●", "·", "◆"
 SETUP_EDGE, WARM_EDGE = "┊", "│"

@@ -16,8 +16,7 @@ from xlacli.hlo.shapes import read_shape
 from xlacli.paths import display_location
 from xlacli.report.run import GraphRecord
 from xlacli.report.sharding import GraphSpmd, TensorSharding
-from xlacli.units import format_bytes, short_hash
-from xlacli.words import counted
+from xlacli.units import counted, format_bytes, short_hash
 
 MAX_OPS_LISTED = 8
 # Split inputs (or outputs) of a graph listed one per row; past it, grouped.

@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from xlacli.folding import locate, stretches
+from xlacli.repeats import locate, stretches
 
 # A step's phase: a script's syncs before its loop, or the loop's (analysis/phases.py
 # reads them as SETUP and LOOP, among the phases it gives compiles).

@@ -13,7 +13,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
-from xlacli.folding import locate
+from xlacli.repeats import locate
 
 
 class RepeatedStep(Mapping[str, Any]):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
-# This package's own folder: failures.py sits at its root.
-_XLACLI_DIR = str(Path(__file__).resolve().parent)
+# This package's own folder, one above capture/ (the child's frames in it are hidden).
+_XLACLI_DIR = str(Path(__file__).resolve().parents[1])
 # runpy: how xlacli runs a script as __main__, not the user's code.
 _HIDDEN = (_XLACLI_DIR, "<frozen importlib", "importlib/__init__.py", "<frozen runpy>", "/runpy.py")
 

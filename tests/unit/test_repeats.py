@@ -1,6 +1,6 @@
-"""Folded sequences (xlacli/folding.py)."""
+"""Folded sequences (xlacli/repeats.py)."""
 
-from xlacli.folding import FOLD_RUN, KEEP_HEAD, KEEP_TAIL, Stretch, shown_of_run, stretches
+from xlacli.repeats import FOLD_RUN, KEEP_HEAD, KEEP_TAIL, Stretch, shown_of_run, stretches
 
 
 def test_a_repeating_block_is_one_stretch_and_the_rest_single_items():
