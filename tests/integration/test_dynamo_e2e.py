@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import EXAMPLES, MODELS, REPO, assert_clean_error, run_cli
 from tests.report_json import executions_per_step
 from xlacli.parse.metrics_report import parse_metrics_report
-from xlacli.run.events import read_events
+from xlacli.run_folder.events import read_events
 
 pytestmark = pytest.mark.e2e
 

@@ -1,4 +1,4 @@
-from xlacli.run.events import EventFollower, read_events
+from xlacli.run_folder.events import EventFollower, read_events
 
 
 def test_follower_reads_only_complete_new_lines(tmp_path):
@@ -25,7 +25,7 @@ def test_a_repeated_step_is_one_short_line_read_back_whole(tmp_path):
     """The recorder writes a step that repeats the one before in all but its
     clock as ``same``; the reader puts the whole step back."""
     from xlacli.child.recorder import StepRecorder
-    from xlacli.run.events import EventWriter
+    from xlacli.run_folder.events import EventWriter
 
     class Observers:
         def runtime(self):

@@ -31,8 +31,8 @@ from xlacli.errors import CaptureError, ModelError, UsageError
 from xlacli.flows.tensorboard import check_port_free
 from xlacli.render.check import write_github, write_github_error, write_junit_error
 from xlacli.render.compile_report import render_compile_report
-from xlacli.report.run import CompileCause, CompileEvent, RunReport
-from xlacli.run.request import RunPaths
+from xlacli.report.run_report import CompileCause, CompileEvent, RunReport
+from xlacli.run_folder.request import RunPaths
 
 ODD = "a b/é ü,x"  # a space, non-ASCII letters, a comma
 
@@ -81,7 +81,7 @@ time.sleep(600)
 """
 LIFELINE_CHILD = """
 import signal, sys, time
-from xlacli.run.lifeline import die_with_parent
+from xlacli.run_folder.lifeline import die_with_parent
 def stop(signum, frame):
     sys.exit(0)
 signal.signal(signal.SIGTERM, stop)
@@ -317,7 +317,7 @@ def test_next_command_is_whole_quoted_and_keeps_the_runs_options(tmp_path, monke
 
 
 def test_reports_saved_before_options_existed_still_load(tmp_path):
-    from xlacli.report.run import dump_report, load_report
+    from xlacli.report.run_report import dump_report, load_report
 
     data = json.loads(dump_report(_report("m.py:1")))
     del data["options"]

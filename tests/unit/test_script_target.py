@@ -10,8 +10,8 @@ import pytest
 from xlacli.capture.discover import ModelTarget, check_model_file, find_module_file, parse_target
 from xlacli.config import load_config
 from xlacli.errors import UsageError
-from xlacli.run.events import read_events
-from xlacli.run.request import CaptureRequest
+from xlacli.run_folder.events import read_events
+from xlacli.run_folder.request import CaptureRequest
 
 
 def kind_of(tmp_path, text: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from xlacli.flows import session
-from xlacli.run.events import ChildLog
+from xlacli.run_folder.events import ChildLog
 
 
 @pytest.fixture()

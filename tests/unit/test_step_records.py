@@ -10,7 +10,13 @@ import pytest
 
 from xlacli.analysis.memory import run_memory, step_memory
 from xlacli.report.memory import GraphMemory, StepMemory
-from xlacli.report.run import GraphRecord, RunReport, dump_report, report_from_dict, report_to_dict
+from xlacli.report.run_report import (
+    GraphRecord,
+    RunReport,
+    dump_report,
+    report_from_dict,
+    report_to_dict,
+)
 from xlacli.report.steps import StepCycle, StepRecord, StepRecords
 
 

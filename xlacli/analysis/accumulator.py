@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from xlacli.analysis.compiled import CompiledGraph, ExplainContext, make_cause
 from xlacli.analysis.ir_compare import IrDifference
 from xlacli.parse.ir_dump import IrNode
-from xlacli.report.run import CompileCause
+from xlacli.report.run_report import CompileCause
 
 CONSTANT = "prim::Constant"
 DEVICE_DATA = "xla::device_data"

@@ -17,7 +17,7 @@ from xlacli.hlo.model import HloModule
 from xlacli.parse.frames import CodeRoots
 from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.parse.ir_dump import IrNode, parse_ir_node
-from xlacli.report.run import CompileEvent, GraphRecord, StepRecord
+from xlacli.report.run_report import CompileEvent, GraphRecord, StepRecord
 
 # Each step's mean value read at one user line: (wall, process CPU, the calling
 # thread's CPU), seconds.

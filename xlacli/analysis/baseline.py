@@ -24,7 +24,7 @@ from xlacli.analysis.memory_baseline import buffers_from_json, memory_baseline
 from xlacli.analysis.stable_paths import project_root, stable_path
 from xlacli.errors import UsageError
 from xlacli.paths import source_line, split_location
-from xlacli.report.run import RunReport
+from xlacli.report.run_report import RunReport
 from xlacli.report.sharding import GraphSpmd
 from xlacli.units import type_words
 

@@ -21,7 +21,7 @@ from xlacli.analysis.bucket_code import bucket_code, drop_last_code
 from xlacli.analysis.loss_targets import loss_targets
 from xlacli.parse.ir_dump import IrNode
 from xlacli.report.advice import BucketAdvice, BucketOption
-from xlacli.report.run import CompileEvent, StepRecord
+from xlacli.report.run_report import CompileEvent, StepRecord
 
 SHAPE_CATEGORIES = ("input_shape", "intermediate_shape", "data_dependent_shape")
 # The advised option: the fewest buckets whose padding stays within this share.

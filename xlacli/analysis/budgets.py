@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlacli.errors import CheckFailed
-from xlacli.report.run import RunReport
+from xlacli.report.run_report import RunReport
 from xlacli.units import counted
 
 

@@ -13,7 +13,7 @@ from xlacli.analysis.locate import Locator
 from xlacli.analysis.sharding_change import ShardingContext
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrGraph, IrNode
-from xlacli.report.run import CompileCause
+from xlacli.report.run_report import CompileCause
 
 
 @dataclass(frozen=True)

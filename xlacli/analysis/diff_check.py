@@ -19,7 +19,7 @@ from xlacli.analysis.hints import hint_for
 from xlacli.hlo.changes import Change, ModuleDiff
 from xlacli.hlo.diff import diff_modules
 from xlacli.hlo.model import HloModule
-from xlacli.report.run import CompileEvent, ExplanationCheck
+from xlacli.report.run_report import CompileEvent, ExplanationCheck
 
 # Categories whose story is ops added or removed; those whose story is a shape.
 STRUCTURE = frozenset(

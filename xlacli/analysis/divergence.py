@@ -21,7 +21,7 @@ from pathlib import Path
 from xlacli.parse.frames import parse_frame
 from xlacli.parse.ir_dump import IrNode
 from xlacli.report.ranks import Divergence, RankAtStep, RankGraph
-from xlacli.report.run import CompileEvent, RunReport
+from xlacli.report.run_report import CompileEvent, RunReport
 
 # The collective ops in a rank's graph (rank, graph hash) -> ("all-reduce", ...).
 Collectives = Callable[[int, str], tuple[str, ...]]

@@ -23,14 +23,14 @@ from xlacli.analysis.hints import hint_for
 from xlacli.parse.debug_log import AnalysisEvent
 from xlacli.parse.frames import CodeRoots, Frame, in_compiled_backward
 from xlacli.paths import split_location
-from xlacli.report.run import (
+from xlacli.report.run_report import (
     CompileCause,
     CompileEvent,
     DynamoFrameRecord,
     DynamoRecord,
     GraphBreakRecord,
 )
-from xlacli.run.events import ChildLog
+from xlacli.run_folder.events import ChildLog
 from xlacli.units import counted
 
 EXTRACT_COUNTER = "DynamoExtractCompiledGraph"

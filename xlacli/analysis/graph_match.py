@@ -20,7 +20,7 @@ from typing import Any
 from xlacli.analysis.stable_paths import stable_path
 from xlacli.parse.frames import parse_frame
 from xlacli.paths import source_line, split_location
-from xlacli.report.run import GraphRecord
+from xlacli.report.run_report import GraphRecord
 
 SITE_TEXT_WIDTH = 60  # of a graph's name in the table: the site line, shortened
 
@@ -32,7 +32,7 @@ class GraphSite:
     file: str  # relative to the project's root (analysis/stable_paths.py)
     function: str  # the function the site line is in ("" unknown)
     text: str  # the site line's text, stripped ("" unknown)
-    trigger: str  # user_sync, host_sync, step_end... (report/run.py GraphRecord)
+    trigger: str  # user_sync, host_sync, step_end... (report/run_report.py GraphRecord)
     order: int  # its place among its file's graphs, in the run's order
 
     @classmethod

@@ -16,7 +16,7 @@ from xlacli.analysis.guards import GuardedValue, assignment_lines, guarded_value
 from xlacli.analysis.hints import hint_for
 from xlacli.parse.frames import CodeRoots, Frame
 from xlacli.paths import split_location
-from xlacli.report.run import CompileCause, DynamoFrameRecord
+from xlacli.report.run_report import CompileCause, DynamoFrameRecord
 
 
 def guard_cause(

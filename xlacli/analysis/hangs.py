@@ -12,7 +12,7 @@ from __future__ import annotations
 from xlacli.parse.frames import CodeRoots, Frame, first_user_frame
 from xlacli.parse.stack_dump import main_thread, parse_stack_dump
 from xlacli.report.ranks import RankHang
-from xlacli.report.run import RunReport
+from xlacli.report.run_report import RunReport
 
 _STACK_FRAMES_KEPT = 12
 

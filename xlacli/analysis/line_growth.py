@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from xlacli.paths import split_location
-from xlacli.report.run import RunReport
+from xlacli.report.run_report import RunReport
 
 DATA_LINE = "(data)"  # parameters, inputs and constants: no line's work
 

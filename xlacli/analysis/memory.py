@@ -25,7 +25,7 @@ from xlacli.parse.memory_usage import (
     parse_total_bytes,
 )
 from xlacli.report.memory import BufferRecord, GraphMemory, RunMemory, StepMemory
-from xlacli.report.run import GraphRecord
+from xlacli.report.run_report import GraphRecord
 
 BIGGEST_BUFFERS = 5
 _LAYOUT = re.compile(r"\{[^{}]*\}")

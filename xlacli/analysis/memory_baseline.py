@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.analysis.stable_paths import stable_location
-from xlacli.report.run import GraphRecord
+from xlacli.report.run_report import GraphRecord
 
 BufferSummary = dict[str, Any]  # {"shape", "bytes", "op", "source"}
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xlacli.report.memory import PrecisionMix
-from xlacli.report.run import GraphRecord, RunReport
+from xlacli.report.run_report import GraphRecord, RunReport
 
 
 @dataclass(frozen=True)

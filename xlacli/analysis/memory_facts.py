@@ -18,7 +18,7 @@ from xlacli.analysis.memory import graph_memory, run_memory, step_memory
 from xlacli.analysis.precision import graph_precision
 from xlacli.hlo.model import HloModule
 from xlacli.report.memory import RunMemory
-from xlacli.report.run import GraphRecord
+from xlacli.report.run_report import GraphRecord
 
 
 class ParsedHlo(Protocol):

@@ -32,7 +32,7 @@ from xlacli.analysis.hints import hint_for
 from xlacli.analysis.ir_compare import IrDifference
 from xlacli.parse.ir_dump import IrGraph, IrNode
 from xlacli.paths import source_line, split_location
-from xlacli.report.run import CompileCause
+from xlacli.report.run_report import CompileCause
 from xlacli.units import counted
 
 # torch/optim/'s files, as the IR names them (base names only).

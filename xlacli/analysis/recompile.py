@@ -42,7 +42,7 @@ from xlacli.analysis.unrolled import loop_above
 from xlacli.parse.frames import Frame, in_step_closure
 from xlacli.parse.ir_dump import IrNode
 from xlacli.paths import split_location
-from xlacli.report.run import CompileCause, CompileEvent
+from xlacli.report.run_report import CompileCause, CompileEvent
 from xlacli.units import counted
 
 __all__ = ["CompiledGraph", "ExplainContext", "explain_compiles"]

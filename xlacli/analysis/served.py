@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from xlacli.analysis.compiled import CompiledGraph, ExplainContext, paired_inputs
 from xlacli.analysis.phases import AFTER_LOOP, SETUP, judge
 from xlacli.analysis.recompile import site_compile
-from xlacli.report.run import CompileEvent, ServedGraph
+from xlacli.report.run_report import CompileEvent, ServedGraph
 from xlacli.report.steps import LOOP_PHASE
 
 SERVED_DETAIL = "not compiled in this run: a cache served it (compiled earlier in this process)"

@@ -22,7 +22,7 @@ from xlacli.analysis.loop_source import enclosing_loop
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrNode
 from xlacli.paths import split_location
-from xlacli.report.run import UnrolledLoop
+from xlacli.report.run_report import UnrolledLoop
 
 # The same ops at one line this many times in one graph: a loop's iterations.
 MIN_ITERATIONS = 8

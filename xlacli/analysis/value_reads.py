@@ -28,7 +28,7 @@ from xlacli.analysis.advice_inputs import AdviceInputs, ReadTimes
 from xlacli.analysis.hints import CLOSURE_READ_HINT
 from xlacli.parse.frames import Frame, in_step_closure, parse_frame
 from xlacli.report.advice import ValueReadCost
-from xlacli.report.run import GraphRecord
+from xlacli.report.run_report import GraphRecord
 
 _KINDS = (  # the first that matches the read's line
     ("print", re.compile(r"\bprint\(|\blog\w*\(|\.info\(|\.write\(")),

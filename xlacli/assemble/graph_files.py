@@ -15,7 +15,7 @@ from xlacli.parse.buffer_assignment import parse_buffer_assignment, summarize_bu
 from xlacli.parse.hlo_stacks import StackedOp, read_hlo_stacks
 from xlacli.parse.ir_dump import IrGraph, IrNode
 from xlacli.parse.xla_dump import DumpedModule
-from xlacli.run.request import RunPaths
+from xlacli.run_folder.request import RunPaths
 
 GRAPH_FILE_NAMES = {
     "ir": "ir.txt",

@@ -44,9 +44,9 @@ from xlacli.parse.frames import (
     in_dynamo_bridge,
 )
 from xlacli.parse.ir_dump import IrGraph
-from xlacli.report.run import GraphRecord, StepRecord, StepRecords
-from xlacli.run.events import ChildLog
-from xlacli.run.request import CaptureRequest, RunPaths
+from xlacli.report.run_report import GraphRecord, StepRecord, StepRecords
+from xlacli.run_folder.events import ChildLog
+from xlacli.run_folder.request import CaptureRequest, RunPaths
 
 HOST_SYNC_CAUSE = "access tensor value"
 

@@ -27,8 +27,8 @@ from xlacli.assemble.processors import (
 )
 from xlacli.assemble.read import RawRun
 from xlacli.parse.frames import CodeRoots, current_code_roots
-from xlacli.report.run import ErrorRecord, GraphRecord, Problem, RunReport
-from xlacli.run.request import CaptureRequest, RunPaths
+from xlacli.report.run_report import ErrorRecord, GraphRecord, Problem, RunReport
+from xlacli.run_folder.request import CaptureRequest, RunPaths
 
 
 def build_report(

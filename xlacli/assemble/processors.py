@@ -41,7 +41,7 @@ from xlacli.parse.eager_ops import is_eager
 from xlacli.parse.frames import Frame
 from xlacli.paths import source_line
 from xlacli.report.memory import CheckpointFacts, GraphMemory, GraphPrecision, RunMemory
-from xlacli.report.run import (
+from xlacli.report.run_report import (
     CompileCause,
     CompileEvent,
     DynamoRecord,
@@ -52,7 +52,7 @@ from xlacli.report.run import (
     UnrolledLoop,
 )
 from xlacli.report.sharding import GraphSpmd
-from xlacli.run.events import ChildLog
+from xlacli.run_folder.events import ChildLog
 
 # What a processor reads: the sections written before it, by name.
 Sections = Mapping[str, Any]

@@ -35,9 +35,9 @@ from xlacli.parse.trace_events import TraceEvent, read_trace_file
 from xlacli.parse.xprof_tools import table_rows, tool_data, xprof_available
 from xlacli.paths import display_path
 from xlacli.report.profile import LineTime, OpTime, ProfileSummary
-from xlacli.report.run import GraphRecord, RunReport
-from xlacli.run.events import STEP_TRACE_NAME, ChildLog
-from xlacli.run.request import CaptureRequest, RunPaths
+from xlacli.report.run_report import GraphRecord, RunReport
+from xlacli.run_folder.events import STEP_TRACE_NAME, ChildLog
+from xlacli.run_folder.request import CaptureRequest, RunPaths
 from xlacli.units import counted
 
 T = TypeVar("T")

@@ -18,8 +18,8 @@ from xlacli.parse.frames import current_code_roots
 from xlacli.parse.ir_dump import IrNode, parse_ir_node
 from xlacli.report.profile import ProfileSummary, load_summary
 from xlacli.report.ranks import RankHang, RanksReport, RankSummary
-from xlacli.report.run import REPORT_FILE, RunReport, load_report
-from xlacli.run.hang import HANG_FILE, STACKS_FILE
+from xlacli.report.run_report import REPORT_FILE, RunReport, load_report
+from xlacli.run_folder.hang import HANG_FILE, STACKS_FILE
 
 T = TypeVar("T")
 

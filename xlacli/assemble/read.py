@@ -12,8 +12,8 @@ from xlacli.parse.execute_times import device_times
 from xlacli.parse.ir_dump import IrGraph, parse_ir_dump
 from xlacli.parse.metrics_report import parse_metrics_report
 from xlacli.parse.xla_dump import DumpedModule, list_dumped_modules, prune_backend_noise
-from xlacli.run.events import ChildLog
-from xlacli.run.request import RunPaths
+from xlacli.run_folder.events import ChildLog
+from xlacli.run_folder.request import RunPaths
 
 # A graph runs through ExecuteComputation, or ExecuteReplicated under SPMD.
 _EXECUTION_COUNTERS = ("ExecuteComputation", "ExecuteReplicated")

@@ -12,9 +12,9 @@ from xlacli.errors import (
     UsageError,
     XlacliError,
 )
-from xlacli.report.run import ErrorRecord
-from xlacli.run.hang import STACKS_FILE
-from xlacli.run.request import RunPaths
+from xlacli.report.run_report import ErrorRecord
+from xlacli.run_folder.hang import STACKS_FILE
+from xlacli.run_folder.request import RunPaths
 
 _ERROR_TYPES: dict[str, type[XlacliError]] = {
     cls.__name__: cls for cls in (CaptureError, CheckFailed, ModelError, NoStepError, UsageError)

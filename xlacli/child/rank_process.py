@@ -29,10 +29,10 @@ from xlacli.child.process_setup import (
 )
 from xlacli.child.stack_dumps import enable_stack_dumps
 from xlacli.errors import EXIT_INTERRUPTED, ModelError
-from xlacli.run.events import EventWriter
-from xlacli.run.lifeline import request_parent_death_signal
-from xlacli.run.request import CaptureRequest, RunPaths
-from xlacli.run.spawned import RANK_ENV_VAR, RankTemplate
+from xlacli.run_folder.events import EventWriter
+from xlacli.run_folder.lifeline import request_parent_death_signal
+from xlacli.run_folder.request import CaptureRequest, RunPaths
+from xlacli.run_folder.spawned import RANK_ENV_VAR, RankTemplate
 
 # This process's recording. Module state because the FollowedCall that ends it
 # was made and pickled in the script's main process, and finds it only here.

@@ -16,7 +16,7 @@ from xlacli.cli.output import write_output
 
 if TYPE_CHECKING:
     from xlacli.report.profile import ProfileSummary
-    from xlacli.report.run import RunReport
+    from xlacli.report.run_report import RunReport
 
 
 def report_command(
@@ -66,7 +66,7 @@ def _report_text(
     from xlacli.render.compile_report import render_compile_report
     from xlacli.render.profile import render_profile
     from xlacli.report.profile import summary_to_dict
-    from xlacli.report.run import report_to_dict
+    from xlacli.report.run_report import report_to_dict
 
     if output_format == "json":
         data = report_to_dict(report)

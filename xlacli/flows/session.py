@@ -30,10 +30,10 @@ from xlacli.flows.spawned import alone_report, report_spawned_ranks, with_rank_z
 from xlacli.paths import display_path
 from xlacli.render.console import print_message, stderr_console
 from xlacli.report.ranks import remove_merged
-from xlacli.report.run import RunReport, save_report
-from xlacli.run.events import ChildLog
-from xlacli.run.request import CaptureRequest, RunPaths
-from xlacli.run.spawned import spawned_processes
+from xlacli.report.run_report import RunReport, save_report
+from xlacli.run_folder.events import ChildLog
+from xlacli.run_folder.request import CaptureRequest, RunPaths
+from xlacli.run_folder.spawned import spawned_processes
 from xlacli.units import counted
 
 if TYPE_CHECKING:

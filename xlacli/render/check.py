@@ -21,7 +21,7 @@ from xlacli.errors import UsageError, XlacliError
 from xlacli.paths import display_location, display_path, split_location
 from xlacli.render.console import plain_table, print_trimmed, stderr_console, stdout_console
 from xlacli.render.recompiles import event_block, served_block
-from xlacli.report.run import CompileEvent, RunReport
+from xlacli.report.run_report import CompileEvent, RunReport
 
 _STYLES = {OK: "green", REGRESSION: "bold red", IMPROVEMENT: "yellow"}
 MAX_ROWS = 25

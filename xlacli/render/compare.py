@@ -15,7 +15,7 @@ from rich.text import Text
 from xlacli.analysis.mode_figures import ModeFigures
 from xlacli.paths import display_path
 from xlacli.render.console import stdout_console, trimmed
-from xlacli.report.run import RunReport, report_to_dict
+from xlacli.report.run_report import RunReport, report_to_dict
 from xlacli.units import counted, format_bytes, format_seconds
 
 _Row = tuple[str, Callable[[ModeFigures], str]]

@@ -22,7 +22,7 @@ from xlacli.render.problems import problem_lines
 from xlacli.render.recompiles import recompile_view
 from xlacli.render.sharding import spmd_view
 from xlacli.render.verdict import run_verdict, verdict_is_bad
-from xlacli.report.run import GraphRecord, RunReport, dump_report
+from xlacli.report.run_report import GraphRecord, RunReport, dump_report
 from xlacli.units import counted, format_bytes, format_seconds, short_hash
 
 COMPACT_BELOW = 110  # columns

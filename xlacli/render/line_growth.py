@@ -10,7 +10,7 @@ from rich.text import Text
 
 from xlacli.analysis.line_growth import LineChange, line_changes, line_instructions
 from xlacli.paths import display_location
-from xlacli.report.run import REPORT_FILE, load_report
+from xlacli.report.run_report import REPORT_FILE, load_report
 
 TOP = 10
 

@@ -17,7 +17,7 @@ from xlacli.analysis.memory import largest_graph
 from xlacli.analysis.precision import backend_note, precision_warnings
 from xlacli.paths import display_walked
 from xlacli.report.memory import BufferRecord, CheckpointFacts, GraphPrecision, RunMemory
-from xlacli.report.run import GraphRecord, RunReport
+from xlacli.report.run_report import GraphRecord, RunReport
 from xlacli.units import counted, format_bytes, short_hash
 
 WORTH_A_LINE = 1 << 20  # bytes

@@ -20,7 +20,7 @@ from xlacli.analysis.phases import (
 )
 from xlacli.paths import display_location, source_line
 from xlacli.repeats import equal_runs, shown_of_run, stretches
-from xlacli.report.run import CompileCause, CompileEvent, FallbackOp, RunReport, ServedGraph
+from xlacli.report.run_report import CompileCause, CompileEvent, FallbackOp, RunReport, ServedGraph
 from xlacli.units import counted, format_seconds
 
 COMPILED, CACHED, NEW_SITE = "●", "·", "◆"

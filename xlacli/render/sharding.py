@@ -14,7 +14,7 @@ from xlacli.analysis.collectives import shape_bytes
 from xlacli.hlo.lexer import Malformed
 from xlacli.hlo.shapes import read_shape
 from xlacli.paths import display_location
-from xlacli.report.run import GraphRecord
+from xlacli.report.run_report import GraphRecord
 from xlacli.report.sharding import GraphSpmd, TensorSharding
 from xlacli.units import counted, format_bytes, short_hash
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from xlacli.paths import display_location
 from xlacli.report.profile import ProfileSummary
-from xlacli.report.run import CompileEvent, RunReport
+from xlacli.report.run_report import CompileEvent, RunReport
 from xlacli.units import counted, format_seconds
 
 _DETAIL_WIDTH = 60  # characters of a cause's detail kept in the one line

@@ -11,7 +11,7 @@ from tests.unit.advice.graphs import ROOTS
 from xlacli.analysis.advice_inputs import AdviceInputs
 from xlacli.analysis.bucket_code import pad_code
 from xlacli.analysis.buckets import advise_buckets, bucket_options, solve_buckets
-from xlacli.report.run import CompileCause, CompileEvent, StepRecord
+from xlacli.report.run_report import CompileCause, CompileEvent, StepRecord
 
 
 def _padding(sizes: list[tuple[int, int]], edges: tuple[int, ...]) -> int:

@@ -25,7 +25,7 @@ from xlacli.parse.frames import Frame
 from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.parse.ir_dump import IrNode
 from xlacli.report.advice import compile_cost_from_dict
-from xlacli.report.run import StepRecord
+from xlacli.report.run_report import StepRecord
 
 
 def test_instructions_and_compile_time_by_user_line() -> None:

@@ -10,7 +10,7 @@ import pytest
 from tests.unit.advice.graphs import MODEL, ROOTS, graph
 from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
 from xlacli.analysis.value_reads import rank_value_reads, read_time, read_times_by_site
-from xlacli.report.run import StepRecord
+from xlacli.report.run_report import StepRecord
 
 SITE = f"{MODEL}:3"
 SOURCE = "import torch\n\nLOSSES.append(loss.item())\n"

@@ -12,14 +12,14 @@ from xlacli.analysis.dynamo import XlaEvents, dynamo_window_note, explain_dynamo
 from xlacli.analysis.host_split import host_split, tracing_note
 from xlacli.parse.debug_log import AnalysisEvent
 from xlacli.parse.frames import CodeRoots, Frame
-from xlacli.report.run import (
+from xlacli.report.run_report import (
     CompileCause,
     CompileEvent,
     RunReport,
     report_from_dict,
     report_to_dict,
 )
-from xlacli.run.events import ChildLog
+from xlacli.run_folder.events import ChildLog
 
 ROOTS = CodeRoots(library=("/lib/",), xlacli="/xlacli/")
 MODEL = "/u/model.py"
@@ -223,7 +223,7 @@ def test_dynamo_view_lists_frames_breaks_and_guards(run):
     from rich.console import Console
 
     from xlacli.render.dynamo import dynamo_view
-    from xlacli.report.run import StepRecord
+    from xlacli.report.run_report import StepRecord
 
     record, _ = run
     report = dataclasses.replace(

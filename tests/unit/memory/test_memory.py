@@ -11,7 +11,7 @@ from xlacli.analysis.memory import graph_memory, largest_graph, run_memory, step
 from xlacli.analysis.memory_facts import with_memory_facts
 from xlacli.assemble.graph_files import HloCache
 from xlacli.report.memory import GraphMemory
-from xlacli.report.run import GraphRecord, RunReport, dump_report, report_from_dict
+from xlacli.report.run_report import GraphRecord, RunReport, dump_report, report_from_dict
 
 FILES = {
     "buffer_assignment": "buffer-assignment.txt",

@@ -9,7 +9,7 @@ from xlacli.analysis.memory_facts import with_memory_facts
 from xlacli.assemble.graph_files import HloCache
 from xlacli.render.memory import memory_view
 from xlacli.render.memory_compare import change_summary
-from xlacli.report.run import RunReport
+from xlacli.report.run_report import RunReport
 
 CPU_SAYS = "RuntimeError: Bad StatusOr access: UNIMPLEMENTED: GetAllocatorStats is not supported"
 

@@ -8,8 +8,8 @@ from xlacli.capture.hang_watch import HangWatch
 from xlacli.capture.ranks import rank_folders, rank_place
 from xlacli.parse.frames import CodeRoots
 from xlacli.parse.stack_dump import main_thread, parse_stack_dump
-from xlacli.run.hang import HANG_FILE, HEARTBEAT_FILE
-from xlacli.run.request import RunPaths
+from xlacli.run_folder.hang import HANG_FILE, HEARTBEAT_FILE
+from xlacli.run_folder.request import RunPaths
 
 DUMP = """\
 some output the script printed

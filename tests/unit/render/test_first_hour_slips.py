@@ -16,7 +16,7 @@ from xlacli.render.html.run_sections import before_after
 from xlacli.render.memory import memory_view
 from xlacli.report.memory import GraphPrecision, PrecisionMix
 from xlacli.report.profile import ProfileSummary
-from xlacli.report.run import CompileCause, CompileEvent
+from xlacli.report.run_report import CompileCause, CompileEvent
 
 TWO_CHANGES = (
     "input train.py:53 shape f32[64,32] -> f32[40,32]; input train.py:53 shape s64[64] -> s64[40]"

@@ -19,7 +19,7 @@ from xlacli.render.html.run_page import RUN_SECTIONS, Section, run_page_html, wr
 from xlacli.render.html.svg import TimelineMark, fold_marks, timeline_svg
 from xlacli.render.html.text_blocks import MAX_LINES
 from xlacli.report.profile import LineTime, OpTime, ProfileSummary, StepTimes, save_summary
-from xlacli.report.run import (
+from xlacli.report.run_report import (
     CompileCause,
     CompileEvent,
     FallbackOp,
@@ -316,7 +316,7 @@ def test_snippet_of_an_unreadable_or_out_of_range_location(tmp_path: Path) -> No
 
 
 def test_run_page_html_without_graphs_or_steps(hostile_run: Path, tmp_path: Path) -> None:
-    from xlacli.report.run import load_report
+    from xlacli.report.run_report import load_report
 
     report = load_report(hostile_run)
     empty = RunReport(

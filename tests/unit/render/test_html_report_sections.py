@@ -21,7 +21,7 @@ from xlacli.report.memory import (
     RunMemory,
     StepMemory,
 )
-from xlacli.report.run import (
+from xlacli.report.run_report import (
     DynamoFrameRecord,
     DynamoRecord,
     GraphBreakRecord,

@@ -9,7 +9,7 @@ from typing import Any
 
 from xlacli.assemble.source_snippets import SourceSnippet
 from xlacli.report.profile import ProfileSummary
-from xlacli.report.run import RunReport
+from xlacli.report.run_report import RunReport
 
 
 @dataclass(frozen=True)

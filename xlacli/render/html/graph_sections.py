@@ -8,7 +8,7 @@ from typing import Any
 from xlacli.paths import display_location, split_location
 from xlacli.render.html.context import RunContext, event_anchor, graph_anchor
 from xlacli.render.html.text_blocks import TextBlock, read_block
-from xlacli.report.run import GraphRecord
+from xlacli.report.run_report import GraphRecord
 
 BLOCKS = (
     ("ir", "Lazy IR"),

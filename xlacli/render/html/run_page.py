@@ -30,7 +30,7 @@ from xlacli.render.html import (
 from xlacli.render.html.context import RunContext
 from xlacli.render.html.page import render_page
 from xlacli.report.profile import ProfileSummary, load_summary
-from xlacli.report.run import RunReport, load_report
+from xlacli.report.run_report import RunReport, load_report
 
 HTML_FILE = "report.html"
 

@@ -14,7 +14,7 @@ from xlacli.render.html.context import RunContext, event_anchor, graph_anchor
 from xlacli.render.html.svg import TimelineMark, timeline_svg
 from xlacli.render.problems import problem_lines
 from xlacli.render.recompiles import step_label
-from xlacli.report.run import CompileEvent, StepRecord
+from xlacli.report.run_report import CompileEvent, StepRecord
 from xlacli.units import format_seconds, short_hash
 
 

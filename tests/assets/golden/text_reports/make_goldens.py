@@ -44,7 +44,7 @@ def render(report_json: str, width: int) -> str:
     from rich.console import Console
 
     from xlacli.render.compile_report import render_compile_report
-    from xlacli.report.run import report_from_dict
+    from xlacli.report.run_report import report_from_dict
 
     report = report_from_dict(json.loads(report_json.replace(REPO_TOKEN, str(REPO))))
     out = io.StringIO()

@@ -84,7 +84,7 @@ def describe_run(path: Path) -> RunEntry:
     """A run's command, model and verdict (a run without a report: "unfinished")."""
     from xlacli.render.verdict import run_verdict
     from xlacli.report.ranks import MERGED_FILE
-    from xlacli.report.run import REPORT_FILE, load_report
+    from xlacli.report.run_report import REPORT_FILE, load_report
 
     age = time.time() - started_at(path)
     command = command_of(path)
@@ -104,7 +104,7 @@ def describe_run(path: Path) -> RunEntry:
 def _merged_entry(path: Path, command: str, age: float) -> RunEntry:
     """A run of several ranks (a launcher's, or the script's own): the merged verdict."""
     from xlacli.report.ranks import load_ranks
-    from xlacli.run.request import CaptureRequest
+    from xlacli.run_folder.request import CaptureRequest
     from xlacli.units import counted
 
     try:

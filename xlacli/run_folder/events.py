@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from xlacli.run.step_events import StepEvents
+from xlacli.run_folder.step_events import StepEvents
 
 # The StepTrace name the child gives each profiled step; the summary reads it back.
 STEP_TRACE_NAME = "xlacli_step"

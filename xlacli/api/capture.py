@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from xlacli.flows.profile import ProfileRequest
     from xlacli.flows.spawned import SpawnedRun
     from xlacli.report.profile import ProfileSummary
-    from xlacli.report.run import RunReport
+    from xlacli.report.run_report import RunReport
 
 StrPath = str | os.PathLike[str]
 
