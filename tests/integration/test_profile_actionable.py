@@ -16,10 +16,10 @@ import pytest
 from rich.console import Console
 
 from tests.conftest import REPO, run_cli
-from xlacli.analysis.host_split import tracing_note
-from xlacli.analysis.host_timeline import HOST_ROWS
-from xlacli.analysis.intervals import union
-from xlacli.analysis.profile_summary import op_times_from_trace
+from xlacli.analysis.profile.host_split import tracing_note
+from xlacli.analysis.profile.host_timeline import HOST_ROWS
+from xlacli.analysis.profile.intervals import union
+from xlacli.analysis.profile.summary import op_times_from_trace
 from xlacli.parse.trace_events import parse_trace_events, read_trace_file
 from xlacli.parse.xprof_tools import table_rows, tool_data
 from xlacli.render import profile as render_profile_module

@@ -128,7 +128,7 @@ def test_sharding_recompile_is_explained_at_its_line(changed):
 
 
 def test_check_counts_collectives(changed, tmp_path):
-    from xlacli.analysis.baseline import baseline_from_report
+    from xlacli.analysis.check.baseline import baseline_from_report
     from xlacli.report.run_report import load_report
 
     report = load_report(changed["run"])

@@ -22,8 +22,8 @@ import pytest
 
 from tests.conftest import REPO, run_cli
 from tests.unit.analysis.test_check import baseline
-from xlacli.analysis.baseline import check_settings, load_baseline
-from xlacli.analysis.check import CheckOutcome, CheckResult
+from xlacli.analysis.check.baseline import check_settings, load_baseline
+from xlacli.analysis.check.checks import CheckOutcome, CheckResult
 from xlacli.capture.env import _with_dump_flags, flag_safe_dump_dir, is_flag_safe
 from xlacli.capture.signals import StopSignals
 from xlacli.config import load_config, project_runs_dir
@@ -162,7 +162,7 @@ def test_a_newer_baseline_asks_to_upgrade_xlacli_not_to_downgrade_it(tmp_path):
 
 
 def _baseline_json() -> str:
-    from xlacli.analysis.baseline import dump_baseline
+    from xlacli.analysis.check.baseline import dump_baseline
 
     return dump_baseline(baseline())
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from xlacli.analysis.memory import run_memory, step_memory
+from xlacli.analysis.memory.peaks import run_memory, step_memory
 from xlacli.report.memory import GraphMemory, StepMemory
 from xlacli.report.run_report import (
     GraphRecord,

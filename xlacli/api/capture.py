@@ -222,6 +222,6 @@ def check_budgets(
         CheckFailed: more than ``max_compiles`` compilations, or (``fail_on_recompile``)
             any steady-state recompile (exit 1).
     """
-    from xlacli.analysis.budgets import check_budgets as check
+    from xlacli.analysis.check.budgets import check_budgets as check
 
     check(report, max_compiles=max_compiles, fail_on_recompile=fail_on_recompile)

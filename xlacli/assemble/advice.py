@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from xlacli.analysis.advice_inputs import AdviceInputs, load_advice_inputs
-from xlacli.analysis.buckets import advise_buckets
-from xlacli.analysis.compile_cost import compile_cost
-from xlacli.analysis.scan_advice import advise_scan
-from xlacli.analysis.value_reads import rank_value_reads, read_times_by_site, reads_by_site
+from xlacli.analysis.advice.buckets import advise_buckets
+from xlacli.analysis.advice.compile_cost import compile_cost
+from xlacli.analysis.advice.inputs import AdviceInputs, load_advice_inputs
+from xlacli.analysis.advice.scan import advise_scan
+from xlacli.analysis.advice.value_reads import rank_value_reads, read_times_by_site, reads_by_site
 from xlacli.assemble.organise import OrganisedRun
 
 T = TypeVar("T")

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from xlacli.analysis.advice_inputs import read_ir_nodes
+from xlacli.analysis.advice.inputs import read_ir_nodes
 from xlacli.assemble.dump_prefetch import DumpPrefetch
 from xlacli.errors import HloParseError
 from xlacli.hlo import parse_hlo_file

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xlacli.analysis.locate import Locator
-from xlacli.analysis.phases import (
+from xlacli.analysis.recompiles.explain import CompiledGraph
+from xlacli.analysis.recompiles.locate import Locator
+from xlacli.analysis.recompiles.phases import (
     AFTER_LOOP,
     LOOP,
     OTHER,
@@ -29,8 +30,7 @@ from xlacli.analysis.phases import (
     script_step_phases,
     site_runs_before,
 )
-from xlacli.analysis.recompile import CompiledGraph
-from xlacli.analysis.spmd_graph import ShardingContext, sharding_context
+from xlacli.analysis.spmd.graph import ShardingContext, sharding_context
 from xlacli.assemble.graph_files import HloCache, graph_sizes, organize_graph_files
 from xlacli.assemble.read import RawRun
 from xlacli.parse.debug_log import AnalysisEvent
@@ -265,7 +265,7 @@ def _compiled_graphs(
     by_step = {event["step"]: event for event in raw.log.steps}
     backward_lines = _backward_lines(raw.log)
     entry_site = (raw.log.setup or {}).get("entry_site")
-    # Per-site steady state (analysis/phases.py): each compile's phase, its
+    # Per-site steady state (analysis/recompiles/phases.py): each compile's phase, its
     # loop iteration, and how many earlier steps ran a graph at its site.
     step_phases = script_step_phases(raw.log.steps)
     phases = _event_phases(raw.log, step_phases, "UncachedCompile", len(raw.compiles))
@@ -310,7 +310,7 @@ def _served_graphs(
 ) -> list[CompiledGraph]:
     """The first execution of each graph the run never compiled, described as
     its compile would be: its step, site, phase, loop iteration and the site's
-    earlier runs (what ``analysis/phases.py`` judges a graph change by)."""
+    earlier runs (what ``analysis/recompiles/phases.py`` judges a graph change by)."""
     compiled = {event.graph_hash for event in raw.compiles}
     firsts: dict[str, int] = {}
     for index, event in enumerate(raw.executions):

@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from xlacli.analysis.phases import loop_step_count
+from xlacli.analysis.recompiles.phases import loop_step_count
 from xlacli.assemble.graph_files import HloCache
 from xlacli.assemble.organise import OrganisedRun, organise_run
 from xlacli.assemble.processors import (

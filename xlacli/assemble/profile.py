@@ -9,12 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from xlacli.analysis.dynamo import dynamo_window_note
-from xlacli.analysis.host_split import host_split, op_tracing_s, tracing_note
-from xlacli.analysis.host_timeline import host_timeline
-from xlacli.analysis.op_lines import finder_for, lines_by_time
-from xlacli.analysis.phases import OTHER, SETUP, script_step_phases
-from xlacli.analysis.profile_summary import (
+from xlacli.analysis.dynamo.record import dynamo_window_note
+from xlacli.analysis.profile.host_split import host_split, op_tracing_s, tracing_note
+from xlacli.analysis.profile.host_timeline import host_timeline
+from xlacli.analysis.profile.op_lines import finder_for, lines_by_time
+from xlacli.analysis.profile.summary import (
     CompiledModule,
     InstructionIndex,
     ProfiledStep,
@@ -27,6 +26,7 @@ from xlacli.analysis.profile_summary import (
     step_times,
     top_ops,
 )
+from xlacli.analysis.recompiles.phases import OTHER, SETUP, script_step_phases
 from xlacli.assemble.graph_files import HloCache
 from xlacli.assemble.organise import execution_records
 from xlacli.assemble.read import RawRun

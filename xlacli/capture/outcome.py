@@ -74,7 +74,7 @@ def outcome_error(
 
 def _crash_stack(paths: RunPaths) -> str | None:
     """The crashing frames faulthandler printed in child.log, innermost first."""
-    from xlacli.analysis.crash_stack import crash_details
+    from xlacli.analysis.ranks.crash_stack import crash_details
     from xlacli.parse.frames import current_code_roots
 
     try:

@@ -21,7 +21,7 @@ from xlacli.cli.output import write_output
 from xlacli.errors import EXIT_CHECK_FAILED, EXIT_OK
 
 if TYPE_CHECKING:
-    from xlacli.analysis.memory_compare import GraphMemoryChange
+    from xlacli.analysis.memory.compare import GraphMemoryChange
     from xlacli.hlo.changes import DiffReport
     from xlacli.render.line_growth import LineChange
 

@@ -15,16 +15,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
 import xlacli.defaults as defaults
-from xlacli.analysis.baseline import (
+from xlacli.analysis.check.baseline import (
     Baseline,
     baseline_from_report,
     check_settings,
     load_baseline,
     write_baseline,
 )
-from xlacli.analysis.baseline_pairing import pair_graphs, renamed_baseline
-from xlacli.analysis.check import CheckOutcome, check_time_budget, compare
-from xlacli.analysis.memory_check import DEFAULT_MEMORY_TOLERANCE, compare_peaks
+from xlacli.analysis.check.baseline_pairing import pair_graphs, renamed_baseline
+from xlacli.analysis.check.checks import CheckOutcome, check_time_budget, compare
+from xlacli.analysis.check.memory_check import DEFAULT_MEMORY_TOLERANCE, compare_peaks
 from xlacli.capture.discover import ModelTarget
 from xlacli.capture.ranks import rank_folder
 from xlacli.config import ProjectConfig, load_config, project_runs_dir

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.markup import escape
 
-from xlacli.analysis.hangs import explain_hang
+from xlacli.analysis.ranks.hangs import explain_hang
 from xlacli.parse.frames import current_code_roots
 from xlacli.render.console import print_message
 from xlacli.render.ranks import hang_sentence

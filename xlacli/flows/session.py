@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import xlacli.defaults as defaults
-from xlacli.analysis.phases import LoopProgress
+from xlacli.analysis.recompiles.phases import LoopProgress
 from xlacli.capture.discover import ModelTarget, check_model_file, find_module_file, parse_target
 from xlacli.capture.hang_watch import HangWatch
 from xlacli.capture.outcome import Interrupted, error_record, outcome_error

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from xlacli.analysis.loss_targets import ignores_an_index
+from xlacli.analysis.advice.loss_targets import ignores_an_index
 from xlacli.paths import display_location, display_walked
 from xlacli.render.console import plain_table
 from xlacli.render.scan_words import scan_model_note, scan_optimizer_note, scan_verdict

@@ -15,8 +15,8 @@ from rich.console import Console, Group, RenderableType
 from rich.markup import escape
 from rich.text import Text
 
-from xlacli.analysis.check import IMPROVEMENT, OK, REGRESSION, CheckOutcome, CheckResult
-from xlacli.analysis.phases import EXPECTED_CATEGORIES
+from xlacli.analysis.check.checks import IMPROVEMENT, OK, REGRESSION, CheckOutcome, CheckResult
+from xlacli.analysis.recompiles.phases import EXPECTED_CATEGORIES
 from xlacli.errors import UsageError, XlacliError
 from xlacli.paths import display_location, display_path, split_location
 from xlacli.render.console import plain_table, print_trimmed, stderr_console, stdout_console

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from xlacli.analysis.phases import EXPECTED_CATEGORIES, SETUP
+from xlacli.analysis.recompiles.phases import EXPECTED_CATEGORIES, SETUP
 from xlacli.paths import display_location, display_path
 from xlacli.render.advice import advice_view
 from xlacli.render.console import natural_width, print_trimmed, stdout_console

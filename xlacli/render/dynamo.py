@@ -8,7 +8,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from xlacli.analysis.hints import hint_for
+from xlacli.analysis.recompiles.hints import hint_for
 from xlacli.paths import display_location, source_line
 from xlacli.report.run_report import DynamoFrameRecord, DynamoRecord, RunReport
 from xlacli.units import counted, format_seconds, short_hash

@@ -10,7 +10,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from xlacli.analysis.spmd_changes import spmd_change_summary
+from xlacli.analysis.spmd.changes import spmd_change_summary
 from xlacli.hlo.changes import CHANGE_KINDS, Change, DiffReport, ModuleDiff, Pattern, SourceRef
 from xlacli.paths import display_path, display_walked
 from xlacli.render.console import shows_whole

@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.text import Text
 
-from xlacli.analysis.line_growth import LineChange, line_changes, line_instructions
+from xlacli.analysis.check.line_growth import LineChange, line_changes, line_instructions
 from xlacli.paths import display_location
 from xlacli.report.run_report import REPORT_FILE, load_report
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 
 from rich.text import Text
 
-from xlacli.analysis.memory import largest_graph
-from xlacli.analysis.precision import backend_note, precision_warnings
+from xlacli.analysis.memory.peaks import largest_graph
+from xlacli.analysis.memory.precision import backend_note, precision_warnings
 from xlacli.paths import display_walked
 from xlacli.report.memory import BufferRecord, CheckpointFacts, GraphPrecision, RunMemory
 from xlacli.report.run_report import GraphRecord, RunReport

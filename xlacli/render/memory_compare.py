@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.text import Text
 
-from xlacli.analysis.memory_compare import GraphMemoryChange, compare_memory
+from xlacli.analysis.memory.compare import GraphMemoryChange, compare_memory
 from xlacli.render.memory import dot_shares
 from xlacli.report.run_report import REPORT_FILE, load_report
 from xlacli.units import format_bytes, short_hash

@@ -14,7 +14,7 @@ from xlacli.render.verdict import profile_verdict
 from xlacli.report.profile import OpTime, ProfileSummary, dump_summary
 from xlacli.units import format_seconds, short_hash
 
-# The host's rows (xlacli.analysis.host_timeline.HOST_ROWS): they sum to the window.
+# The host's rows (xlacli.analysis.profile.host_timeline.HOST_ROWS): they sum to the window.
 BREAKDOWN_LABELS = {
     "python_s": "your Python",
     "op_tracing_s": "tracing torch ops onto XLA",

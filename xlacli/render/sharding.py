@@ -10,7 +10,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from xlacli.analysis.collectives import shape_bytes
+from xlacli.analysis.spmd.collectives import shape_bytes
 from xlacli.hlo.lexer import Malformed
 from xlacli.hlo.shapes import read_shape
 from xlacli.paths import display_location

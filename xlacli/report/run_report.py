@@ -92,7 +92,7 @@ class GraphRecord:
 
 @dataclass(frozen=True)
 class CompileCause:
-    """Why a graph was compiled (see ``xlacli.analysis.recompile``)."""
+    """Why a graph was compiled (see ``xlacli.analysis.recompiles.explain``)."""
 
     category: str  # first_compile, input_shape, ..., host_sync, unknown
     location: str | None  # the user's file:line
@@ -111,11 +111,13 @@ class CompileEvent:
     graph_hash: str
     compile_time_s: float
     # A site that finished its own warm-up compiled again: a recompile the
-    # user must see (per-site steady state, analysis/phases.py).
+    # user must see (per-site steady state, analysis/recompiles/phases.py).
     steady_state: bool
     cause: CompileCause
     compared_with: str | None = None  # the earlier graph it was compared with
-    phase: str = "loop"  # setup, loop, new_phase, periodic or after_loop (analysis/phases.py)
+    phase: str = (
+        "loop"  # setup, loop, new_phase, periodic or after_loop (analysis/recompiles/phases.py)
+    )
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,7 @@ class ServedGraph:
     step: int | None
     graph_hash: str
     site: str | None  # the user's file:line that ran it
-    phase: str  # as a compile's (analysis/phases.py)
+    phase: str  # as a compile's (analysis/recompiles/phases.py)
     steady_state: bool  # a warm site ran a graph it had not run before
     detail: str  # what differed from the site's earlier steps, when the inputs say
 
@@ -136,7 +138,7 @@ class ServedGraph:
 @dataclass(frozen=True)
 class ExplanationCheck:
     """A recompile whose explanation the structural diff of its two graphs
-    contradicted (analysis/diff_check.py): the diff's story was reported."""
+    contradicted (analysis/recompiles/diff_check.py): the diff's story was reported."""
 
     graph_hash: str
     compared_with: str
@@ -148,7 +150,7 @@ class ExplanationCheck:
 @dataclass(frozen=True)
 class UnrolledLoop:
     """A loop of the user's with no sync inside, traced into one graph once per
-    iteration (analysis/unrolled.py): the graph grows with the trip count."""
+    iteration (analysis/recompiles/unrolled.py): the graph grows with the trip count."""
 
     graph_hash: str
     loop: str  # the loop's ``for``/``while`` line
@@ -257,9 +259,9 @@ class RunReport:
     events: tuple[CompileEvent, ...] = ()
     # Graphs executed but never compiled in this run (a cache served them).
     served_graphs: tuple[ServedGraph, ...] = ()
-    # Loops with no sync inside, unrolled into one graph (analysis/unrolled.py).
+    # Loops with no sync inside, unrolled into one graph (analysis/recompiles/unrolled.py).
     unrolled_loops: tuple[UnrolledLoop, ...] = ()
-    # Explanations the structural diff contradicted, and corrected (analysis/diff_check.py).
+    # Explanations the structural diff contradicted, and corrected (recompiles/diff_check.py).
     explanation_checks: tuple[ExplanationCheck, ...] = ()
     fallback_ops: tuple[FallbackOp, ...] = ()
     schema_version: int = SCHEMA_VERSION

@@ -17,10 +17,10 @@ from tests.unit.advice.graphs import (
     inputs,
     outside_ops,
 )
-from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
-from xlacli.analysis.compile_cost import compile_cost
-from xlacli.analysis.op_lines import OPTIMIZER_STEP
-from xlacli.analysis.value_reads import FIXES, rank_value_reads, read_kind
+from xlacli.analysis.advice.compile_cost import compile_cost
+from xlacli.analysis.advice.inputs import AdviceInputs, GraphArtifacts
+from xlacli.analysis.advice.value_reads import FIXES, rank_value_reads, read_kind
+from xlacli.analysis.profile.op_lines import OPTIMIZER_STEP
 from xlacli.parse.frames import Frame
 from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.parse.ir_dump import IrNode
@@ -173,7 +173,7 @@ def test_library_only_ops_are_the_graph_site_with_the_library_line_beside() -> N
 def test_reads_that_forced_no_graph_are_ranked_from_the_childs_timings() -> None:
     """Eager mode, or a library's ``.tolist()`` of a value a sync computed: no
     ``host_sync`` graph, yet each read waits for the device and copies (issue 37)."""
-    from xlacli.analysis.value_reads import UNFORCED_FIX, reads_by_site
+    from xlacli.analysis.advice.value_reads import UNFORCED_FIX, reads_by_site
 
     steps = tuple(StepRecord(step, 0.01, 0, 1, ()) for step in range(4))
     site = f"{MODEL}:13"
@@ -198,7 +198,7 @@ def test_reads_that_forced_no_graph_are_ranked_from_the_childs_timings() -> None
 def test_a_backward_pass_no_line_of_the_users_called_is_a_named_row() -> None:
     """xlacli's --train loop calls loss.backward() on a model of torch's modules: no
     forward line to scope the backward under, no user line for the call."""
-    from xlacli.analysis.compile_cost import BACKWARD_PASS
+    from xlacli.analysis.advice.compile_cost import BACKWARD_PASS
 
     ops = [*block_ops(), StackedOp("aten__mm", (), "11[2,8]", "dot.9", "aten__mm")]
     cost = compile_cost(_training_inputs(ops, backward_line=None))

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from tests.unit.advice.graphs import block_ops, inputs, outside_ops, report, update_ops
 from tests.unit.advice.test_scan_advice import _trained_layer
-from xlacli.analysis.scan_advice import advise_scan
+from xlacli.analysis.advice.scan import advise_scan
 from xlacli.render.advice import advice_view
 from xlacli.render.html.run_page import run_page_html
 from xlacli.render.scan_words import scan_verdict

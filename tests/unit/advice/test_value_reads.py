@@ -8,8 +8,8 @@ import dataclasses
 import pytest
 
 from tests.unit.advice.graphs import MODEL, ROOTS, graph
-from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
-from xlacli.analysis.value_reads import rank_value_reads, read_time, read_times_by_site
+from xlacli.analysis.advice.inputs import AdviceInputs, GraphArtifacts
+from xlacli.analysis.advice.value_reads import rank_value_reads, read_time, read_times_by_site
 from xlacli.report.run_report import StepRecord
 
 SITE = f"{MODEL}:3"

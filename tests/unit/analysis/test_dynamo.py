@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 
 from tests.unit.analysis.test_check import baseline as check_baseline
-from xlacli.analysis.check import OK, REGRESSION, compare
-from xlacli.analysis.dynamo import XlaEvents, dynamo_window_note, explain_dynamo
-from xlacli.analysis.host_split import host_split, tracing_note
+from xlacli.analysis.check.checks import OK, REGRESSION, compare
+from xlacli.analysis.dynamo.record import XlaEvents, dynamo_window_note, explain_dynamo
+from xlacli.analysis.profile.host_split import host_split, tracing_note
 from xlacli.parse.debug_log import AnalysisEvent
 from xlacli.parse.frames import CodeRoots, Frame
 from xlacli.report.run_report import (

@@ -1,8 +1,8 @@
-"""Per-site steady state and phases (analysis/phases.py) on hand-built compiles."""
+"""Per-site steady state and phases (analysis/recompiles/phases.py) on hand-built compiles."""
 
 from __future__ import annotations
 
-from xlacli.analysis.phases import (
+from xlacli.analysis.recompiles.phases import (
     AFTER_LOOP,
     LOOP,
     NEW_PHASE,

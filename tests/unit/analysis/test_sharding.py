@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from xlacli.analysis.baseline import Baseline, collective_counts
-from xlacli.analysis.check import REGRESSION, compare
-from xlacli.analysis.collectives import find_collectives
-from xlacli.analysis.sharding import axis_notation, parse_tile_sharding
-from xlacli.analysis.sharding_change import ShardingContext, input_sharding_change
-from xlacli.analysis.spmd_graph import graph_spmd, mesh_from_events, sharding_sites
+from xlacli.analysis.check.baseline import Baseline, collective_counts
+from xlacli.analysis.check.checks import REGRESSION, compare
+from xlacli.analysis.spmd.collectives import find_collectives
+from xlacli.analysis.spmd.graph import graph_spmd, mesh_from_events, sharding_sites
+from xlacli.analysis.spmd.sharding import axis_notation, parse_tile_sharding
+from xlacli.analysis.spmd.sharding_change import ShardingContext, input_sharding_change
 from xlacli.hlo.parser import parse_hlo
 from xlacli.report.sharding import CollectiveOp, GraphSpmd, MeshRecord, graph_spmd_from_dict
 
@@ -204,7 +204,7 @@ def test_check_flags_an_added_all_gather():
 
 
 def test_diff_hlo_names_sharding_and_collective_changes():
-    from xlacli.analysis.spmd_changes import spmd_change_summary
+    from xlacli.analysis.spmd.changes import spmd_change_summary
     from xlacli.hlo.diff import diff_modules
 
     resharded = BEFORE.replace(

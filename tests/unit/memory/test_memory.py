@@ -1,4 +1,4 @@
-"""analysis/memory.py and memory_facts.py on the goldens, laid out as a run folder."""
+"""analysis/memory/peaks.py and memory_facts.py on the goldens, laid out as a run folder."""
 
 import dataclasses
 import json
@@ -7,8 +7,8 @@ import re
 import pytest
 
 from tests.unit.memory.conftest import MEMORY_GOLDEN, golden_hlo, golden_text, peak_entries
-from xlacli.analysis.memory import graph_memory, largest_graph, run_memory, step_memory
-from xlacli.analysis.memory_facts import with_memory_facts
+from xlacli.analysis.memory.facts import with_memory_facts
+from xlacli.analysis.memory.peaks import graph_memory, largest_graph, run_memory, step_memory
 from xlacli.assemble.graph_files import HloCache
 from xlacli.report.memory import GraphMemory
 from xlacli.report.run_report import GraphRecord, RunReport, dump_report, report_from_dict
@@ -148,7 +148,7 @@ def test_old_reports_load_without_the_facts():
 
 
 def test_autocast_of_a_graph_compiled_after_the_watched_steps():
-    from xlacli.analysis.memory_facts import autocast_at
+    from xlacli.analysis.memory.facts import autocast_at
 
     watched = run_memory((), [{"step": 0, "autocast": []}, {"step": 1, "autocast": ["xla:bf16"]}])
     assert watched.autocast == {0: "", 1: "xla:bf16"}

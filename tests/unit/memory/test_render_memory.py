@@ -4,8 +4,8 @@ from rich.console import Console
 
 from tests.unit.memory.conftest import MEMORY_GOLDEN
 from tests.unit.memory.test_memory import graph
-from xlacli.analysis.memory_compare import compare_memory
-from xlacli.analysis.memory_facts import with_memory_facts
+from xlacli.analysis.memory.compare import compare_memory
+from xlacli.analysis.memory.facts import with_memory_facts
 from xlacli.assemble.graph_files import HloCache
 from xlacli.render.memory import memory_view
 from xlacli.render.memory_compare import change_summary

@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.unit.ranks.reports import FIRST, STEP, rank_report
-from xlacli.analysis.hangs import explain_hang
+from xlacli.analysis.ranks.hangs import explain_hang
 from xlacli.capture.hang_watch import HangWatch
 from xlacli.capture.ranks import rank_folders, rank_place
 from xlacli.parse.frames import CodeRoots

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from xlacli.analysis.phases import TimelineEdges
+from xlacli.analysis.recompiles.phases import TimelineEdges
 from xlacli.assemble.source_snippets import load_snippets, read_snippet, save_snippets
 from xlacli.render.check import save_check
 from xlacli.render.html import run_page

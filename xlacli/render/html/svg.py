@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-from xlacli.analysis.phases import TimelineEdges
+from xlacli.analysis.recompiles.phases import TimelineEdges
 from xlacli.repeats import equal_runs, shown_of_run, stretches
 from xlacli.units import format_seconds
 
