@@ -26,11 +26,12 @@ from xlacli.analysis.check.baseline import check_settings, load_baseline
 from xlacli.analysis.check.checks import CheckOutcome, CheckResult
 from xlacli.capture.env import _with_dump_flags, flag_safe_dump_dir, is_flag_safe
 from xlacli.capture.signals import StopSignals
+from xlacli.cli.output import write_github, write_github_error, write_junit_error
 from xlacli.config import load_config, project_runs_dir
 from xlacli.errors import CaptureError, ModelError, UsageError
 from xlacli.flows.tensorboard import check_port_free
-from xlacli.render.check import write_github, write_github_error, write_junit_error
-from xlacli.render.compile_report import render_compile_report
+from xlacli.render.compile_report import CompileReportView
+from xlacli.render.view import show
 from xlacli.report.run_report import CompileCause, CompileEvent, RunReport
 from xlacli.run_folder.request import RunPaths
 
@@ -309,7 +310,7 @@ def test_next_command_is_whole_quoted_and_keeps_the_runs_options(tmp_path, monke
         options=("--train", "--optimizer", "adamw"),
     )
     out = io.StringIO()
-    render_compile_report(report, "text", Console(file=out, width=80))
+    show(CompileReportView(report), "text", Console(file=out, width=80))
     expected = (
         f"Next: xlacli profile '{model.relative_to(tmp_path)}' --steps 50 --train --optimizer adamw"
     )

@@ -35,12 +35,14 @@ from xlacli.api.checks import check
 from xlacli.api.modes import ModeComparison, compile_modes, profile_modes
 from xlacli.api.saved import (
     diff_hlo,
+    diff_run_folders,
     find_run,
     list_runs,
     load_profile,
     load_report,
     remove_runs,
     runs_folder,
+    write_html,
 )
 
 if TYPE_CHECKING:
@@ -60,6 +62,7 @@ __all__ = [
     "compile_modes",
     "compile_run",
     "diff_hlo",
+    "diff_run_folders",
     "find_run",
     "list_runs",
     "load_profile",
@@ -68,6 +71,7 @@ __all__ = [
     "profile_modes",
     "remove_runs",
     "runs_folder",
+    "write_html",
 ]
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from xlacli.flows.run_diff import RunFolderDiff
     from xlacli.flows.saved_runs import RunEntry
     from xlacli.hlo.changes import DiffReport
     from xlacli.report.profile import ProfileSummary
@@ -120,3 +121,25 @@ def diff_hlo(
         before, after = run_by_name(before), run_by_name(after)
     with gc_paused(freeze=True):
         return diff_paths(before, after, stage)
+
+
+def diff_run_folders(left: StrPath, right: StrPath) -> RunFolderDiff:
+    """What two run folders add to their HLO diff (``diff-hlo RUN_A RUN_B``): memory and
+    precision graph by graph, and compile cost by source line (empty for other inputs)."""
+    from xlacli.flows.run_diff import run_folder_diff
+
+    return run_folder_diff(Path(left), Path(right))
+
+
+def write_html(
+    run_dir: StrPath, output: StrPath | None = None, report: RunReport | None = None
+) -> Path:
+    """Write a saved run's HTML page, ``RUN/report.html`` unless ``output`` names another
+    file; ``report``: the run's report when the caller holds it. Returns the page's path.
+
+    Raises:
+        UsageError: the page cannot be written.
+    """
+    from xlacli.flows.pages import write_run_html
+
+    return write_run_html(Path(run_dir), None if output is None else Path(output), report=report)

@@ -32,7 +32,8 @@ from xlacli.errors import CheckFailed, UsageError, XlacliError, internal_error
 from xlacli.flows.ranks import launched_rank
 from xlacli.flows.session import capture, configured_target
 from xlacli.paths import display_path
-from xlacli.render.check import check_error_json, check_json, save_check
+from xlacli.render.check import check_error_json, check_json
+from xlacli.report.check import save_check
 from xlacli.report.run_report import RunReport
 from xlacli.units import counted
 

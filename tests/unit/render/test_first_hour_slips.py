@@ -73,12 +73,13 @@ def _summary(run_dir: str, trace: str) -> ProfileSummary:
 
 
 def test_the_trace_path_is_printed_whole_however_narrow_the_terminal(tmp_path, monkeypatch, capsys):
-    from xlacli.render import profile
+    from xlacli.render.profile import ProfileView
+    from xlacli.render.view import show
 
     run_dir = str(tmp_path / ("a-long-run-folder-name-" * 4))
     trace = f"{run_dir}/tensorboard/plugins/profile/session/host.xplane.pb"
     monkeypatch.setenv("COLUMNS", "60")
-    profile.render_profile(_summary(run_dir, trace), "text")
+    show(ProfileView(_summary(run_dir, trace)), "text")
     lines = capsys.readouterr().out.splitlines()
     assert f"Trace: {trace}" in lines, lines
     assert f"Run folder: {run_dir}" in lines, lines
