@@ -92,5 +92,15 @@ def test_the_tail_event_counts_among_metric_events(tmp_path):
     ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     log = read_events(path)
-    assert [e["event"] for e in log.metric_events] == ["setup", "step", "tail"]
+    events = list(log.metric_events)
+    assert (
+        events[0] is log.setup
+        and events[-1] is log.tail
+        and [e.step for e in events]
+        == [
+            None,
+            0,
+            None,
+        ]
+    )
     assert log.ended

@@ -38,9 +38,9 @@ def advice_inputs(run: OrganisedRun, done: Mapping[str, Any]) -> AdviceInputs:
         # Each step's loss.backward() line; "" for a backward pass no line of the
         # user's called (xlacli's --train loop): the step trained all the same.
         backward_lines={
-            event.get("step"): (event.get("backward_sites") or [""])[0]
+            event.step: (event.measures.backward_sites or [""])[0]
             for event in run.raw.log.steps
-            if event.get("backward_sites") or event.get("backward_calls")
+            if event.measures.backward_sites or event.measures.backward_calls
         },
     )
 

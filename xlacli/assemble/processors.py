@@ -107,7 +107,7 @@ def memory_facts(run: OrganisedRun, done: Sections) -> MemorySection:
         run.raw.log.steps,
         zip(run.execute_steps, (event.graph_hash for event in run.raw.executions), strict=True),
     )
-    backward = backward_lines(run.raw.log)
+    backward = run.raw.log.backward_lines()
     facts = {g.hash: _at_user_lines(run, g, backward.get(g.first_step)) for g in graphs}
     return MemorySection(facts, memory)
 
@@ -151,7 +151,7 @@ def _explain_context(run: OrganisedRun) -> ExplainContext:
         new_phases=run.request.is_script,
         site_graphs=site_graph_runs(run),
         optimizer_files=frozenset(
-            file for event in run.raw.log.metric_events for file in event.get("optimizer_files", ())
+            file for event in run.raw.log.metric_events for file in event.measures.optimizer_files
         ),
     )
 
@@ -242,12 +242,10 @@ def fallback_ops(run: OrganisedRun, done: Sections) -> tuple[FallbackOp, ...]:
     counts_by_step: dict[int | None, Counter[str]] = {}
     sites = []  # the value reads the child counted at their call sites
     for event in raw.log.metric_events:
-        step = event.get("step")
+        step, measures = event.step, event.measures
         counts = counts_by_step.setdefault(step, Counter())
-        counts.update(
-            {name: n for name, n in event.get("counters", {}).items() if name.startswith("aten::")}
-        )
-        sites += [(step, *site) for site in event.get("fallback_sites", ())]
+        counts.update({n: c for n, c in measures.counters.items() if n.startswith("aten::")})
+        sites += [(step, *site) for site in measures.fallback_sites]
     value_reads = [
         (run.execute_steps[index], user)
         for index, event in enumerate(raw.executions)
@@ -267,7 +265,7 @@ def _metadata_locator(
     first: dict[str, CompiledGraph] = {}
     for graph in compiled:
         first.setdefault(graph.graph_hash, graph)
-    backward = backward_lines(log)
+    backward = log.backward_lines()
 
     def locate_for(graph_hash: str) -> Locate:
         graph = first.get(graph_hash)
@@ -281,14 +279,6 @@ def _metadata_locator(
         )
 
     return locate_for
-
-
-def backward_lines(log: ChildLog) -> dict[int | None, str]:
-    """Each step's first ``loss.backward()`` line: where the ops the autograd
-    engine made (no Python frame of their own) come from."""
-    return {
-        event.get("step"): sites[0] for event in log.steps if (sites := event.get("backward_sites"))
-    }
 
 
 def mark_eager(

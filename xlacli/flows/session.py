@@ -483,7 +483,7 @@ class _StepProgress:
         # --steps counts the loop's iterations, not a script's setup syncs.
         done = self._loop.read(log.steps)
         compiles = self._loop.compiles + sum(
-            event.get("counters", {}).get("UncachedCompile", 0)
+            event.measures.counters.get("UncachedCompile", 0)
             for event in (log.setup, log.tail)
             if event is not None
         )

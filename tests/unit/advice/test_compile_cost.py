@@ -174,11 +174,12 @@ def test_reads_that_forced_no_graph_are_ranked_from_the_childs_timings() -> None
     """Eager mode, or a library's ``.tolist()`` of a value a sync computed: no
     ``host_sync`` graph, yet each read waits for the device and copies (issue 37)."""
     from xlacli.analysis.advice.value_reads import UNFORCED_FIX, reads_by_site
+    from xlacli.run_folder.step_events import step_event
 
     steps = tuple(StepRecord(step, 0.01, 0, 1, ()) for step in range(4))
     site = f"{MODEL}:13"
     events = [{"read_counts": [[site, None, 1]], "read_times": [[site, None, 1, 2e6, 2e6, 1e6]]}]
-    counts = reads_by_site(events * 4)
+    counts = reads_by_site([step_event(e) for e in events * 4])
     assert counts == {site: 4}
     run = AdviceInputs(
         (GraphArtifacts(graph("c")),),

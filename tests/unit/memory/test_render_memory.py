@@ -10,6 +10,7 @@ from xlacli.assemble.graph_files import HloCache
 from xlacli.render.memory import memory_view
 from xlacli.render.memory_compare import change_summary
 from xlacli.report.run_report import RunReport
+from xlacli.run_folder.step_events import step_event
 
 CPU_SAYS = "RuntimeError: Bad StatusOr access: UNIMPLEMENTED: GetAllocatorStats is not supported"
 
@@ -22,7 +23,7 @@ def report_of(variant, autocast=None):
         [graph(variant.ljust(32, "0"), variant)],
         MEMORY_GOLDEN,
         HloCache(MEMORY_GOLDEN),
-        [event],
+        [step_event(event)],
         [(0, variant.ljust(32, "0"))],
     )
     return RunReport("m.py", "CPU", 1, 1, True, "/r", 1, 1, 0.0, 0.0, tuple(graphs), memory=memory)

@@ -21,14 +21,14 @@ from __future__ import annotations
 import re
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from xlacli.analysis.advice.inputs import AdviceInputs, ReadTimes
 from xlacli.analysis.recompiles.hints import CLOSURE_READ_HINT
 from xlacli.parse.frames import Frame, in_step_closure, parse_frame
 from xlacli.report.advice import ValueReadCost
 from xlacli.report.run_report import GraphRecord
+from xlacli.run_folder.step_events import StepEvent
 
 _KINDS = (  # the first that matches the read's line
     ("print", re.compile(r"\bprint\(|\blog\w*\(|\.info\(|\.write\(")),
@@ -131,12 +131,12 @@ def read_time(times: ReadTimes) -> tuple[float | None, float | None]:
     return wall, statistics.median(max(0.0, cpu - host) for _wall, cpu, host in times)
 
 
-def read_times_by_site(events: Iterable[Mapping[str, Any]]) -> dict[str | None, ReadTimes]:
+def read_times_by_site(events: Iterable[StepEvent]) -> dict[str | None, ReadTimes]:
     """Per user line, each step's mean read (wall, CPU, calling thread's CPU; s) from
     the child's ``read_times`` (``[user line, library line, reads, wall, CPU, host]``, ns)."""
     sums: dict[tuple[int, str | None], list[float]] = {}
     for index, event in enumerate(events):
-        for user, _library, reads, *times_ns in event.get("read_times", ()):
+        for user, _library, reads, *times_ns in event.measures.read_times:
             total = sums.setdefault((index, user), [0.0, 0.0, 0.0, 0.0])
             for position, value in enumerate((reads, *times_ns[:3])):
                 total[position] += value
@@ -149,12 +149,12 @@ def read_times_by_site(events: Iterable[Mapping[str, Any]]) -> dict[str | None, 
     return {site: tuple(times) for site, times in by_site.items()}
 
 
-def reads_by_site(steps: Iterable[Mapping[str, Any]]) -> dict[str | None, int]:
+def reads_by_site(steps: Iterable[StepEvent]) -> dict[str | None, int]:
     """Per user line, the value reads of the loop's steps (``read_counts``; a run
     recorded before them: the reads the child timed)."""
     counts: dict[str | None, int] = defaultdict(int)
     for event in steps:
-        rows = event.get("read_counts") or event.get("read_times") or ()
+        rows = event.measures.read_counts or event.measures.read_times or ()
         for user, _library, reads, *_times in rows:
             counts[user] += int(reads)
     return dict(counts)

@@ -86,7 +86,7 @@ def build_dynamo_record(
         fx_graphs=sum(1 for frame in records if frame.fx_ops > 0),
         recompiles=sum(1 for frame in records if frame.guard_failure),
         extractions=extractions,
-        counters=dict((log.dynamo or {}).get("counters", {})),
+        counters=dict(log.dynamo_counters or {}),
     ), compile_owners
 
 
@@ -96,14 +96,14 @@ def _frames(log: ChildLog, user_files: frozenset[str]) -> list[DynamoFrameRecord
             compile_id=raw.get("compile_id", ""),
             function=raw.get("function", ""),
             location=f"{raw.get('file', '')}:{raw.get('line', 0)}",
-            step=event.get("step"),
+            step=event.step,
             fx_ops=raw.get("fx_ops") or 0,
             guard_failure=_guard_text(raw.get("guard_failure")),
             guard_read=_guard_read(raw, user_files),
             compile_time_s=raw.get("compile_time_s") or 0.0,
         )
         for event in log.steps
-        for raw in event.get("dynamo", {}).get("frames", [])
+        for raw in (event.measures.dynamo or {}).get("frames", [])
         # AOTAutograd's backward compile shares its frame's compile id and
         # has no code: it is no frame compile (Dynamo's counters skip it too).
         if raw.get("function")
@@ -160,7 +160,7 @@ def _graph_breaks(log: ChildLog) -> tuple[GraphBreakRecord, ...]:
     library when Dynamo broke inside it."""
     counts: dict[tuple[str, str | None, str], int] = {}
     for event in log.steps:
-        for raw in event.get("dynamo", {}).get("graph_breaks", []):
+        for raw in (event.measures.dynamo or {}).get("graph_breaks", []):
             broke = f"{raw.get('file', '')}:{raw.get('line', 0)}"
             user = f"{raw['user_file']}:{raw.get('user_line', 0)}" if raw.get("user_file") else None
             location, library = (user, broke) if user else (broke, None)

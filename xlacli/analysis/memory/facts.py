@@ -19,6 +19,7 @@ from xlacli.analysis.memory.precision import graph_precision
 from xlacli.hlo.model import HloModule
 from xlacli.report.memory import RunMemory
 from xlacli.report.run_report import GraphRecord
+from xlacli.run_folder.step_events import StepEvent
 
 
 class ParsedHlo(Protocol):
@@ -29,7 +30,7 @@ def with_memory_facts(
     graphs: Sequence[GraphRecord],
     root: Path,
     hlo: ParsedHlo,
-    step_events: Sequence[Mapping[str, object]],
+    step_events: Sequence[StepEvent],
     executions: Iterable[tuple[int | None, str | None]],
 ) -> tuple[list[GraphRecord], RunMemory]:
     """The graphs with ``memory``, ``precision`` and ``checkpoint`` set, and the run's memory."""

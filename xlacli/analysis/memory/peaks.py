@@ -26,6 +26,7 @@ from xlacli.parse.memory_usage import (
 )
 from xlacli.report.memory import BufferRecord, GraphMemory, RunMemory, StepMemory
 from xlacli.report.run_report import GraphRecord
+from xlacli.run_folder.step_events import StepEvent
 
 BIGGEST_BUFFERS = 5
 _LAYOUT = re.compile(r"\{[^{}]*\}")
@@ -149,24 +150,20 @@ def _continues(run: StepMemory, step: StepMemory) -> bool:
     )
 
 
-def run_memory(
-    steps: tuple[StepMemory, ...], step_events: Iterable[Mapping[str, object]]
-) -> RunMemory:
+def run_memory(steps: tuple[StepMemory, ...], step_events: Iterable[StepEvent]) -> RunMemory:
     """The run's memory facts: step peaks, and what the child sampled in each step."""
     device: dict[int, dict[str, int]] = {}
     autocast: dict[int, str] = {}
     unavailable = None
     for event in step_events:
-        step = event.get("step")
-        if not isinstance(step, int):
+        step, info, seen = event.step, event.measures.memory_info, event.measures.autocast
+        if step is None:
             continue
-        info = event.get("memory_info")
-        if isinstance(info, dict):
+        if isinstance(info, Mapping):
             device[step] = {k: v for k, v in info.items() if isinstance(v, int)}
         elif isinstance(info, str):
             unavailable = info
-        seen = event.get("autocast")
-        if isinstance(seen, list):  # [] : watched, and autocast was off
+        if seen is not None:  # [] : watched, and autocast was off
             autocast[step] = ", ".join(str(kind) for kind in seen)
     return RunMemory(steps, _first_peak_last(device), unavailable, _changes(autocast))
 

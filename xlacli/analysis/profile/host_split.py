@@ -11,24 +11,25 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Mapping
-from typing import Any
+
+from xlacli.run_folder.step_events import StepEvent
 
 # Op tracing plus the sync's graph building at or above this share of the
 # window: the step is dominated by lazy tracing, the cost torch.compile removes.
 TRACING_DOMINATES = 0.5
 
 
-def op_tracing_s(traced_steps: Iterable[Mapping[str, Any]]) -> float:
+def op_tracing_s(traced_steps: Iterable[StepEvent]) -> float:
     """The traced steps' op tracing, in seconds."""
-    return sum((e.get("op_tracing") or {}).get("time_ns", 0.0) for e in traced_steps) / 1e9
+    return sum((e.measures.op_tracing or {}).get("time_ns", 0.0) for e in traced_steps) / 1e9
 
 
 def host_split(
-    traced_steps: Iterable[Mapping[str, Any]], timeline: Mapping[str, float]
+    traced_steps: Iterable[StepEvent], timeline: Mapping[str, float]
 ) -> dict[str, float]:
     """``ops_per_step`` (median), ``op_tracing_s`` and ``user_python_s`` (the
     window's), ``tracing_share`` of the window; ``{}`` without measurements."""
-    traced = [event.get("op_tracing") or {"ops": 0, "time_ns": 0.0} for event in traced_steps]
+    traced = [e.measures.op_tracing or {"ops": 0, "time_ns": 0.0} for e in traced_steps]
     window = timeline.get("window_s", 0.0)
     if not traced or window <= 0:
         return {}

@@ -36,14 +36,14 @@ appears in a step where a warm site recompiles is part of that recompile
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from xlacli.parse.frames import Frame
 from xlacli.report.steps import LOOP_PHASE as LOOP
 from xlacli.report.steps import OTHER_PHASE as OTHER
 from xlacli.report.steps import SETUP_PHASE as SETUP
+from xlacli.run_folder.step_events import StepEvent
 
 NEW_PHASE = "new_phase"
 # A graph that computed another site's live tensor (analysis/recompiles/explain.py).
@@ -198,7 +198,7 @@ def loop_iterations(step_phases: Sequence[tuple[int, str]]) -> dict[int, int]:
     return iterations
 
 
-def script_step_phases(steps: Sequence[Mapping[str, Any]]) -> dict[int, str]:
+def script_step_phases(steps: Sequence[StepEvent]) -> dict[int, str]:
     """Step -> setup or loop, from the child's step events.
 
     The child recognises a script's loop as it runs (``capture/loop_finder.py``)
@@ -206,14 +206,15 @@ def script_step_phases(steps: Sequence[Mapping[str, Any]]) -> dict[int, str]:
     earlier sync of the same line). Steps before it are setup. A model file's
     steps, and a script whose loop was never recognised, are all the loop.
     """
-    start = next((e["loop_start"] for e in steps if e.get("loop_start") is not None), None)
+    start = next((e.measures.loop_start for e in steps if e.measures.loop_start is not None), None)
     return {
-        event["step"]: SETUP
-        if start is not None and event["step"] < start
+        event.step: SETUP
+        if start is not None and event.step < start
         else OTHER
-        if event.get("phase") == OTHER
+        if event.measures.phase == OTHER
         else LOOP
         for event in steps
+        if event.step is not None  # a step event has its number
     }
 
 
@@ -257,16 +258,17 @@ class LoopProgress:
         self._numbers: list[int] = []  # step numbers read before the loop was found
         self._in_loop = 0  # steps read at or after the loop's start
 
-    def read(self, steps: Sequence[Mapping[str, Any]]) -> int:
+    def read(self, steps: Sequence[StepEvent]) -> int:
         """Loop iterations done, reading ``steps[read_steps:]``."""
         for event in steps[self.read_steps :]:
             self.read_steps += 1
-            self.compiles += event.get("counters", {}).get("UncachedCompile", 0)
-            if event.get("phase") == OTHER:  # an evaluation's sync: no iteration
+            measures = event.measures
+            self.compiles += measures.counters.get("UncachedCompile", 0)
+            if measures.phase == OTHER:  # an evaluation's sync: no iteration
                 continue
-            number = event.get("step", 0)
-            if self._start is None and event.get("loop_start") is not None:
-                self._start = event["loop_start"]
+            number = event.step or 0
+            if self._start is None and measures.loop_start is not None:
+                self._start = measures.loop_start
                 self._in_loop = sum(1 for n in self._numbers if n >= self._start)
                 self._numbers = []
             if self._start is None:

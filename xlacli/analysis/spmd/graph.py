@@ -17,21 +17,22 @@ from xlacli.analysis.spmd.sharding import axis_notation
 from xlacli.analysis.spmd.sharding_change import ShardingContext
 from xlacli.hlo.model import HloModule, Instruction, Shape, TupleShape
 from xlacli.report.sharding import GraphSpmd, MeshRecord, TensorSharding
+from xlacli.run_folder.events import ShardingEvent, StartEvent
 
 # (HLO sharding, global type) -> the user's mark_sharding line.
 ShardingSites = Mapping[tuple[str, str], str]
 
 
 def mesh_from_events(
-    start: Mapping[str, Any] | None, shardings: Sequence[Mapping[str, Any]]
+    start: StartEvent | None, shardings: Sequence[ShardingEvent]
 ) -> MeshRecord | None:
     """The run's mesh: the global one if the model set it, else the first one it
     sharded over, else the first one it built."""
-    candidates = [event.get("global_mesh") for event in reversed(shardings)]
-    candidates.append((start or {}).get("global_mesh"))
-    candidates += [s.get("mesh") for event in shardings for s in event.get("shardings", [])]
+    candidates = [event.global_mesh for event in reversed(shardings)]
+    candidates.append(start.global_mesh if start else None)
+    candidates += [s.get("mesh") for event in shardings for s in event.shardings]
     # A mesh the script built and used only through MpDeviceLoader's input_sharding.
-    candidates += [mesh for event in shardings for mesh in event.get("meshes", [])]
+    candidates += [mesh for event in shardings for mesh in event.meshes]
     for mesh in candidates:
         if mesh:
             return MeshRecord(
@@ -40,17 +41,17 @@ def mesh_from_events(
     return None
 
 
-def sharding_sites(shardings: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], str]:
+def sharding_sites(shardings: Sequence[ShardingEvent]) -> dict[tuple[str, str], str]:
     """Where each (sharding, type) was first asked for, from the child's sharding events."""
     sites: dict[tuple[str, str], str] = {}
     for event in shardings:
-        for record in event.get("shardings", []):
+        for record in event.shardings:
             sites.setdefault((record["hlo_sharding"], record["type"]), record["site"])
     return sites
 
 
 def sharding_context(
-    start: Mapping[str, Any] | None, shardings: Sequence[Mapping[str, Any]]
+    start: StartEvent | None, shardings: Sequence[ShardingEvent]
 ) -> ShardingContext:
     """The recompile explainer's view of the child's sharding events."""
     return ShardingContext(sites=sharding_sites(shardings), mesh=mesh_from_events(start, shardings))
@@ -151,7 +152,7 @@ def _bare(shape: Shape) -> str:
 def attach_spmd(
     graphs: Sequence[Any],
     *,
-    start: Mapping[str, Any] | None,
+    start: StartEvent | None,
     context: ShardingContext,
     load_module: Callable[[str | None], HloModule | None],
     locate_for: Callable[[str], Locate],
@@ -162,9 +163,9 @@ def attach_spmd(
     """
     import dataclasses
 
-    if not (start or {}).get("spmd"):
+    if start is None or not start.spmd:
         return list(graphs)
-    devices = int((start or {}).get("global_devices") or 0)
+    devices = int(start.global_devices or 0)
     return [
         dataclasses.replace(
             graph,
