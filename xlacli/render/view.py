@@ -3,8 +3,9 @@
 A view is built from a report (a run's, a profile's, a check's, a diff's...) and
 renders it as text for a terminal (``text``: blocks for a console of a width) or
 as JSON for programs (``json``: the whole document, sorted keys); a view that
-has a page renders it as HTML too (``html``). Which format a command asked for
-is decided here, once (``render``, ``show``); a view reads no file and writes
+has a page renders it as HTML too (``html``; for a view without one, ``html`` shows
+its text: the command writes the run's page apart). Which format a command asked
+for is decided here, once (``render``, ``show``); a view reads no file and writes
 none: loading and saving live beside the report (``report/``, ``flows/``).
 """
 
@@ -59,10 +60,10 @@ def show(view: View, output_format: str, console: Console | None = None) -> None
     if output_format == "json":
         sys.stdout.write(view.json())
         return
-    if output_format == "html":
-        sys.stdout.write(_page(view).html())
+    if output_format == "html" and isinstance(view, Page):
+        sys.stdout.write(view.html())
         return
-    console = console or stdout_console()
+    console = console or stdout_console()  # html of a view without a page: its text
     with trimmed(console):
         for block in view.text(console.width):
             if isinstance(block, Whole):
@@ -76,8 +77,8 @@ def render(view: View, output_format: str, width: int | None = None) -> str:
     columns wide (default: as stdout's console when piped)."""
     if output_format == "json":
         return view.json()
-    if output_format == "html":
-        return _page(view).html()
+    if output_format == "html" and isinstance(view, Page):
+        return view.html()
     buffer = io.StringIO()
     width = width or _piped_width()
     show(view, output_format, Console(file=buffer, width=width, highlight=False, color_system=None))
@@ -88,9 +89,3 @@ def _piped_width() -> int:
     """The width stdout's console takes when it is not a terminal."""
     columns = os.environ.get("COLUMNS", "")
     return int(columns) if columns.isdigit() else PIPE_WIDTH
-
-
-def _page(view: View) -> Page:
-    if not isinstance(view, Page):
-        raise TypeError(f"{type(view).__name__} has no HTML page")
-    return view
