@@ -44,8 +44,8 @@ from tests.recording import (
     save_recording,
 )
 from xlacli.capture.runner import ChildOutcome, run_child
-from xlacli.run.events import read_events
-from xlacli.run.request import CaptureRequest, RunPaths
+from xlacli.run_folder.events import read_events
+from xlacli.run_folder.request import CaptureRequest, RunPaths
 
 STALE_EXIT = 97  # the recording no longer stands for the command: record it again
 

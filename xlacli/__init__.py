@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from xlacli.api import ProfileResult, Run, check, compile, diff_hlo, load_report, profile
     from xlacli.errors import XlacliError
-    from xlacli.report.run import RunReport
+    from xlacli.report.run_report import RunReport
 
 _LAZY = {
     "compile": "xlacli.api",
@@ -25,7 +25,7 @@ _LAZY = {
     "ProfileResult": "xlacli.api",
     "Run": "xlacli.api",
     "check": "xlacli.api",
-    "RunReport": "xlacli.report.run",
+    "RunReport": "xlacli.report.run_report",
     "XlacliError": "xlacli.errors",
 }
 __all__ = [

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.errors import UsageError
-from xlacli.words import type_words
+from xlacli.units import type_words
 
 if sys.version_info >= (3, 11):
     import tomllib

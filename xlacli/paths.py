@@ -96,6 +96,14 @@ def near_path(path: Path, suffixes: tuple[str, ...] = ()) -> Path | None:
     return found if found != path and found.exists() else None
 
 
+def read_text_or_none(path: str | Path) -> str | None:
+    """The text of ``path`` (undecodable bytes replaced), or None if it cannot be read."""
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
 def write_text_file(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` (UTF-8), making its folders.
 

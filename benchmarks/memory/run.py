@@ -28,9 +28,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def report_time(run: Path, repeats: int) -> tuple[float, float]:
-    from xlacli.analysis.memory_facts import with_memory_facts
+    from xlacli.analysis.memory.facts import with_memory_facts
     from xlacli.assemble.graph_files import HloCache, graph_sizes
-    from xlacli.report.run import load_report
+    from xlacli.report.run_report import load_report
 
     report = load_report(run)
     sizes, facts = [], []

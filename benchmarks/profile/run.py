@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO))
 from installed import installed_env  # noqa: E402  (both sides as a user's install runs them)
 
 from xlacli.capture.env import PROFILE_MAX_FRAMES  # noqa: E402
-from xlacli.run.events import read_events  # noqa: E402
+from xlacli.run_folder.events import read_events  # noqa: E402
 
 MODELS = ("examples/mlp.py", "examples/transformer.py")
 SKIP = 5  # the first steps compile

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from xlacli.capture.runner import run_child
 from xlacli.parse.xla_dump import classify_dump_file
-from xlacli.run.request import CaptureRequest, RunPaths
+from xlacli.run_folder.request import CaptureRequest, RunPaths
 
 HERE = Path(__file__).resolve().parent
 MODELS = {"shape_change": 4, "host_sync": 2}

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from tests.conftest import ASSETS, Capture, run_cli
-from xlacli.analysis.compile_cost import backward_scope
+from xlacli.analysis.advice.compile_cost import backward_scope
 from xlacli.parse.hlo_stacks import read_hlo_stacks
 
 pytestmark = pytest.mark.e2e

@@ -18,9 +18,9 @@ import xlacli
 from tests.conftest import EXAMPLES, MODELS, imported_after, run_cli
 from tests.recorded_cli import recorded_children
 from xlacli import api
-from xlacli.analysis.baseline import baseline_from_report, write_baseline
+from xlacli.analysis.check.baseline import baseline_from_report, write_baseline
 from xlacli.errors import CheckFailed, ModelError, UsageError
-from xlacli.report.run import SCHEMA_VERSION, RunReport
+from xlacli.report.run_report import SCHEMA_VERSION, RunReport
 
 INPUT_SHAPE = EXAMPLES / "recompile" / "input_shape.py"
 

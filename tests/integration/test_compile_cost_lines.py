@@ -13,8 +13,8 @@ import pytest
 
 from tests.conftest import REPO
 from tests.integration.test_report_golden import COMMANDS
-from xlacli.analysis.compile_cost import BACKWARD_PASS, LIBRARY_ONLY
-from xlacli.analysis.op_lines import OPTIMIZER_STEP
+from xlacli.analysis.advice.compile_cost import BACKWARD_PASS, LIBRARY_ONLY
+from xlacli.analysis.profile.op_lines import OPTIMIZER_STEP
 
 NAMED = {None, BACKWARD_PASS, LIBRARY_ONLY, OPTIMIZER_STEP}
 

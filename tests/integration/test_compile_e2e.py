@@ -14,7 +14,7 @@ from tests.conftest import EXAMPLES, MODELS, REPO, CliResult, run_cli
 from tests.report_json import executions_per_step, step_records
 from xlacli.capture.dump_stage import STAGING_SETTING
 from xlacli.parse.metrics_report import parse_metrics_report
-from xlacli.report.run import load_report
+from xlacli.report.run_report import load_report
 
 pytestmark = pytest.mark.e2e
 

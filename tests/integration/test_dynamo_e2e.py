@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import EXAMPLES, MODELS, REPO, assert_clean_error, run_cli
 from tests.report_json import executions_per_step
 from xlacli.parse.metrics_report import parse_metrics_report
-from xlacli.run.events import read_events
+from xlacli.run_folder.events import read_events
 
 pytestmark = pytest.mark.e2e
 
@@ -259,9 +259,10 @@ def test_lazy_profile_splits_host_time(tmp_path):
     run = tmp_path / "run"
     summary = _profile(run, "examples/mlp.py", "--steps", "3", "--warmup", "1")
     split = summary["host_split"]
-    traced = [event for event in read_events(run / "events.jsonl").steps if event["traced"]]
+    steps = read_events(run / "events.jsonl").steps
+    traced = [event.measures for event in steps if event.measures.traced]
     # torch_xla's per-op counters: every op traced bumps its xla::<op> counter once.
-    per_step = [sum(n for k, n in e["counters"].items() if k.startswith("xla::")) for e in traced]
+    per_step = [sum(n for k, n in m.counters.items() if k.startswith("xla::")) for m in traced]
     assert split["ops_per_step"] == sorted(per_step)[len(per_step) // 2] > 0
     assert 0 < split["op_tracing_s"] == pytest.approx(summary["breakdown"]["op_tracing_s"])
     assert split["user_python_s"] == pytest.approx(summary["breakdown"]["python_s"])

@@ -146,7 +146,7 @@ def test_check_fails_when_peak_memory_rises(tmp_path):
     recorded = run_cli(*args, "--update-baseline", cwd=tmp_path)
     assert recorded.code == 0, recorded.stderr
     baseline = json.loads((tmp_path / "baseline.json").read_text())
-    # The graph is named by its site (analysis/graph_match.py): tiny.py's one graph.
+    # The graph is named by its site (analysis/check/graph_match.py): tiny.py's one graph.
     [key] = baseline["peak_bytes"]
     assert key.startswith("tiny.py") and baseline["peak_bytes"][key] > 0
     model = tmp_path / "tiny.py"

@@ -16,7 +16,7 @@ import urllib.request
 import pytest
 
 from tests.conftest import MODELS, REPO, assert_clean_error, run_cli, wait_for_events
-from xlacli.run.events import STEP_TRACE_NAME
+from xlacli.run_folder.events import STEP_TRACE_NAME
 
 pytestmark = pytest.mark.e2e
 

@@ -16,13 +16,14 @@ import pytest
 from rich.console import Console
 
 from tests.conftest import REPO, run_cli
-from xlacli.analysis.host_split import tracing_note
-from xlacli.analysis.host_timeline import HOST_ROWS
-from xlacli.analysis.intervals import union
-from xlacli.analysis.profile_summary import op_times_from_trace
+from xlacli.analysis.profile.host_split import tracing_note
+from xlacli.analysis.profile.host_timeline import HOST_ROWS
+from xlacli.analysis.profile.intervals import union
+from xlacli.analysis.profile.summary import op_times_from_trace
 from xlacli.parse.trace_events import parse_trace_events, read_trace_file
 from xlacli.parse.xprof_tools import table_rows, tool_data
-from xlacli.render import profile as render_profile_module
+from xlacli.render.profile import ProfileView
+from xlacli.render.view import show
 from xlacli.report.profile import load_summary
 
 pytestmark = pytest.mark.e2e
@@ -173,8 +174,7 @@ def test_the_advice_keeps_its_command_on_one_line_at_80_columns(decoder, monkeyp
     )
     buffer = io.StringIO()
     console = Console(file=buffer, width=80, highlight=False, soft_wrap=False)
-    monkeypatch.setattr(render_profile_module, "stdout_console", lambda: console)
-    render_profile_module.render_profile(advised, "text")
+    show(ProfileView(advised), "text", console)
     assert summary_json["compare_command"] in buffer.getvalue().splitlines()
 
 

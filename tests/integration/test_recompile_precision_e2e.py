@@ -149,7 +149,7 @@ def test_terminal_shows_user_line_library_line_and_group(capture):
 
 
 def test_saved_report_keeps_also(capture):
-    from xlacli.report.run import load_report
+    from xlacli.report.run_report import load_report
 
     report = capture("log_helper")
     loaded = load_report(Path(report["run_dir"]))

@@ -128,8 +128,8 @@ def test_sharding_recompile_is_explained_at_its_line(changed):
 
 
 def test_check_counts_collectives(changed, tmp_path):
-    from xlacli.analysis.baseline import baseline_from_report
-    from xlacli.report.run import load_report
+    from xlacli.analysis.check.baseline import baseline_from_report
+    from xlacli.report.run_report import load_report
 
     report = load_report(changed["run"])
     baseline = baseline_from_report(report, tmp_path / "baseline.json", "sgd")

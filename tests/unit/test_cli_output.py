@@ -8,7 +8,7 @@ import pytest
 
 from xlacli.cli.options import OutputFormat, file_format
 from xlacli.errors import UsageError
-from xlacli.flows.runs import RunEntry, resolve_run, select_removals
+from xlacli.flows.saved_runs import RunEntry, resolve_run, select_removals
 from xlacli.render.console import print_trimmed
 
 

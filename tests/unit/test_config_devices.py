@@ -7,7 +7,7 @@ import pytest
 from xlacli.capture.env import capture_environment
 from xlacli.config import load_config
 from xlacli.errors import UsageError
-from xlacli.run.request import CaptureRequest, RunPaths
+from xlacli.run_folder.request import CaptureRequest, RunPaths
 
 
 def test_devices_is_read_from_pyproject(tmp_path):

@@ -22,17 +22,18 @@ import pytest
 
 from tests.conftest import REPO, run_cli
 from tests.unit.analysis.test_check import baseline
-from xlacli.analysis.baseline import check_settings, load_baseline
-from xlacli.analysis.check import CheckOutcome, CheckResult
+from xlacli.analysis.check.baseline import check_settings, load_baseline
+from xlacli.analysis.check.checks import CheckOutcome, CheckResult
 from xlacli.capture.env import _with_dump_flags, flag_safe_dump_dir, is_flag_safe
 from xlacli.capture.signals import StopSignals
+from xlacli.cli.output import write_github, write_github_error, write_junit_error
 from xlacli.config import load_config, project_runs_dir
 from xlacli.errors import CaptureError, ModelError, UsageError
 from xlacli.flows.tensorboard import check_port_free
-from xlacli.render.check import write_github, write_github_error, write_junit_error
-from xlacli.render.compile_report import render_compile_report
-from xlacli.report.run import CompileCause, CompileEvent, RunReport
-from xlacli.run.request import RunPaths
+from xlacli.render.compile_report import CompileReportView
+from xlacli.render.view import show
+from xlacli.report.run_report import CompileCause, CompileEvent, RunReport
+from xlacli.run_folder.request import RunPaths
 
 ODD = "a b/é ü,x"  # a space, non-ASCII letters, a comma
 
@@ -81,7 +82,7 @@ time.sleep(600)
 """
 LIFELINE_CHILD = """
 import signal, sys, time
-from xlacli.run.lifeline import die_with_parent
+from xlacli.run_folder.lifeline import die_with_parent
 def stop(signum, frame):
     sys.exit(0)
 signal.signal(signal.SIGTERM, stop)
@@ -162,7 +163,7 @@ def test_a_newer_baseline_asks_to_upgrade_xlacli_not_to_downgrade_it(tmp_path):
 
 
 def _baseline_json() -> str:
-    from xlacli.analysis.baseline import dump_baseline
+    from xlacli.analysis.check.baseline import dump_baseline
 
     return dump_baseline(baseline())
 
@@ -309,7 +310,7 @@ def test_next_command_is_whole_quoted_and_keeps_the_runs_options(tmp_path, monke
         options=("--train", "--optimizer", "adamw"),
     )
     out = io.StringIO()
-    render_compile_report(report, "text", Console(file=out, width=80))
+    show(CompileReportView(report), "text", Console(file=out, width=80))
     expected = (
         f"Next: xlacli profile '{model.relative_to(tmp_path)}' --steps 50 --train --optimizer adamw"
     )
@@ -317,7 +318,7 @@ def test_next_command_is_whole_quoted_and_keeps_the_runs_options(tmp_path, monke
 
 
 def test_reports_saved_before_options_existed_still_load(tmp_path):
-    from xlacli.report.run import dump_report, load_report
+    from xlacli.report.run_report import dump_report, load_report
 
     data = json.loads(dump_report(_report("m.py:1")))
     del data["options"]

@@ -5,9 +5,9 @@ import io
 
 from rich.console import Console
 
-from xlacli.analysis.phases import loop_step_count
+from xlacli.analysis.recompiles.phases import loop_step_count
 from xlacli.render.recompiles import event_block, group_block, grouped, timeline
-from xlacli.report.run import CompileCause, CompileEvent, RunReport, StepRecord
+from xlacli.report.run_report import CompileCause, CompileEvent, RunReport, StepRecord
 
 
 def text(renderable) -> str:

@@ -8,7 +8,7 @@ import os
 import time
 from pathlib import Path
 
-from xlacli.flows.runs import command_of, list_runs
+from xlacli.flows.saved_runs import command_of, list_runs
 
 
 def _run(folder: Path, name: str, started: float, **request: object) -> Path:

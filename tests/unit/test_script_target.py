@@ -10,8 +10,8 @@ import pytest
 from xlacli.capture.discover import ModelTarget, check_model_file, find_module_file, parse_target
 from xlacli.config import load_config
 from xlacli.errors import UsageError
-from xlacli.run.events import read_events
-from xlacli.run.request import CaptureRequest
+from xlacli.run_folder.events import read_events
+from xlacli.run_folder.request import CaptureRequest
 
 
 def kind_of(tmp_path, text: str) -> str:
@@ -92,5 +92,15 @@ def test_the_tail_event_counts_among_metric_events(tmp_path):
     ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     log = read_events(path)
-    assert [e["event"] for e in log.metric_events] == ["setup", "step", "tail"]
+    events = list(log.metric_events)
+    assert (
+        events[0] is log.setup
+        and events[-1] is log.tail
+        and [e.step for e in events]
+        == [
+            None,
+            0,
+            None,
+        ]
+    )
     assert log.ended

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from xlacli.flows import session
-from xlacli.run.events import ChildLog
+from xlacli.run_folder.events import ChildLog, StartEvent
+from xlacli.run_folder.step_events import step_event
 
 
 @pytest.fixture()
@@ -17,16 +18,16 @@ def printed(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str])
 
 
 def _step(compiles: int) -> dict:
-    return {"event": "step", "counters": {"UncachedCompile": compiles}}
+    return step_event({"event": "step", "counters": {"UncachedCompile": compiles}})
 
 
 def test_a_short_run_ends_on_its_step_count(printed) -> None:
     log = ChildLog()
     with session._StepProgress("Compiling mlp.py", 3) as progress:
         progress.update(log)  # importing torch_xla
-        log.start = {"event": "start"}
+        log.start = StartEvent()
         progress.update(log)  # loading the model
-        log.setup = {"event": "setup"}
+        log.setup = step_event({"event": "setup"})
         for _ in range(3):
             log.steps.append(_step(1 if not log.steps else 0))
             progress.update(log)
@@ -39,7 +40,7 @@ def test_a_short_run_ends_on_its_step_count(printed) -> None:
 
 def test_a_line_is_not_repeated_when_nothing_changed(printed, monkeypatch) -> None:
     """A long trace write after the last step: later events repeat no line."""
-    log = ChildLog(start={"event": "start"}, setup={"event": "setup"}, steps=[_step(1)])
+    log = ChildLog(start=StartEvent(), setup=step_event({"event": "setup"}), steps=[_step(1)])
     clock = iter(range(0, 1000, 10))  # every update 10 s after the one before
     monkeypatch.setattr(session.time, "monotonic", lambda: float(next(clock)))
     with session._StepProgress("Profiling mlp.py", 1) as progress:

@@ -8,10 +8,17 @@ import json
 
 import pytest
 
-from xlacli.analysis.memory import run_memory, step_memory
+from xlacli.analysis.memory.peaks import run_memory, step_memory
 from xlacli.report.memory import GraphMemory, StepMemory
-from xlacli.report.run import GraphRecord, RunReport, dump_report, report_from_dict, report_to_dict
+from xlacli.report.run_report import (
+    GraphRecord,
+    RunReport,
+    dump_report,
+    report_from_dict,
+    report_to_dict,
+)
 from xlacli.report.steps import StepCycle, StepRecord, StepRecords
+from xlacli.run_folder.step_events import step_event
 
 
 def record(step: int, wall: float, *, compiles: int = 0, graphs: tuple[str, ...] = ("b",)):
@@ -110,7 +117,7 @@ def test_memory_facts_fold_with_the_steps():
         {"step": step, "autocast": [], "memory_info": {"bytes_used": 10 + (step == 500) * 99}}
         for step in range(1000)
     ]
-    memory = run_memory(steps, events)
+    memory = run_memory(steps, [step_event(e) for e in events])
     # The first, the fullest and the last step's device memory; autocast where it changed.
     assert sorted(memory.device) == [0, 500, 999] and memory.device[500]["bytes_used"] == 109
     assert memory.autocast == {0: ""}

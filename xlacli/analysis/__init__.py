@@ -1,1 +1,3 @@
-"""Pure processors over captured runs: recompile causes, checks against a baseline."""
+"""Pure processors over organised runs, one subpackage per concern: recompiles (why each
+graph compiled), dynamo, memory, spmd, advice, profile, ranks, check (the CI gate);
+``fallbacks`` and ``mode_figures`` stand alone."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
-from xlacli.report.run import FallbackOp
+from xlacli.report.run_report import FallbackOp
 
 # (step, op, user file:line, library file:line, count) of a call site the child counted
 FallbackSite = tuple[int | None, str, str | None, str | None, int]

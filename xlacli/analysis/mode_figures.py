@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from xlacli.report.run import RunReport
+from xlacli.report.run_report import RunReport
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ options into one call here, renders the typed result and exits with its code.
 never touched and never imports torch), build the run folder and its
 ``report.json``, and return the typed report. Reports are frozen
 dataclasses; their JSON form carries ``schema_version``
-(``xlacli.report.run.SCHEMA_VERSION``); within a version a new field is only ever
+(``xlacli.report.run_report.SCHEMA_VERSION``); within a version a new field is only ever
 added (version 2 keeps steps as runs of equal steps, ``step_runs``).
 
     >>> import xlacli
@@ -30,23 +30,25 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import xlacli.defaults as defaults
+from xlacli.api.capture import ProfileResult, Run, StrPath, check_budgets, compile_run, profile
 from xlacli.api.checks import check
 from xlacli.api.modes import ModeComparison, compile_modes, profile_modes
-from xlacli.api.runs import ProfileResult, Run, StrPath, check_budgets, compile_run, profile
 from xlacli.api.saved import (
     diff_hlo,
+    diff_run_folders,
     find_run,
     list_runs,
     load_profile,
     load_report,
     remove_runs,
     runs_folder,
+    write_html,
 )
 
 if TYPE_CHECKING:
     from xlacli.flows.check import CheckRun
-    from xlacli.flows.runs import RunEntry
-    from xlacli.report.run import RunReport
+    from xlacli.flows.saved_runs import RunEntry
+    from xlacli.report.run_report import RunReport
 
 __all__ = [
     "CheckRun",
@@ -60,6 +62,7 @@ __all__ = [
     "compile_modes",
     "compile_run",
     "diff_hlo",
+    "diff_run_folders",
     "find_run",
     "list_runs",
     "load_profile",
@@ -68,6 +71,7 @@ __all__ = [
     "profile_modes",
     "remove_runs",
     "runs_folder",
+    "write_html",
 ]
 
 
@@ -136,7 +140,7 @@ def compile(
 
 # Result types defined beside the flows that build them, imported when first
 # named: importing the API must not import the flows (start-up time).
-_LAZY_TYPES = {"CheckRun": "xlacli.flows.check", "RunEntry": "xlacli.flows.runs"}
+_LAZY_TYPES = {"CheckRun": "xlacli.flows.check", "RunEntry": "xlacli.flows.saved_runs"}
 
 
 def __getattr__(name: str) -> object:

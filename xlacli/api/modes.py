@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import xlacli.defaults as defaults
-from xlacli.api.runs import Run, StrPath, path_of, project_defaults, target_of, with_logdir
+from xlacli.api.capture import Run, StrPath, path_of, project_defaults, target_of, with_logdir
 
 if TYPE_CHECKING:
     from xlacli.analysis.mode_figures import ModeFigures

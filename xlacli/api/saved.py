@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from xlacli.flows.runs import RunEntry
+    from xlacli.flows.run_diff import RunFolderDiff
+    from xlacli.flows.saved_runs import RunEntry
     from xlacli.hlo.changes import DiffReport
     from xlacli.report.profile import ProfileSummary
-    from xlacli.report.run import RunReport
+    from xlacli.report.run_report import RunReport
 
 StrPath = str | os.PathLike[str]
 
@@ -29,7 +30,7 @@ def load_report(run_dir: StrPath) -> RunReport:
         UsageError: no report there, or one of another schema version.
     """
     from xlacli.flows.rebuild import can_rebuild, rebuild_report
-    from xlacli.report.run import load_report as load
+    from xlacli.report.run_report import load_report as load
 
     path = Path(run_dir)
     if can_rebuild(path):
@@ -51,14 +52,14 @@ def find_run(name: StrPath | None = None) -> Path:
     Raises:
         UsageError: no run yet, or no such path nor run name (naming the recent runs).
     """
-    from xlacli.flows.runs import resolve_run
+    from xlacli.flows.saved_runs import resolve_run
 
     return resolve_run(None if name is None else Path(name))
 
 
 def runs_folder() -> Path:
     """Where runs go from here: ``[tool.xlacli]``'s project's, else ``.xlacli/runs``."""
-    from xlacli.flows.runs import runs_folder as folder
+    from xlacli.flows.saved_runs import runs_folder as folder
 
     return folder()
 
@@ -66,7 +67,7 @@ def runs_folder() -> Path:
 def list_runs(folder: StrPath | None = None) -> list[RunEntry]:
     """The runs in ``folder`` (default: ``runs_folder()``), newest first, each
     with its command, model and verdict (``xlacli runs``)."""
-    from xlacli.flows.runs import list_runs as listed
+    from xlacli.flows.saved_runs import list_runs as listed
 
     return listed(Path(folder) if folder is not None else runs_folder())
 
@@ -80,8 +81,8 @@ def remove_runs(
     Returns:
         The runs removed.
     """
-    from xlacli.flows.runs import remove_runs as remove
-    from xlacli.flows.runs import select_removals
+    from xlacli.flows.saved_runs import remove_runs as remove
+    from xlacli.flows.saved_runs import select_removals
 
     removed = select_removals(list_runs() if runs is None else runs, keep, failed)
     remove(removed)
@@ -108,7 +109,7 @@ def diff_hlo(
         UsageError: missing inputs, or two of different kinds.
         HloParseError: malformed HLO (a ``UsageError``, with its position).
     """
-    from xlacli.flows.runs import resolve_run, run_by_name
+    from xlacli.flows.saved_runs import resolve_run, run_by_name
     from xlacli.hlo.gc_pause import gc_paused
     from xlacli.hlo.inputs import diff_paths, run_graph_files
 
@@ -120,3 +121,25 @@ def diff_hlo(
         before, after = run_by_name(before), run_by_name(after)
     with gc_paused(freeze=True):
         return diff_paths(before, after, stage)
+
+
+def diff_run_folders(left: StrPath, right: StrPath) -> RunFolderDiff:
+    """What two run folders add to their HLO diff (``diff-hlo RUN_A RUN_B``): memory and
+    precision graph by graph, and compile cost by source line (empty for other inputs)."""
+    from xlacli.flows.run_diff import run_folder_diff
+
+    return run_folder_diff(Path(left), Path(right))
+
+
+def write_html(
+    run_dir: StrPath, output: StrPath | None = None, report: RunReport | None = None
+) -> Path:
+    """Write a saved run's HTML page, ``RUN/report.html`` unless ``output`` names another
+    file; ``report``: the run's report when the caller holds it. Returns the page's path.
+
+    Raises:
+        UsageError: the page cannot be written.
+    """
+    from xlacli.flows.pages import write_run_html
+
+    return write_run_html(Path(run_dir), None if output is None else Path(output), report=report)

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from xlacli.analysis.advice_inputs import AdviceInputs, load_advice_inputs
-from xlacli.analysis.buckets import advise_buckets
-from xlacli.analysis.compile_cost import compile_cost
-from xlacli.analysis.scan_advice import advise_scan
-from xlacli.analysis.value_reads import rank_value_reads, read_times_by_site, reads_by_site
+from xlacli.analysis.advice.buckets import advise_buckets
+from xlacli.analysis.advice.compile_cost import compile_cost
+from xlacli.analysis.advice.inputs import AdviceInputs, load_advice_inputs
+from xlacli.analysis.advice.scan import advise_scan
+from xlacli.analysis.advice.value_reads import rank_value_reads, read_times_by_site, reads_by_site
 from xlacli.assemble.organise import OrganisedRun
 
 T = TypeVar("T")
@@ -38,9 +38,9 @@ def advice_inputs(run: OrganisedRun, done: Mapping[str, Any]) -> AdviceInputs:
         # Each step's loss.backward() line; "" for a backward pass no line of the
         # user's called (xlacli's --train loop): the step trained all the same.
         backward_lines={
-            event.get("step"): (event.get("backward_sites") or [""])[0]
+            event.step: (event.measures.backward_sites or [""])[0]
             for event in run.raw.log.steps
-            if event.get("backward_sites") or event.get("backward_calls")
+            if event.measures.backward_sites or event.measures.backward_calls
         },
     )
 

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from xlacli.analysis.advice_inputs import read_ir_nodes
+from xlacli.analysis.advice.inputs import read_ir_nodes
 from xlacli.assemble.dump_prefetch import DumpPrefetch
 from xlacli.errors import HloParseError
 from xlacli.hlo import parse_hlo_file
@@ -15,7 +15,7 @@ from xlacli.parse.buffer_assignment import parse_buffer_assignment, summarize_bu
 from xlacli.parse.hlo_stacks import StackedOp, read_hlo_stacks
 from xlacli.parse.ir_dump import IrGraph, IrNode
 from xlacli.parse.xla_dump import DumpedModule
-from xlacli.run.request import RunPaths
+from xlacli.run_folder.request import RunPaths
 
 GRAPH_FILE_NAMES = {
     "ir": "ir.txt",

@@ -13,13 +13,13 @@ from __future__ import annotations
 import dataclasses
 import statistics
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from xlacli.analysis.locate import Locator
-from xlacli.analysis.phases import (
+from xlacli.analysis.recompiles.explain import CompiledGraph
+from xlacli.analysis.recompiles.locate import Locator
+from xlacli.analysis.recompiles.phases import (
     AFTER_LOOP,
     LOOP,
     OTHER,
@@ -29,8 +29,7 @@ from xlacli.analysis.phases import (
     script_step_phases,
     site_runs_before,
 )
-from xlacli.analysis.recompile import CompiledGraph
-from xlacli.analysis.spmd_graph import ShardingContext, sharding_context
+from xlacli.analysis.spmd.graph import ShardingContext, sharding_context
 from xlacli.assemble.graph_files import HloCache, graph_sizes, organize_graph_files
 from xlacli.assemble.read import RawRun
 from xlacli.parse.debug_log import AnalysisEvent
@@ -44,9 +43,10 @@ from xlacli.parse.frames import (
     in_dynamo_bridge,
 )
 from xlacli.parse.ir_dump import IrGraph
-from xlacli.report.run import GraphRecord, StepRecord, StepRecords
-from xlacli.run.events import ChildLog
-from xlacli.run.request import CaptureRequest, RunPaths
+from xlacli.report.run_report import GraphRecord, StepRecord, StepRecords
+from xlacli.run_folder.events import ChildLog
+from xlacli.run_folder.request import CaptureRequest, RunPaths
+from xlacli.run_folder.step_events import Measures, StepEvent
 
 HOST_SYNC_CAUSE = "access tensor value"
 
@@ -101,7 +101,7 @@ def organise_run(
 ) -> OrganisedRun:
     """Place compiles and executions in their steps, group them by graph and move
     each graph's kept files into ``graphs/<hash>/``."""
-    setup = raw.log.setup or {}
+    setup = raw.log.setup.measures if raw.log.setup else Measures()
     compile_steps = _event_steps(raw.log, "UncachedCompile", len(raw.compiles))
     execute_steps = _event_steps(raw.log, EXECUTION_COUNTERS, len(raw.executions))
     ir_by_hash = _first_ir_by_hash(raw.ir_graphs, raw.compiles)
@@ -112,8 +112,8 @@ def organise_run(
         model_dir=Path(request.model_path).parent,
         load_hlo=lambda h: hlo.module(files_by_hash.get(h, {}).get("hlo_before")),
         load_stacks=lambda h: hlo.stacks(files_by_hash.get(h, {}).get("hlo_stacks")),
-        entry_site=setup.get("entry_site"),
-        inputs_site=setup.get("inputs_site"),
+        entry_site=setup.entry_site,
+        inputs_site=setup.inputs_site,
     )
     # Each distinct stack once: the parser shares equal frame tuples, and a long
     # run's executions repeat a few stacks thousands of times.
@@ -147,8 +147,8 @@ def _graph_records(
     hlo: HloCache,
 ) -> list[GraphRecord]:
     """One record per distinct graph, its files moved into ``graphs/<hash>/``."""
-    setup = raw.log.setup or {}
-    backward_lines = _backward_lines(raw.log)
+    entry_site = raw.log.setup.measures.entry_site if raw.log.setup else None
+    backward_lines = raw.log.backward_lines()
     executions_by_hash = _group_by_hash(raw.executions)
     graphs = []
     for graph_hash, indices in _group_by_hash(raw.compiles).items():
@@ -163,7 +163,7 @@ def _graph_records(
         trigger, site = _site(
             raw.compiles[first],
             roots,
-            setup.get("entry_site"),
+            entry_site,
             backward_lines.get(compile_steps[first]),
         )
         graphs.append(
@@ -262,10 +262,10 @@ def _compiled_graphs(
     ir_by_hash: dict[str, IrGraph],
     roots: CodeRoots,
 ) -> list[CompiledGraph]:
-    by_step = {event["step"]: event for event in raw.log.steps}
-    backward_lines = _backward_lines(raw.log)
-    entry_site = (raw.log.setup or {}).get("entry_site")
-    # Per-site steady state (analysis/phases.py): each compile's phase, its
+    by_step = {event.step: event.measures for event in raw.log.steps}
+    backward_lines = raw.log.backward_lines()
+    entry_site = raw.log.setup.measures.entry_site if raw.log.setup else None
+    # Per-site steady state (analysis/recompiles/phases.py): each compile's phase, its
     # loop iteration, and how many earlier steps ran a graph at its site.
     step_phases = script_step_phases(raw.log.steps)
     phases = _event_phases(raw.log, step_phases, "UncachedCompile", len(raw.compiles))
@@ -277,7 +277,7 @@ def _compiled_graphs(
     compiled = []
     for index, event in enumerate(raw.compiles):
         step = compile_steps[index]
-        step_event = by_step.get(step, {})
+        measures = by_step.get(step, _NOTHING)
         compiled.append(
             CompiledGraph(
                 index=index,
@@ -287,10 +287,10 @@ def _compiled_graphs(
                 frames=event.frames,
                 value_read=is_value_read(event),
                 ir=ir_by_hash.get(event.graph_hash or ""),
-                input_signature=tuple(step_event.get("input_signature", ())),
-                input_origins=dict(step_event.get("input_origins", {})),
+                input_signature=tuple(measures.input_signature),
+                input_origins=dict(measures.input_origins),
                 fallbacks_in_step=frozenset(
-                    name for name in step_event.get("counters", {}) if name.startswith("aten::")
+                    name for name in measures.counters if name.startswith("aten::")
                 ),
                 step_phase=phases[index],
                 iteration=iterations.get(step) if step is not None else None,
@@ -310,7 +310,7 @@ def _served_graphs(
 ) -> list[CompiledGraph]:
     """The first execution of each graph the run never compiled, described as
     its compile would be: its step, site, phase, loop iteration and the site's
-    earlier runs (what ``analysis/phases.py`` judges a graph change by)."""
+    earlier runs (what ``analysis/recompiles/phases.py`` judges a graph change by)."""
     compiled = {event.graph_hash for event in raw.compiles}
     firsts: dict[str, int] = {}
     for index, event in enumerate(raw.executions):
@@ -318,18 +318,18 @@ def _served_graphs(
             firsts.setdefault(event.graph_hash, index)
     if not firsts:
         return []
-    by_step = {event["step"]: event for event in raw.log.steps}
+    by_step = {event.step: event.measures for event in raw.log.steps}
     step_phases = script_step_phases(raw.log.steps)
     iterations = loop_iterations(sorted(step_phases.items()))
     site_steps = site_runs_before(
         (_run_site(event, roots), step)
         for event, step in zip(raw.executions, execute_steps, strict=True)
     )
-    entry_site = (raw.log.setup or {}).get("entry_site")
+    entry_site = raw.log.setup.measures.entry_site if raw.log.setup else None
     served: list[CompiledGraph] = []
     for graph_hash, index in firsts.items():
         event, step = raw.executions[index], execute_steps[index]
-        step_event = by_step.get(step, {})
+        measures = by_step.get(step, _NOTHING)
         served.append(
             CompiledGraph(
                 index=len(compile_steps) + len(served),
@@ -339,8 +339,8 @@ def _served_graphs(
                 frames=event.frames,
                 value_read=is_value_read(event),
                 ir=None,
-                input_signature=tuple(step_event.get("input_signature", ())),
-                input_origins=dict(step_event.get("input_origins", {})),
+                input_signature=tuple(measures.input_signature),
+                input_origins=dict(measures.input_origins),
                 step_phase=_judged(step_phases.get(step, LOOP)) if step is not None else AFTER_LOOP,
                 iteration=iterations.get(step) if step is not None else None,
                 site_runs=count_before(site_steps.get(_run_site(event, roots), []), step),
@@ -353,13 +353,6 @@ def _served_graphs(
 def _judged(phase: str) -> str:
     """The phase the steady-state rule judges a step by: another place's sync as the loop's."""
     return LOOP if phase == OTHER else phase
-
-
-def _backward_lines(log: ChildLog) -> dict[int | None, str]:
-    """Each step's first ``loss.backward()`` line (the child records them)."""
-    return {
-        event.get("step"): sites[0] for event in log.steps if (sites := event.get("backward_sites"))
-    }
 
 
 def _run_site(event: AnalysisEvent, roots: CodeRoots) -> tuple[Frame, ...]:
@@ -381,14 +374,14 @@ def _event_phases(
     for event in log.metric_events:
         if event is log.setup:
             phase = SETUP
-        elif event is log.tail and event.get("step") is None:
+        elif event is log.tail and event.step is None:
             phase = AFTER_LOOP
         else:
-            phase = step_phases.get(event.get("step", -1), LOOP)
+            phase = LOOP if event.step is None else step_phases.get(event.step, LOOP)
             # A sync at another place than the loop's is judged as the loop's
             # steps are (its site's own warm-up), only never counted as one.
             phase = LOOP if phase == OTHER else phase
-        phases.extend([phase] * _count_in(event, (counter,)))
+        phases.extend([phase] * _count_in(event.measures, (counter,)))
     phases.extend([LOOP] * (count - len(phases)))
     return phases[:count]
 
@@ -398,8 +391,7 @@ def _event_steps(log: ChildLog, counter: str | tuple[str, ...], count: int) -> l
     names = (counter,) if isinstance(counter, str) else counter
     steps: list[int | None] = []
     for event in log.metric_events:
-        step = event.get("step")
-        steps.extend([step] * _count_in(event, names))
+        steps.extend([event.step] * _count_in(event.measures, names))
     # Events past the last recorded delta (the child died mid-step) belong to
     # the step that was running.
     running = len(log.steps)
@@ -408,14 +400,16 @@ def _event_steps(log: ChildLog, counter: str | tuple[str, ...], count: int) -> l
 
 
 # The timed metric each counter's events leave one sample in.
-_SAMPLES_OF = {
-    "UncachedCompile": "compile_time_ns",
-    "ExecuteComputation": "execute_time_ns",
-    "ExecuteReplicated": "execute_time_ns",  # SPMD: ExecuteReplicatedTime shares the list
+_SAMPLES_OF: dict[str, Callable[[Measures], Sequence[float]]] = {
+    "UncachedCompile": lambda m: m.compile_time_ns,
+    "ExecuteComputation": lambda m: m.execute_time_ns,
+    # SPMD: ExecuteReplicatedTime shares the list
+    "ExecuteReplicated": lambda m: m.execute_time_ns,
 }
+_NOTHING = Measures()  # a step without an event (the child died before writing it)
 
 
-def _count_in(event: Mapping[str, Any], names: tuple[str, ...]) -> int:
+def _count_in(event: Measures, names: tuple[str, ...]) -> int:
     """How many compiles (or executions) a step event saw.
 
     Executions: the child's own count when it gives one (``executions``: a
@@ -426,13 +420,12 @@ def _count_in(event: Mapping[str, Any], names: tuple[str, ...]) -> int:
     runs (``_run_cached_graph``) never bump ``ExecuteComputation``;
     ``CompileTime``/``ExecuteTime`` samples are kept.
     """
-    counters = event.get("counters", {})
-    if names == EXECUTION_COUNTERS and "executions" in event:
-        counted = int(event["executions"])
+    if names == EXECUTION_COUNTERS and event.executions is not None:
+        counted = int(event.executions)
     else:
-        counted = sum(counters.get(name, 0) for name in names)
-    samples = next((_SAMPLES_OF[name] for name in names if name in _SAMPLES_OF), "")
-    return max(counted, len(event.get(samples, ())))
+        counted = sum(event.counters.get(name, 0) for name in names)
+    samples = next((_SAMPLES_OF[name] for name in names if name in _SAMPLES_OF), None)
+    return max(counted, len(samples(event)) if samples else 0)
 
 
 def _group_by_hash(events: Sequence[AnalysisEvent]) -> dict[str, list[int]]:
@@ -500,7 +493,7 @@ def _step_records(
     phases = script_step_phases(raw.log.steps)
     return StepRecords.fold(
         (
-            _step_record(event, ran_in.get(event["step"], []), compiles_in, phases)
+            _step_record(event, ran_in.get(event.step, []), compiles_in, phases)
             for event in raw.log.steps
         ),
         warmup=warmup,  # runs end where the warm-up does: medians of steady steps stay exact
@@ -508,22 +501,23 @@ def _step_records(
 
 
 def _step_record(
-    event: Mapping[str, Any],
+    event: StepEvent,
     ran: list[AnalysisEvent],
     compiles_in: Counter[int | None],
     phases: dict[int, str],
 ) -> StepRecord:
+    number = event.step or 0  # a step event has its number
     return StepRecord(
-        step=event["step"],
-        wall_time_s=event.get("wall_time_s", 0.0),
-        compilations=compiles_in[event["step"]],
+        step=number,
+        wall_time_s=event.wall_time_s or 0.0,
+        compilations=compiles_in[event.step],
         executions=len(ran),
-        input_signature=tuple(event.get("input_signature", ())),
+        input_signature=tuple(event.measures.input_signature),
         graph_hashes=tuple(execution.graph_hash or "" for execution in ran),
         value_reads=sum(is_value_read(execution) for execution in ran),
         # The step's own CPU fallbacks (no other metric event has its number).
         fallbacks=sum(
-            count for name, count in event.get("counters", {}).items() if name.startswith("aten::")
+            count for name, count in event.measures.counters.items() if name.startswith("aten::")
         ),
-        phase=phases.get(event["step"], LOOP),
+        phase=phases.get(number, LOOP),
     )

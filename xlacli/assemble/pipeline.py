@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 import traceback
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from xlacli.analysis.phases import loop_step_count
+from xlacli.analysis.recompiles.phases import loop_step_count
 from xlacli.assemble.graph_files import HloCache
 from xlacli.assemble.organise import OrganisedRun, organise_run
 from xlacli.assemble.processors import (
@@ -27,8 +27,9 @@ from xlacli.assemble.processors import (
 )
 from xlacli.assemble.read import RawRun
 from xlacli.parse.frames import CodeRoots, current_code_roots
-from xlacli.report.run import ErrorRecord, GraphRecord, Problem, RunReport
-from xlacli.run.request import CaptureRequest, RunPaths
+from xlacli.report.run_report import ErrorRecord, GraphRecord, Problem, RunReport
+from xlacli.run_folder.request import CaptureRequest, RunPaths
+from xlacli.run_folder.step_events import StepEvent
 
 
 def build_report(
@@ -102,7 +103,7 @@ def freeze_report(
     loop_steps = loop_step_count([record.phase for record in run.step_records])
     return RunReport(
         model=model_label,
-        device=(raw.log.start or {}).get("device", "unknown"),
+        device=raw.log.start.device if raw.log.start else "unknown",
         # What --steps N counts: the loop's iterations, not a script's setup syncs.
         steps=loop_steps,
         steps_requested=request.planned_steps(loop_steps),
@@ -115,7 +116,7 @@ def freeze_report(
         graphs=tuple(_graph_with_sections(g, memory, sections.get("spmd", {})) for g in run.graphs),
         step_records=run.step_records,
         counters=raw.counters,
-        versions=dict((raw.log.start or {}).get("versions", {})),
+        versions=dict(raw.log.start.versions if raw.log.start else {}),
         error=error,
         warmup=run.warmup,
         events=checked.events if checked.events else tuple(sections.get("events", ())),
@@ -149,10 +150,10 @@ def _graph_with_sections(
     )
 
 
-# The step event's counts of what trains (child/backward_calls.py).
-_TRAINING_FIELDS = ("backward_calls", "optimizer_steps", "backward_sites")
-
-
-def steps_trained(steps: Iterable[Mapping[str, Any]]) -> bool:
-    """A step ran a backward pass or an optimizer step, whoever called it."""
-    return any(step.get(field) for step in steps for field in _TRAINING_FIELDS)
+def steps_trained(steps: Iterable[StepEvent]) -> bool:
+    """A step ran a backward pass or an optimizer step, whoever called it (the step
+    event's counts of what trains: child/backward_calls.py)."""
+    return any(
+        m.backward_calls or m.optimizer_steps or m.backward_sites
+        for m in (step.measures for step in steps)
+    )

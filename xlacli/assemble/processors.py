@@ -15,9 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from xlacli.analysis.collectives import Locate
-from xlacli.analysis.diff_check import checked_events
-from xlacli.analysis.dynamo import (
+from xlacli.analysis.dynamo.record import (
     EXTRACT_COUNTER,
     XlaEvents,
     apply_dynamo_causes,
@@ -25,15 +23,21 @@ from xlacli.analysis.dynamo import (
     user_files,
     with_state_reads,
 )
-from xlacli.analysis.dynamo import build_dynamo_record as _build_dynamo_record
+from xlacli.analysis.dynamo.record import build_dynamo_record as _build_dynamo_record
 from xlacli.analysis.fallbacks import locate_fallbacks
-from xlacli.analysis.locate import Locator
-from xlacli.analysis.memory_facts import with_memory_facts
-from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
-from xlacli.analysis.served import judge_served
-from xlacli.analysis.spmd_graph import attach_spmd
-from xlacli.analysis.unrolled import GraphNodes, unrolled_loops
-from xlacli.analysis.user_lines import graph_walk, memory_at_user_lines, precision_at_user_lines
+from xlacli.analysis.memory.facts import with_memory_facts
+from xlacli.analysis.memory.user_lines import (
+    graph_walk,
+    memory_at_user_lines,
+    precision_at_user_lines,
+)
+from xlacli.analysis.recompiles.diff_check import checked_events
+from xlacli.analysis.recompiles.explain import CompiledGraph, ExplainContext, explain_compiles
+from xlacli.analysis.recompiles.locate import Locator
+from xlacli.analysis.recompiles.served import judge_served
+from xlacli.analysis.recompiles.unrolled import GraphNodes, unrolled_loops
+from xlacli.analysis.spmd.collectives import Locate
+from xlacli.analysis.spmd.graph import attach_spmd
 from xlacli.assemble.advice import ADVISORS
 from xlacli.assemble.organise import OrganisedRun, is_value_read, site_graph_runs
 from xlacli.parse.debug_log import AnalysisEvent
@@ -41,7 +45,7 @@ from xlacli.parse.eager_ops import is_eager
 from xlacli.parse.frames import Frame
 from xlacli.paths import source_line
 from xlacli.report.memory import CheckpointFacts, GraphMemory, GraphPrecision, RunMemory
-from xlacli.report.run import (
+from xlacli.report.run_report import (
     CompileCause,
     CompileEvent,
     DynamoRecord,
@@ -52,7 +56,7 @@ from xlacli.report.run import (
     UnrolledLoop,
 )
 from xlacli.report.sharding import GraphSpmd
-from xlacli.run.events import ChildLog
+from xlacli.run_folder.events import ChildLog
 
 # What a processor reads: the sections written before it, by name.
 Sections = Mapping[str, Any]
@@ -95,7 +99,7 @@ class DynamoSection:
 
 
 def memory_facts(run: OrganisedRun, done: Sections) -> MemorySection:
-    """Memory, precision and checkpointing: ``analysis/memory_facts.py``."""
+    """Memory, precision and checkpointing: ``analysis/memory/facts.py``."""
     graphs, memory = with_memory_facts(
         run.graphs,
         run.paths.root,
@@ -103,13 +107,13 @@ def memory_facts(run: OrganisedRun, done: Sections) -> MemorySection:
         run.raw.log.steps,
         zip(run.execute_steps, (event.graph_hash for event in run.raw.executions), strict=True),
     )
-    backward = backward_lines(run.raw.log)
+    backward = run.raw.log.backward_lines()
     facts = {g.hash: _at_user_lines(run, g, backward.get(g.first_step)) for g in graphs}
     return MemorySection(facts, memory)
 
 
 def _at_user_lines(run: OrganisedRun, graph: GraphRecord, backward: str | None) -> GraphFacts:
-    """The peak, buffers and f64 lines at the user's lines (``analysis/user_lines.py``);
+    """The peak, buffers and f64 lines at the user's lines (``analysis/memory/user_lines.py``);
     ``backward``: the ``loss.backward()`` line of the graph's first step."""
     stacks, files = run.hlo.stacks, graph.files
     walk = graph_walk(
@@ -125,7 +129,7 @@ def _at_user_lines(run: OrganisedRun, graph: GraphRecord, backward: str | None) 
 
 
 def dynamo_record(run: OrganisedRun, done: Sections) -> DynamoSection:
-    """torch.compile's frames, graph breaks and guard failures: ``analysis/dynamo.py``."""
+    """torch.compile's frames, graph breaks and guard failures: ``analysis/dynamo/record.py``."""
     raw = run.raw
     xla = XlaEvents(raw.compiles, run.compile_steps, raw.executions, run.execute_steps)
     record, owners = _build_dynamo_record(
@@ -147,13 +151,13 @@ def _explain_context(run: OrganisedRun) -> ExplainContext:
         new_phases=run.request.is_script,
         site_graphs=site_graph_runs(run),
         optimizer_files=frozenset(
-            file for event in run.raw.log.metric_events for file in event.get("optimizer_files", ())
+            file for event in run.raw.log.metric_events for file in event.measures.optimizer_files
         ),
     )
 
 
 def recompile_events(run: OrganisedRun, done: Sections) -> tuple[CompileEvent, ...]:
-    """Every compile explained (``analysis/recompile.py``), with Dynamo's causes
+    """Every compile explained (``analysis/recompiles/explain.py``), with Dynamo's causes
     where Dynamo compiled the frame."""
     context = _explain_context(run)
     events = mark_eager(explain_compiles(list(run.compiled), context), run.raw.compiles)
@@ -167,7 +171,7 @@ def recompile_events(run: OrganisedRun, done: Sections) -> tuple[CompileEvent, .
 
 def served_graphs(run: OrganisedRun, done: Sections) -> tuple[ServedGraph, ...]:
     """Graphs the run executed without compiling them, judged as compiles are
-    (``analysis/served.py``)."""
+    (``analysis/recompiles/served.py``)."""
     events: tuple[CompileEvent, ...] = done.get("events") or ()
     if len(events) != len(run.compiled):  # the explainer failed: no causes to judge by
         events = tuple(
@@ -186,7 +190,7 @@ class DiffChecked:
 
 
 def diff_checked(run: OrganisedRun, done: Sections) -> DiffChecked:
-    """Each recompile's cause checked against the HLO diff: ``analysis/diff_check.py``."""
+    """Each recompile's cause checked against the HLO diff (``recompiles/diff_check.py``)."""
     files = {graph.hash: graph.files for graph in run.graphs}
     events, checks = checked_events(
         done.get("events") or (),
@@ -196,7 +200,7 @@ def diff_checked(run: OrganisedRun, done: Sections) -> DiffChecked:
 
 
 def unrolled(run: OrganisedRun, done: Sections) -> tuple[UnrolledLoop, ...]:
-    """Loops with no sync inside, unrolled into one graph: ``analysis/unrolled.py``."""
+    """Loops with no sync inside, unrolled into one graph: ``analysis/recompiles/unrolled.py``."""
     by_hash = {graph.graph_hash: graph for graph in run.compiled}
     sizes = {graph.hash: graph.hlo_instructions for graph in run.graphs}
     graphs = [
@@ -220,7 +224,7 @@ def unrolled(run: OrganisedRun, done: Sections) -> tuple[UnrolledLoop, ...]:
 
 
 def spmd_graphs(run: OrganisedRun, done: Sections) -> Mapping[str, GraphSpmd | None]:
-    """Each graph's shardings and collectives, SPMD runs only: ``analysis/spmd_graph.py``."""
+    """Each graph's shardings and collectives, SPMD runs only: ``analysis/spmd/graph.py``."""
     graphs = attach_spmd(
         run.graphs,
         start=run.raw.log.start,
@@ -238,12 +242,10 @@ def fallback_ops(run: OrganisedRun, done: Sections) -> tuple[FallbackOp, ...]:
     counts_by_step: dict[int | None, Counter[str]] = {}
     sites = []  # the value reads the child counted at their call sites
     for event in raw.log.metric_events:
-        step = event.get("step")
+        step, measures = event.step, event.measures
         counts = counts_by_step.setdefault(step, Counter())
-        counts.update(
-            {name: n for name, n in event.get("counters", {}).items() if name.startswith("aten::")}
-        )
-        sites += [(step, *site) for site in event.get("fallback_sites", ())]
+        counts.update({n: c for n, c in measures.counters.items() if n.startswith("aten::")})
+        sites += [(step, *site) for site in measures.fallback_sites]
     value_reads = [
         (run.execute_steps[index], user)
         for index, event in enumerate(raw.executions)
@@ -263,7 +265,7 @@ def _metadata_locator(
     first: dict[str, CompiledGraph] = {}
     for graph in compiled:
         first.setdefault(graph.graph_hash, graph)
-    backward = backward_lines(log)
+    backward = log.backward_lines()
 
     def locate_for(graph_hash: str) -> Locate:
         graph = first.get(graph_hash)
@@ -277,14 +279,6 @@ def _metadata_locator(
         )
 
     return locate_for
-
-
-def backward_lines(log: ChildLog) -> dict[int | None, str]:
-    """Each step's first ``loss.backward()`` line: where the ops the autograd
-    engine made (no Python frame of their own) come from."""
-    return {
-        event.get("step"): sites[0] for event in log.steps if (sites := event.get("backward_sites"))
-    }
 
 
 def mark_eager(

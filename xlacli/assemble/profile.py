@@ -9,12 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from xlacli.analysis.dynamo import dynamo_window_note
-from xlacli.analysis.host_split import host_split, op_tracing_s, tracing_note
-from xlacli.analysis.host_timeline import host_timeline
-from xlacli.analysis.op_lines import finder_for, lines_by_time
-from xlacli.analysis.phases import OTHER, SETUP, script_step_phases
-from xlacli.analysis.profile_summary import (
+from xlacli.analysis.dynamo.record import dynamo_window_note
+from xlacli.analysis.profile.host_split import host_split, op_tracing_s, tracing_note
+from xlacli.analysis.profile.host_timeline import host_timeline
+from xlacli.analysis.profile.op_lines import finder_for, lines_by_time
+from xlacli.analysis.profile.summary import (
     CompiledModule,
     InstructionIndex,
     ProfiledStep,
@@ -27,6 +26,7 @@ from xlacli.analysis.profile_summary import (
     step_times,
     top_ops,
 )
+from xlacli.analysis.recompiles.phases import OTHER, SETUP, script_step_phases
 from xlacli.assemble.graph_files import HloCache
 from xlacli.assemble.organise import execution_records
 from xlacli.assemble.read import RawRun
@@ -35,10 +35,11 @@ from xlacli.parse.trace_events import TraceEvent, read_trace_file
 from xlacli.parse.xprof_tools import table_rows, tool_data, xprof_available
 from xlacli.paths import display_path
 from xlacli.report.profile import LineTime, OpTime, ProfileSummary
-from xlacli.report.run import GraphRecord, RunReport
-from xlacli.run.events import STEP_TRACE_NAME, ChildLog
-from xlacli.run.request import CaptureRequest, RunPaths
-from xlacli.words import counted
+from xlacli.report.run_report import GraphRecord, RunReport
+from xlacli.run_folder.events import STEP_TRACE_NAME, ChildLog, TraceMark
+from xlacli.run_folder.request import CaptureRequest, RunPaths
+from xlacli.run_folder.step_events import Measures
+from xlacli.units import counted
 
 T = TypeVar("T")
 
@@ -50,18 +51,18 @@ def summarize_profile(
 
     ``hlo``: the graphs' HLO as the report's assembly parsed it, read again here.
     """
-    trace = raw.log.trace or {}
-    files = tuple(trace.get("files", ()))
-    stood_aside = trace.get("stood_aside")
+    trace = raw.log.trace or TraceMark()
+    files = tuple(trace.files)
+    stood_aside = trace.stood_aside
     notes: list[str] = []
     events = _trace_events(files, notes) if files or not stood_aside else []
-    completed = {e["step"] for e in raw.log.steps if e.get("traced")}
+    completed = {e.step for e in raw.log.steps if e.measures.traced and e.step is not None}
     steps = [s for s in profiled_steps(events, STEP_TRACE_NAME) if s.step in completed]
-    traced_events = [e for e in raw.log.steps if e.get("step") in completed]
+    traced_events = [e for e in raw.log.steps if e.step in completed]
     timeline = host_timeline(events, steps, STEP_TRACE_NAME, op_tracing_s(traced_events))
     op_times, op_source = _op_times(files, events, Path(report.run_dir), notes)
     op_times = _per_device(op_times, report, notes)
-    executions = _window(execution_records(raw), raw.log, "executions")
+    executions = _window(execution_records(raw), raw.log, lambda mark: mark.executions)
     clocked = bool(stood_aside) and not steps  # no trace: the child's own step clock
     durations = _durations(steps, raw.log, report.warmup if clocked else None)
     if clocked:  # no window: the loop's steps the child clocked after its warm-up
@@ -73,14 +74,14 @@ def summarize_profile(
     hlo = hlo or HloCache(Path(report.run_dir))
     executed = {r.graph_hash for r in executions}
     ops, lines, line_share = _ops_at_lines(report, hlo, op_times, executed)
-    window_compiles = len(_window(list(report.events), raw.log, "compilations"))
+    window_compiles = len(_window(list(report.events), raw.log, lambda mark: mark.compilations))
     notes.extend(_window_notes(report, window_compiles, completed))
     split = host_split(traced_events, timeline)
     both = _both_command(report, len(completed))
     times = step_times(durations)
-    first_traced = next((e for e in raw.log.steps if e.get("traced")), {})
-    batch = batch_size(first_traced.get("input_signature", ()))
-    session_dir = trace.get("session_dir") or ""
+    first_traced = next((e.measures for e in raw.log.steps if e.measures.traced), Measures())
+    batch = batch_size(first_traced.input_signature)
+    session_dir = trace.session_dir or ""
     return ProfileSummary(
         model=report.model,
         device=report.device,
@@ -155,9 +156,10 @@ def _durations(steps: list[ProfiledStep], log: ChildLog, warmup: int | None) -> 
     if warmup is None:
         return steps
     phases = script_step_phases(log.steps)
-    loop = [e for e in log.steps if phases.get(e.get("step", -1)) not in (SETUP, OTHER)]
-    clocked = [e for e in loop[warmup:] if e.get("wall_time_s")]
-    return [ProfiledStep(e["step"], 0.0, float(e["wall_time_s"])) for e in clocked]
+    loop = [e for e in log.steps if phases.get(e.step or 0) not in (SETUP, OTHER)]
+    return [
+        ProfiledStep(e.step or 0, 0.0, float(e.wall_time_s)) for e in loop[warmup:] if e.wall_time_s
+    ]
 
 
 def _site_of(graphs: dict[str, GraphRecord]) -> Callable[[str], str | None]:
@@ -206,22 +208,22 @@ def _both_command(report: RunReport, steps: int) -> str | None:
 
 def _warmup_steps(log: ChildLog) -> int:
     """Steps run before the first traced one (steps after a capped trace are not warm-up)."""
-    traced = [e.get("step", 0) for e in log.steps if e.get("traced")]
+    traced = [e.step or 0 for e in log.steps if e.measures.traced]
     if traced:
         return min(traced)
-    return sum(1 for e in log.steps if not e.get("traced"))
+    return sum(1 for e in log.steps if not e.measures.traced)
 
 
-def _window(items: list[T], log: ChildLog, counter: str) -> list[T]:
+def _window(items: list[T], log: ChildLog, count: Callable[[TraceMark], int | None]) -> list[T]:
     """The items (compiles or executions, in run order) inside the profiled window.
 
     The child read the counters when the window opened and closed, with the
     device idle both times; a window cut short has no closing count.
     """
-    first = (log.trace_start or {}).get(counter)
+    first = count(log.trace_start) if log.trace_start else None
     if first is None:
         return []
-    last = (log.trace or {}).get(counter)
+    last = count(log.trace) if log.trace else None
     return items[first:last]
 
 

@@ -8,18 +8,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
-from xlacli.analysis.collectives import collective_kind
-from xlacli.analysis.divergence import find_divergence
-from xlacli.analysis.hangs import explain_hang
-from xlacli.analysis.stragglers import find_stragglers
+from xlacli.analysis.ranks.divergence import find_divergence
+from xlacli.analysis.ranks.hangs import explain_hang
+from xlacli.analysis.ranks.stragglers import find_stragglers
+from xlacli.analysis.spmd.collectives import collective_kind
 from xlacli.capture.ranks import rank_folders
 from xlacli.errors import UsageError
 from xlacli.parse.frames import current_code_roots
 from xlacli.parse.ir_dump import IrNode, parse_ir_node
 from xlacli.report.profile import ProfileSummary, load_summary
 from xlacli.report.ranks import RankHang, RanksReport, RankSummary
-from xlacli.report.run import REPORT_FILE, RunReport, load_report
-from xlacli.run.hang import HANG_FILE, STACKS_FILE
+from xlacli.report.run_report import REPORT_FILE, RunReport, load_report
+from xlacli.run_folder.hang import HANG_FILE, STACKS_FILE
 
 T = TypeVar("T")
 

@@ -3,6 +3,7 @@ parser in ``parse/``); ``organise.py`` joins them by order (see there why)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,8 +13,9 @@ from xlacli.parse.execute_times import device_times
 from xlacli.parse.ir_dump import IrGraph, parse_ir_dump
 from xlacli.parse.metrics_report import parse_metrics_report
 from xlacli.parse.xla_dump import DumpedModule, list_dumped_modules, prune_backend_noise
-from xlacli.run.events import ChildLog
-from xlacli.run.request import RunPaths
+from xlacli.run_folder.events import ChildLog
+from xlacli.run_folder.request import RunPaths
+from xlacli.run_folder.step_events import Measures
 
 # A graph runs through ExecuteComputation, or ExecuteReplicated under SPMD.
 _EXECUTION_COUNTERS = ("ExecuteComputation", "ExecuteReplicated")
@@ -46,7 +48,7 @@ def read_raw_run(paths: RunPaths, log: ChildLog) -> RawRun:
     compiles, compile_times = _with_eager_ops(
         "compile",
         [e for e in events if e.kind == "compile"],
-        _samples_s(log, "compile_time_ns"),
+        _samples_s(log, lambda m: m.compile_time_ns),
         ir_graphs,
         counters.get("UncachedCompile", 0),
     )
@@ -91,27 +93,22 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _samples_s(log: ChildLog, key: str) -> list[float]:
-    """Each compile's (or execution's) time, in order. An event's held samples
-    (``child/metric_deltas.py``: earlier steps' times read with this one's) come
-    before its own."""
-    held = f"{key}_held"
-    return [
-        ns / 1e9
-        for event in log.metric_events
-        for ns in (*event.get(held, ()), *event.get(key, ()))
-    ]
+def _samples_s(log: ChildLog, samples: Callable[[Measures], Iterable[float]]) -> list[float]:
+    """Each compile's (or execution's) time, in order, as ``samples`` reads an event's."""
+    return [ns / 1e9 for event in log.metric_events for ns in samples(event.measures)]
 
 
 def _execute_times_s(log: ChildLog) -> list[float]:
     """Each execution's own time on the device, in order: its ``ExecuteTime``
     sample less the time it waited behind the executions before it. A run
     folder whose child kept no sample ends (an older xlacli) keeps the samples."""
-    durations = _samples_s(log, "execute_time_ns")
+    # An event's held samples (``child/metric_deltas.py``: earlier steps' times read
+    # with this one's) come before its own.
+    durations = _samples_s(log, lambda m: (*m.execute_time_ns_held, *m.execute_time_ns))
     ends = [
         end
         for event in log.metric_events
-        for end in (*event.get("execute_end_s_held", ()), *event.get("execute_end_s", ()))
+        for end in (*event.measures.execute_end_s_held, *event.measures.execute_end_s)
     ]
     if len(ends) != len(durations):
         return durations
@@ -122,6 +119,6 @@ def _summed_counters(log: ChildLog) -> dict[str, int]:
     """Counters from the per-step deltas, when the final report was never written."""
     totals: dict[str, int] = {}
     for event in log.metric_events:
-        for name, delta in event.get("counters", {}).items():
+        for name, delta in event.measures.counters.items():
             totals[name] = totals.get(name, 0) + delta
     return totals

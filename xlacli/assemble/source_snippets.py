@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from xlacli.paths import split_location
-from xlacli.report.run import RunReport
+from xlacli.report.run_report import RunReport
 
 SNIPPETS_FILE = "sources.json"
 CONTEXT_LINES = 3

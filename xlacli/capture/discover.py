@@ -443,7 +443,7 @@ def _call_user(what: str, fn: Callable[..., Any], *args: Any) -> Any:
 
 
 def _user_code_error(what: str, error: BaseException) -> ModelError:
-    from xlacli.failures import describe_exception, format_user_traceback
+    from xlacli.capture.failures import describe_exception, format_user_traceback
 
     return ModelError(f"{what} {describe_exception(error)}", details=format_user_traceback(error))
 

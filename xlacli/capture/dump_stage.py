@@ -27,7 +27,7 @@ from pathlib import Path
 
 from xlacli.capture.ranks import RANK_FOLDER_PREFIX
 from xlacli.parse.xla_dump import classify_dump_file
-from xlacli.run.request import RunPaths
+from xlacli.run_folder.request import RunPaths
 
 STAGING_SETTING = "XLACLI_DUMP_STAGING"  # "off", or a folder to stage in
 _DEFAULT_ROOT = Path("/dev/shm")

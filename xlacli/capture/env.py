@@ -12,8 +12,8 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from xlacli.run.request import CaptureRequest, RunPaths
-from xlacli.run.spawned import RANK_PLACEHOLDER, RankTemplate
+from xlacli.run_folder.request import CaptureRequest, RunPaths
+from xlacli.run_folder.spawned import RANK_PLACEHOLDER, RankTemplate
 
 # Deep enough to reach the user's frame through nn.Module and library calls.
 DEBUG_MAX_FRAMES = 64
@@ -76,7 +76,7 @@ def capture_environment(
 def rank_template(
     base: Mapping[str, str], request: CaptureRequest, folder: Path, dump_dir: Path | None = None
 ) -> RankTemplate:
-    """Where a process the script starts itself records (``run/spawned.py``):
+    """Where a process the script starts itself records (``run_folder/spawned.py``):
     ``folder`` (holding RANK_PLACEHOLDER), and the debug variables that name
     files, pointed there; XLA dumps into ``dump_dir`` (a staging folder,
     ``capture/dump_stage.py``) when given. The rest of the child's

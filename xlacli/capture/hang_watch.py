@@ -24,9 +24,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xlacli.report.run import REPORT_FILE
-from xlacli.run.hang import HANG_FILE, HEARTBEAT_FILE, STACKS_FILE
-from xlacli.run.request import RunPaths
+from xlacli.report.run_report import REPORT_FILE
+from xlacli.run_folder.hang import HANG_FILE, HEARTBEAT_FILE, STACKS_FILE
+from xlacli.run_folder.request import RunPaths
 
 _STACK_WAIT_S = 3.0
 _PEERS_WAIT_S = 10.0

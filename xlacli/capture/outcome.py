@@ -12,9 +12,9 @@ from xlacli.errors import (
     UsageError,
     XlacliError,
 )
-from xlacli.report.run import ErrorRecord
-from xlacli.run.hang import STACKS_FILE
-from xlacli.run.request import RunPaths
+from xlacli.report.run_report import ErrorRecord
+from xlacli.run_folder.hang import STACKS_FILE
+from xlacli.run_folder.request import RunPaths
 
 _ERROR_TYPES: dict[str, type[XlacliError]] = {
     cls.__name__: cls for cls in (CaptureError, CheckFailed, ModelError, NoStepError, UsageError)
@@ -49,13 +49,13 @@ def outcome_error(
             "stopped; the stacks and the partial report were kept",
             hint=f"the stacks are in {paths.root / STACKS_FILE}",
         )
-    if outcome.interrupted or (event and event.get("kind") == "interrupted"):
+    if outcome.interrupted or (event and event.kind == "interrupted"):
         return Interrupted(f"interrupted during step {step}{by}; the partial report was kept")
     if signal_name:
         return Interrupted(f"interrupted after the run{by}; the report was kept")
     if event is not None:
-        cls = _ERROR_TYPES.get(event.get("kind", ""), CaptureError)
-        return cls(event["message"], hint=event.get("hint"), details=event.get("details"))
+        cls = _ERROR_TYPES.get(event.kind, CaptureError)
+        return cls(event.message, hint=event.hint, details=event.details)
     if outcome.returncode < 0:
         return CaptureError(
             f"the model process was killed by {outcome.signal_name} during step {step}; "
@@ -74,7 +74,7 @@ def outcome_error(
 
 def _crash_stack(paths: RunPaths) -> str | None:
     """The crashing frames faulthandler printed in child.log, innermost first."""
-    from xlacli.analysis.crash_stack import crash_details
+    from xlacli.analysis.ranks.crash_stack import crash_details
     from xlacli.parse.frames import current_code_roots
 
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from xlacli.capture.ranks import rank_folder
 from xlacli.report.ranks import MERGED_FILE
-from xlacli.report.run import REPORT_FILE
+from xlacli.report.run_report import REPORT_FILE
 
 _POLL_S = 0.25
 

@@ -22,11 +22,11 @@ from xlacli.capture.hang_watch import HangWatch, child_cpu, dump_child_stacks
 from xlacli.capture.ranks import RANK_FOLDER_PREFIX, rank_folder
 from xlacli.capture.signals import StopSignals
 from xlacli.errors import CaptureError, UsageError
-from xlacli.run.events import ChildLog, EventFollower, read_events
-from xlacli.run.hang import HANG_STACKS_ENV, HEARTBEAT_FILE
-from xlacli.run.lifeline import PARENT_PID_ENV
-from xlacli.run.request import CaptureRequest, RunPaths
-from xlacli.run.spawned import RANK_ENV_VAR, RANK_PLACEHOLDER, spawned_processes
+from xlacli.run_folder.events import ChildLog, EventFollower, read_events
+from xlacli.run_folder.hang import HANG_STACKS_ENV, HEARTBEAT_FILE
+from xlacli.run_folder.lifeline import PARENT_PID_ENV
+from xlacli.run_folder.request import CaptureRequest, RunPaths
+from xlacli.run_folder.spawned import RANK_ENV_VAR, RANK_PLACEHOLDER, spawned_processes
 
 DEFAULT_RUNS_DIR = Path(".xlacli") / "runs"
 SUPPORTED = {"torch": "2.9", "torch-xla": "2.9"}
@@ -142,7 +142,7 @@ def run_child(
     ``on_stopping`` is told once, when that wait begins. ``watch``: the hang
     watchdog, which dumps the child's stack and stops it when no rank progresses.
     ``follow_spawned``: follow the processes the script starts itself into
-    ``RUN/rank-R/`` (``run/spawned.py``). ``read_dump(dump_dir, copy_to)``:
+    ``RUN/rank-R/`` (``run_folder/spawned.py``). ``read_dump(dump_dir, copy_to)``:
     entered while the child runs, to read its dump as it grows (``copy_to``:
     where the kept files go, when the dump is staged).
     """

@@ -23,7 +23,7 @@ import torch_xla
 
 from xlacli.parse.frames import Frame, current_code_roots
 
-# The scope's form, read back by xlacli.analysis.op_lines (":" becomes "_" in
+# The scope's form, read back by xlacli.analysis.profile.op_lines (":" becomes "_" in
 # the HLO, so the line number is set apart by "@").
 SCOPE_PREFIX = "xlacli_backward_of@"
 _STACK_LINE = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+), in (?P<function>.+)$')

@@ -22,9 +22,9 @@ from xlacli.child.process_setup import (
 )
 from xlacli.child.stack_dumps import enable_stack_dumps
 from xlacli.errors import EXIT_INTERRUPTED, EXIT_OK, XlacliError
-from xlacli.run.events import EventWriter
-from xlacli.run.lifeline import die_with_parent
-from xlacli.run.request import CaptureRequest, RunPaths
+from xlacli.run_folder.events import EventWriter
+from xlacli.run_folder.lifeline import die_with_parent
+from xlacli.run_folder.request import CaptureRequest, RunPaths
 
 
 def main(argv: list[str]) -> int:

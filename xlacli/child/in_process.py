@@ -22,7 +22,7 @@ import torch_xla.runtime as xr
 from xlacli.child.recorder import StepRecorder
 from xlacli.child.sync_hook import SyncHook
 from xlacli.child.transfers import TransferLog
-from xlacli.run.events import EventWriter
+from xlacli.run_folder.events import EventWriter
 
 COMPILE_COUNTER = "UncachedCompile"
 

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 import torch_xla.core.xla_model as xm
 
-from xlacli.failures import describe_exception
+from xlacli.capture.failures import describe_exception
 
 # Autocast on another device type than "xla" does not reach XLA tensors: say so.
 AUTOCAST_DEVICE_TYPES = ("xla", "cpu", "cuda")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from xlacli.child.recorder import StepRecorder
-from xlacli.run.request import CaptureRequest
+from xlacli.run_folder.request import CaptureRequest
 
 
 def run_model_file(request: CaptureRequest, recorder: StepRecorder) -> None:

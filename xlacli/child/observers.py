@@ -29,8 +29,8 @@ from xlacli.child.host_time import OpTracingMeter
 from xlacli.child.memory_probe import StepProbe
 from xlacli.child.spmd import SpmdObserver
 from xlacli.child.value_reads import ValueReadSites
-from xlacli.run.events import EventWriter
-from xlacli.run.request import CaptureRequest
+from xlacli.run_folder.events import EventWriter
+from xlacli.run_folder.request import CaptureRequest
 
 
 class StepObservers:

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from xlacli.child.stop import request_stop
 from xlacli.errors import CaptureError
-from xlacli.run.events import EventWriter
-from xlacli.run.request import CaptureRequest, RunPaths
+from xlacli.run_folder.events import EventWriter
+from xlacli.run_folder.request import CaptureRequest, RunPaths
 
 if TYPE_CHECKING:
     from xlacli.child.recorder import StepRecorder

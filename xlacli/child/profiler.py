@@ -26,7 +26,7 @@ import torch_xla.debug.metrics as met
 import torch_xla.debug.profiler as xp
 
 from xlacli.child.backward_sites import BackwardSites
-from xlacli.run.events import STEP_TRACE_NAME, EventWriter
+from xlacli.run_folder.events import STEP_TRACE_NAME, EventWriter
 
 
 class ProfileWindow:

@@ -19,6 +19,7 @@ import signal
 from dataclasses import dataclass
 from typing import Any
 
+from xlacli.capture.failures import describe_exception, format_user_traceback
 from xlacli.child.process_setup import (
     device_kind,
     import_torch_xla,
@@ -28,11 +29,10 @@ from xlacli.child.process_setup import (
 )
 from xlacli.child.stack_dumps import enable_stack_dumps
 from xlacli.errors import EXIT_INTERRUPTED, ModelError
-from xlacli.failures import describe_exception, format_user_traceback
-from xlacli.run.events import EventWriter
-from xlacli.run.lifeline import request_parent_death_signal
-from xlacli.run.request import CaptureRequest, RunPaths
-from xlacli.run.spawned import RANK_ENV_VAR, RankTemplate
+from xlacli.run_folder.events import EventWriter
+from xlacli.run_folder.lifeline import request_parent_death_signal
+from xlacli.run_folder.request import CaptureRequest, RunPaths
+from xlacli.run_folder.spawned import RANK_ENV_VAR, RankTemplate
 
 # This process's recording. Module state because the FollowedCall that ends it
 # was made and pickled in the script's main process, and finds it only here.

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import torch_xla.core.xla_model as xm
 
+from xlacli.capture.failures import describe_exception
 from xlacli.child.metric_deltas import HELD_KEY, MetricTracker, lookups_count_executions
 from xlacli.child.stop import raise_if_stop_requested
-from xlacli.failures import describe_exception
-from xlacli.run.events import EventWriter
+from xlacli.run_folder.events import EventWriter
 
 if TYPE_CHECKING:
     from xlacli.child.observers import StepObservers

@@ -14,14 +14,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from xlacli.capture.failures import describe_exception, format_user_traceback
 from xlacli.child.recorder import StepRecorder
 from xlacli.child.spawn_follow import SpawnFollower
 from xlacli.child.sync_hook import StepLimitReached, SyncHook
 from xlacli.child.transfers import TransferLog
 from xlacli.errors import ModelError, NoStepError
-from xlacli.failures import describe_exception, format_user_traceback
-from xlacli.run.request import CaptureRequest, RunPaths
-from xlacli.run.spawned import RANK_ENV_VAR, RankTemplate
+from xlacli.run_folder.request import CaptureRequest, RunPaths
+from xlacli.run_folder.spawned import RANK_ENV_VAR, RankTemplate
 
 # What torchrun sets for each process; xlacli runs one process and sets none
 # of them (a script that branches on them would change its behaviour).
@@ -149,7 +149,7 @@ def _printed_tail(paths: RunPaths, lines: int = 12) -> str:
 
 def spawn_follower(paths: RunPaths, recorder: StepRecorder) -> SpawnFollower | None:
     """The follower of the processes the script starts itself, when the parent
-    asked for one (``run/spawned.py``; not under a launcher)."""
+    asked for one (``run_folder/spawned.py``; not under a launcher)."""
     template = os.environ.get(RANK_ENV_VAR)
     if template is None:
         return None

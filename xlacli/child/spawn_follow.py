@@ -33,8 +33,8 @@ from typing import Any
 from xlacli.child.rank_process import FollowedCall
 from xlacli.child.recorder import StepRecorder
 from xlacli.parse.frames import Frame, current_code_roots
-from xlacli.run.request import RunPaths
-from xlacli.run.spawned import (
+from xlacli.run_folder.request import RunPaths
+from xlacli.run_folder.spawned import (
     MULTIPROCESSING,
     TORCH_SPAWN,
     XMP_SPAWN,

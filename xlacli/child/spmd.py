@@ -25,7 +25,7 @@ import torch_xla.runtime as xr
 from xlacli.child.steps import xla_type
 from xlacli.errors import ModelError, UsageError
 from xlacli.paths import display_location
-from xlacli.run.events import EventWriter
+from xlacli.run_folder.events import EventWriter
 
 _LIBRARY_DIRS = (
     *(os.path.dirname(module.__file__ or "") + os.sep for module in (torch, torch_xla)),

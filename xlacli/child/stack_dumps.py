@@ -12,7 +12,7 @@ import faulthandler
 import os
 import signal
 
-from xlacli.run.hang import HANG_STACKS_ENV
+from xlacli.run_folder.hang import HANG_STACKS_ENV
 
 
 def enable_stack_dumps() -> None:

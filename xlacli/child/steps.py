@@ -18,9 +18,9 @@ import torch_xla
 import torch_xla.core.xla_model as xm
 
 from xlacli.capture.discover import LoadedModel
+from xlacli.capture.failures import describe_exception, failure_hint, format_user_traceback
 from xlacli.child.callsites import InputOrigins
 from xlacli.errors import ModelError, UsageError
-from xlacli.failures import describe_exception, failure_hint, format_user_traceback
 
 # torch dtype -> XLA's primitive type names, as HLO and torch_xla's IR print them.
 XLA_DTYPE_NAMES = {

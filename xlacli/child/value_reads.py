@@ -14,7 +14,7 @@ value read of an XLA tensor; nothing per traced op.
 Each read is also timed (wall and process CPU), unless it compiled: the time
 inside the read is the host cost of the sync it forces (building and hashing
 the graph, running it, waiting for it, the copy), what the value-read advisor
-prices (``xlacli.analysis.value_reads``); a read that forced no graph (eager
+prices (``xlacli.analysis.advice.value_reads``); a read that forced no graph (eager
 mode, or a value a sync already computed) still waits for the device and
 copies, and is timed the same way.
 

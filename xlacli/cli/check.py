@@ -172,7 +172,8 @@ def check_command(
 
 def _save_error(error: XlacliError, checked: CheckRun) -> None:
     """Keep why the check failed in its run folder (``check.json``)."""
-    from xlacli.render.check import check_error_json, save_check
+    from xlacli.render.check import check_error_json
+    from xlacli.report.check import save_check
 
     folder = Path(checked.report.run_dir)
     if folder.is_dir():
@@ -230,7 +231,8 @@ def _judge_spawned(checked: CheckRun, shown: _CheckShown) -> None:
         XlacliError: the first rank's failure, else the ranks' (a divergence).
     """
     from xlacli.flows.ranks import check_ranks
-    from xlacli.render.ranks import render_ranks
+    from xlacli.render.ranks import RanksView
+    from xlacli.render.view import show
 
     first = min(checked.rank_checks)
     failure: XlacliError | None = None
@@ -241,7 +243,7 @@ def _judge_spawned(checked: CheckRun, shown: _CheckShown) -> None:
             failure = failure or error
     assert checked.merged is not None
     out = Path(checked.report.run_dir).parent
-    render_ranks(checked.merged, out, shown.output_format)
+    show(RanksView(checked.merged, out), shown.output_format)
     if failure is not None:
         raise failure
     check_ranks(checked.merged, out)
@@ -250,11 +252,12 @@ def _judge_spawned(checked: CheckRun, shown: _CheckShown) -> None:
 def _judge(checked: CheckRun, shown: _CheckShown, *, merger: bool) -> None:
     """Print the outcome (only the merger prints and writes the shared files)."""
     from xlacli.api import Run
-    from xlacli.cli.output import write_html
+    from xlacli.cli.output import write_github, write_html, write_junit
     from xlacli.paths import display_path
-    from xlacli.render.check import print_check, write_github, write_junit
+    from xlacli.render.check import CheckView
     from xlacli.render.console import print_message
-    from xlacli.words import counted
+    from xlacli.render.view import show
+    from xlacli.units import counted
 
     run = Run(checked.report, checked.error)
     html = [run] if shown.html else []
@@ -270,7 +273,7 @@ def _judge(checked: CheckRun, shown: _CheckShown, *, merger: bool) -> None:
         return
     outcome = checked.outcome
     if merger:  # the other ranks' outcomes are in their folders
-        print_check(outcome, checked.report, checked.baseline_path, shown.output_format)
+        show(CheckView(outcome, checked.report, checked.baseline_path), shown.output_format)
     write_html(html)
     if shown.junit is not None and merger:
         write_junit(outcome, shown.junit, allow_improvements=shown.allow_improvements)
@@ -307,7 +310,7 @@ def _finish_rank(
 
 
 def _report_error_to_ci(error: XlacliError, shown: _CheckShown) -> None:
-    from xlacli.render.check import write_github_error, write_junit_error
+    from xlacli.cli.output import write_github_error, write_junit_error
 
     if shown.junit is not None:
         with contextlib.suppress(XlacliError):  # the error being reported matters more

@@ -101,16 +101,17 @@ def compile_command(
 def _show_run(run: Run, output_format: str, ranks_timeout: float, hang: float | None) -> None:
     """The report on stdout; under a launcher, rank 0 prints every rank's, merged."""
     from xlacli.flows.ranks import finish_rank, launched_rank
-    from xlacli.render.compile_report import render_compile_report
+    from xlacli.render.compile_report import CompileReportView
+    from xlacli.render.view import show
 
     place = launched_rank()
     if run.ranks is not None:  # the script started its own ranks: merged
-        from xlacli.render.ranks import render_ranks
+        from xlacli.render.ranks import RanksView
 
-        render_ranks(run.ranks.merged, run.run_dir, output_format)
+        show(RanksView(run.ranks.merged, run.run_dir), output_format)
         return
     if place is None:
-        render_compile_report(run.report, output_format)
+        show(CompileReportView(run.report), output_format)
         return
     finish_rank(  # one run folder per rank, under --out
         place,

@@ -7,9 +7,6 @@ Nothing it imports reaches torch or torch_xla.
 
 from __future__ import annotations
 
-import io
-import sys
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -21,9 +18,7 @@ from xlacli.cli.output import write_output
 from xlacli.errors import EXIT_CHECK_FAILED, EXIT_OK
 
 if TYPE_CHECKING:
-    from xlacli.analysis.memory_compare import GraphMemoryChange
-    from xlacli.hlo.changes import DiffReport
-    from xlacli.render.line_growth import LineChange
+    from xlacli.render.diff import HloDiffView
 
 
 class Stage(str, Enum):
@@ -75,68 +70,29 @@ def diff_hlo_command(
     the same), 1 when they differ, 2 on bad input.
     """
     from xlacli import api
+    from xlacli.paths import read_text_or_none
+    from xlacli.render.diff import HloDiffView
 
     chosen = options.file_format(output_format, output)
     report = api.diff_hlo(left, right, right_graph, stage=stage.value)
-    # Two run folders: also their memory and precision, graph by graph. Imported only
-    # then: the run report's model is start-up that a diff of two files does not need.
+    # Two run folders: also their memory and precision, graph by graph, and compile cost
+    # by line. Imported only then: the run report's model is start-up that a diff of two
+    # files does not need.
     memory = lines = None
     if left.is_dir() and right.is_dir() and report.modules:  # unrelated runs: no pairs
-        from xlacli.render.line_growth import run_line_changes
-        from xlacli.render.memory_compare import run_folder_changes
-
-        memory = run_folder_changes(left, right)
-        lines = run_line_changes(left, right)  # compile cost by line: which lines grew
-    if chosen == "html":
-        from xlacli.render.html.diff_page import diff_page_html, write_diff_html
-
-        if output is None:
-            sys.stdout.write(diff_page_html(report))
-        else:
-            print(write_diff_html(report, output))
-    else:
-        _write_diff(report, DiffExtras(memory, lines), chosen, details, output)
+        runs = api.diff_run_folders(left, right)
+        memory, lines = runs.memory, runs.lines
+    view = HloDiffView(report, details, memory, lines, read=read_text_or_none)
+    _write_diff(view, chosen, output)
     return EXIT_OK if report.identical else EXIT_CHECK_FAILED
 
 
-@dataclass(frozen=True)
-class DiffExtras:
-    """What two run folders add to their diff: memory and compile cost by line."""
+def _write_diff(view: HloDiffView, chosen: str, output: Path | None) -> None:
+    """The diff as text, JSON or its page, on stdout or into ``output``."""
+    from xlacli.render.console import PIPE_WIDTH
+    from xlacli.render.view import render, show
 
-    memory: list[GraphMemoryChange] | None = None
-    lines: list[LineChange] | None = None  # compile cost by line; None for files or dumps
-
-
-def _write_diff(
-    report: DiffReport, extras: DiffExtras, chosen: str, details: bool, output: Path | None
-) -> None:
-    """The diff as text or JSON, on stdout or into ``output``."""
-    from rich.console import Console
-
-    from xlacli.render.console import PIPE_WIDTH, stdout_console, trimmed
-    from xlacli.render.hlo_diff import render_hlo_diff, render_hlo_diff_json
-    from xlacli.render.line_growth import line_changes_text, with_line_changes
-    from xlacli.render.memory_compare import memory_comparison_text, with_memory_comparison
-
-    if chosen == "json":
-        text = render_hlo_diff_json(report)
-        if extras.memory:
-            text = with_memory_comparison(text, extras.memory)
-        if extras.lines is not None:
-            text = with_line_changes(text, extras.lines)
-        write_output(text, output)
-        return
-    buffer = io.StringIO()
-    console = (
-        stdout_console()
-        if output is None
-        else Console(file=buffer, width=PIPE_WIDTH, highlight=False, color_system=None)
-    )
-    with trimmed(console):
-        render_hlo_diff(report, console, details=details)
-        if extras.memory:
-            console.print(memory_comparison_text(extras.memory))
-        if extras.lines is not None:
-            console.print(line_changes_text(extras.lines))
-    if output is not None:
-        write_output(buffer.getvalue(), output)
+    if output is None:
+        show(view, chosen)
+    else:
+        write_output(render(view, chosen, width=PIPE_WIDTH), output)

@@ -133,18 +133,19 @@ def _show_profile(
     """The summary on stdout; under a launcher, rank 0's, then the ranks side by
     side (as JSON: only the merged report). True where the trace is to be viewed."""
     from xlacli.flows.ranks import finish_rank, launched_rank, profile_finished
-    from xlacli.render.profile import render_profile
+    from xlacli.render.profile import ProfileView
+    from xlacli.render.view import show
 
     place = launched_rank()
     # As JSON under a launcher or with the script's own ranks: only the merged report.
     merged_only = output_format == "json" and (place is not None or result.ranks is not None)
     if (place is None or place.is_merger) and not merged_only:
-        render_profile(result.summary, output_format)
+        show(ProfileView(result.summary), output_format)
     if result.ranks is not None:  # the script's own ranks side by side: the stragglers
-        from xlacli.render.ranks import render_ranks
+        from xlacli.render.ranks import RanksView
 
         ranks_format = "json" if output_format == "json" else "text"
-        render_ranks(result.ranks.merged, result.run.run_dir, ranks_format)
+        show(RanksView(result.ranks.merged, result.run.run_dir), ranks_format)
     if place is None:
         return True
     finish_rank(  # the other ranks' summaries are in their folders

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from xlacli.cli import options
 from xlacli.cli.output import write_output
-
-if TYPE_CHECKING:
-    from xlacli.report.profile import ProfileSummary
-    from xlacli.report.run import RunReport
 
 
 def report_command(
@@ -48,35 +41,14 @@ def report_command(
         return 0
     report = api.load_report(run_dir)  # rebuilt first if xlacli was killed before writing it
     if chosen == "html":
-        from xlacli.render.html.run_page import write_run_html
-
-        print(write_run_html(run_dir, output, report=report))
+        print(api.write_html(run_dir, output, report=report))
         return 0
-    to_string = output is not None or not sys.stdout.isatty()
-    summary = api.load_profile(report.run_dir)
-    write_output(_report_text(report, summary, chosen, to_string=to_string), output)
+    from xlacli.render.compile_report import SavedRunView
+    from xlacli.render.view import render, show
+
+    view = SavedRunView(report, api.load_profile(report.run_dir))
+    if output is None and sys.stdout.isatty():
+        show(view, chosen)  # with the terminal's colours and width
+    else:
+        write_output(render(view, chosen), output)
     return 0
-
-
-def _report_text(
-    report: RunReport, summary: ProfileSummary | None, output_format: str, *, to_string: bool
-) -> str:
-    """The report as text or JSON, with its profile summary if it has one
-    (text: printed with a terminal's colours and width unless ``to_string``)."""
-    from xlacli.render.compile_report import render_compile_report
-    from xlacli.render.profile import render_profile
-    from xlacli.report.profile import summary_to_dict
-    from xlacli.report.run import report_to_dict
-
-    if output_format == "json":
-        data = report_to_dict(report)
-        if summary is not None:
-            data["profile"] = summary_to_dict(summary)
-        return json.dumps(data, indent=2, sort_keys=True) + "\n"
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed) if to_string else contextlib.nullcontext():
-        render_compile_report(report, "text")
-        if summary is not None:
-            print()
-            render_profile(summary, "text")
-    return printed.getvalue()

@@ -15,16 +15,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
 import xlacli.defaults as defaults
-from xlacli.analysis.baseline import (
+from xlacli.analysis.check.baseline import (
     Baseline,
     baseline_from_report,
     check_settings,
     load_baseline,
     write_baseline,
 )
-from xlacli.analysis.baseline_pairing import pair_graphs, renamed_baseline
-from xlacli.analysis.check import CheckOutcome, check_time_budget, compare
-from xlacli.analysis.memory_check import DEFAULT_MEMORY_TOLERANCE, compare_peaks
+from xlacli.analysis.check.baseline_pairing import pair_graphs, renamed_baseline
+from xlacli.analysis.check.checks import CheckOutcome, check_time_budget, compare
+from xlacli.analysis.check.memory_check import DEFAULT_MEMORY_TOLERANCE, compare_peaks
 from xlacli.capture.discover import ModelTarget
 from xlacli.capture.ranks import rank_folder
 from xlacli.config import ProjectConfig, load_config, project_runs_dir
@@ -32,9 +32,10 @@ from xlacli.errors import CheckFailed, UsageError, XlacliError, internal_error
 from xlacli.flows.ranks import launched_rank
 from xlacli.flows.session import capture, configured_target
 from xlacli.paths import display_path
-from xlacli.render.check import check_error_json, check_json, save_check
-from xlacli.report.run import RunReport
-from xlacli.words import counted
+from xlacli.render.check import check_error_json, check_json
+from xlacli.report.check import save_check
+from xlacli.report.run_report import RunReport
+from xlacli.units import counted
 
 if TYPE_CHECKING:
     from xlacli.flows.session import CaptureResult

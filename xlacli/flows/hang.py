@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from rich.markup import escape
 
-from xlacli.analysis.hangs import explain_hang
+from xlacli.analysis.ranks.hangs import explain_hang
 from xlacli.parse.frames import current_code_roots
 from xlacli.render.console import print_message
 from xlacli.render.ranks import hang_sentence
-from xlacli.report.run import RunReport
-from xlacli.run.hang import STACKS_FILE
-from xlacli.run.request import RunPaths
+from xlacli.report.run_report import RunReport
+from xlacli.run_folder.hang import STACKS_FILE
+from xlacli.run_folder.request import RunPaths
 
 
 def print_hang(paths: RunPaths, report: RunReport) -> None:

@@ -13,9 +13,10 @@ from xlacli.capture.rank_wait import report_saved, wait_for_merged, wait_for_rep
 from xlacli.capture.ranks import RankPlace, rank_folders, rank_place
 from xlacli.errors import CheckFailed, UsageError
 from xlacli.paths import display_path
-from xlacli.render.check import CHECK_FILE
 from xlacli.render.console import print_message
-from xlacli.render.ranks import render_ranks
+from xlacli.render.ranks import RanksView
+from xlacli.render.view import show
+from xlacli.report.check import CHECK_FILE
 from xlacli.report.profile import PROFILE_FILE
 from xlacli.report.ranks import RanksReport, load_ranks, save_ranks
 
@@ -60,7 +61,7 @@ def finish_rank(
         out, place.world_size, place.launcher, hang_timeout_s, compare_steps=compare_steps
     )
     save_ranks(merged, out)
-    render_ranks(merged, out, output_format)
+    show(RanksView(merged, out), output_format)
     return merged
 
 
@@ -134,7 +135,7 @@ def show_merged_run(out: Path, output_format: str) -> RanksReport:
         previous.hang_timeout_s,
         compare_steps=previous.divergence_checked,
     )
-    render_ranks(merged, out, output_format)
+    show(RanksView(merged, out), output_format)
     return merged
 
 

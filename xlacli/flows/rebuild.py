@@ -16,10 +16,10 @@ from xlacli.capture.runner import ChildOutcome
 from xlacli.errors import CaptureError, UsageError, XlacliError
 from xlacli.flows.session import report_from_run
 from xlacli.report.profile import save_summary
-from xlacli.report.run import REPORT_FILE
-from xlacli.run.events import ChildLog, read_events
-from xlacli.run.request import CaptureRequest, RunPaths
-from xlacli.words import counted
+from xlacli.report.run_report import REPORT_FILE
+from xlacli.run_folder.events import ChildLog, read_events
+from xlacli.run_folder.request import CaptureRequest, RunPaths
+from xlacli.units import counted
 
 COMPILE_EXPLAIN_WARMUP = 2
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import xlacli.defaults as defaults
-from xlacli.analysis.phases import LoopProgress
+from xlacli.analysis.recompiles.phases import LoopProgress
 from xlacli.capture.discover import ModelTarget, check_model_file, find_module_file, parse_target
 from xlacli.capture.hang_watch import HangWatch
 from xlacli.capture.outcome import Interrupted, error_record, outcome_error
@@ -30,11 +30,11 @@ from xlacli.flows.spawned import alone_report, report_spawned_ranks, with_rank_z
 from xlacli.paths import display_path
 from xlacli.render.console import print_message, stderr_console
 from xlacli.report.ranks import remove_merged
-from xlacli.report.run import RunReport, save_report
-from xlacli.run.events import ChildLog
-from xlacli.run.request import CaptureRequest, RunPaths
-from xlacli.run.spawned import spawned_processes
-from xlacli.words import counted
+from xlacli.report.run_report import RunReport, save_report
+from xlacli.run_folder.events import ChildLog
+from xlacli.run_folder.request import CaptureRequest, RunPaths
+from xlacli.run_folder.spawned import spawned_processes
+from xlacli.units import counted
 
 if TYPE_CHECKING:
     from xlacli.assemble.dump_prefetch import DumpPrefetch
@@ -483,7 +483,7 @@ class _StepProgress:
         # --steps counts the loop's iterations, not a script's setup syncs.
         done = self._loop.read(log.steps)
         compiles = self._loop.compiles + sum(
-            event.get("counters", {}).get("UncachedCompile", 0)
+            event.measures.counters.get("UncachedCompile", 0)
             for event in (log.setup, log.tail)
             if event is not None
         )

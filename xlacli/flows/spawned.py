@@ -1,6 +1,6 @@
 """The end of a run whose script started its own ranks (``torch.multiprocessing.spawn``,
 ``xmp.spawn``): each followed process's report, then the ranks merged into
-``ranks.json`` as rank 0 of a torchrun run merges them (``run/spawned.py``).
+``ranks.json`` as rank 0 of a torchrun run merges them (``run_folder/spawned.py``).
 
 A world of one process (``xmp.spawn`` on one device, as torch_xla's FSDP
 examples run) is an ordinary run: its report is the run's ``report.json``,
@@ -20,10 +20,10 @@ from xlacli.capture.ranks import rank_folder
 from xlacli.capture.runner import ChildOutcome, log_tail
 from xlacli.errors import CaptureError, XlacliError
 from xlacli.report.ranks import RanksReport, remove_merged, save_ranks
-from xlacli.report.run import RunReport, save_report
-from xlacli.run.events import ChildLog, EventFollower, read_events
-from xlacli.run.request import RunPaths
-from xlacli.run.spawned import SpawnedProcess
+from xlacli.report.run_report import RunReport, save_report
+from xlacli.run_folder.events import ChildLog, EventFollower, read_events
+from xlacli.run_folder.request import RunPaths
+from xlacli.run_folder.spawned import SpawnedProcess
 
 # Builds and saves one folder's report: (its paths, its events, its error).
 ReportBuilder = Callable[[RunPaths, ChildLog, "XlacliError | None"], RunReport]

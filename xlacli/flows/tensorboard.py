@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from xlacli.errors import CaptureError, UsageError
-from xlacli.run.lifeline import request_parent_death_signal
+from xlacli.run_folder.lifeline import request_parent_death_signal
 
 DEFAULT_PORT = 6006
 

@@ -30,7 +30,7 @@ from xlacli.parse.xla_dump import list_dumped_modules
 from xlacli.paths import near_path, split_location
 
 if TYPE_CHECKING:
-    from xlacli.report.run import GraphRecord
+    from xlacli.report.run_report import GraphRecord
 
 T = TypeVar("T")
 STAGES = ("pre", "post")
@@ -153,7 +153,7 @@ def _modules_paired(
 
 def _folder_kind(folder: Path) -> str:
     # Imported here: the run report's model costs start-up that a diff of two files never needs.
-    from xlacli.report.run import REPORT_FILE
+    from xlacli.report.run_report import REPORT_FILE
 
     if (folder / REPORT_FILE).is_file():
         return "run-folders"
@@ -224,7 +224,7 @@ def run_graph_files(run: Path, prefixes: tuple[str, str], stage: str) -> tuple[P
     Raises:
         UsageError: not a run folder, or a prefix naming no graph or several.
     """
-    from xlacli.report.run import load_report
+    from xlacli.report.run_report import load_report
 
     graphs = load_report(run).graphs
     file_key = _STAGE_FILES[stage]
@@ -245,7 +245,7 @@ def run_graph_files(run: Path, prefixes: tuple[str, str], stage: str) -> tuple[P
 
 
 def _pair_run_folders(left: Path, right: Path, stage: str) -> PairedInputs:
-    from xlacli.report.run import load_report
+    from xlacli.report.run_report import load_report
 
     left_graphs, right_graphs = list(load_report(left).graphs), list(load_report(right).graphs)
     file_key = _STAGE_FILES[stage]

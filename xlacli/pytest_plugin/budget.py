@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from xlacli.report.run import CompileEvent, RunReport, ServedGraph
-from xlacli.words import counted
+from xlacli.report.run_report import CompileEvent, RunReport, ServedGraph
+from xlacli.units import counted
 
 # As xlacli compile's --warmup: the first compile and the cached re-run.
 DEFAULT_WARMUP = 2

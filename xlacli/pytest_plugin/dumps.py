@@ -23,7 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from xlacli.capture.env import capture_environment, is_flag_safe, native_ir_dump_environment
-from xlacli.run.request import CaptureRequest, RunPaths
+from xlacli.run_folder.request import CaptureRequest, RunPaths
 
 # What capture_environment sets that torch_xla reads; PJRT_DEVICE and
 # PYTHONUNBUFFERED stay the user's business in their own test process.

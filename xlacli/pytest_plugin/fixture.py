@@ -14,7 +14,7 @@ from xlacli.pytest_plugin.budget import DEFAULT_WARMUP, Budget, BudgetError
 if TYPE_CHECKING:
     from xlacli.pytest_plugin import PluginState
     from xlacli.pytest_plugin.measure import TestMeasure
-    from xlacli.report.run import CompileEvent, GraphRecord, RunReport
+    from xlacli.report.run_report import CompileEvent, GraphRecord, RunReport
 
 
 @dataclass

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from xlacli.pytest_plugin.budget import Budget, Overrun, check_budget, overrun_message
 from xlacli.pytest_plugin.dumps import SessionDumps
-from xlacli.report.run import RunReport
+from xlacli.report.run_report import RunReport
 
 
 class TestMeasure:
@@ -50,8 +50,8 @@ class TestMeasure:
         """
         from xlacli.capture.discover import ModelTarget
         from xlacli.flows.session import report_from_run
-        from xlacli.run.events import read_events
-        from xlacli.run.request import CaptureRequest, RunPaths
+        from xlacli.run_folder.events import read_events
+        from xlacli.run_folder.request import CaptureRequest, RunPaths
 
         if final:
             self.steps.stop()
@@ -128,7 +128,7 @@ class TestMeasure:
 def keep_run(folder: Path, runs_dir: Path, stem: str) -> Path:
     """Move a run folder under ``runs_dir`` with a name of its own (xdist
     workers share it) and point its report at the new place."""
-    from xlacli.report.run import load_report, save_report
+    from xlacli.report.run_report import load_report, save_report
 
     runs_dir.mkdir(parents=True, exist_ok=True)
     kept = Path(tempfile.mkdtemp(prefix=f"{stem}-", dir=runs_dir))

@@ -11,12 +11,12 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from xlacli.analysis.loss_targets import ignores_an_index
+from xlacli.analysis.advice.loss_targets import ignores_an_index
 from xlacli.paths import display_location, display_walked
 from xlacli.render.console import plain_table
 from xlacli.render.scan_words import scan_model_note, scan_optimizer_note, scan_verdict
 from xlacli.report.advice import BucketAdvice, CompileCost, LineCost, ScanAdvice, ValueReadCost
-from xlacli.report.run import RunReport
+from xlacli.report.run_report import RunReport
 from xlacli.units import format_seconds, short_hash
 
 TOP_LINES = 8

@@ -1,27 +1,23 @@
-"""Views of a check: terminal, JSON, JUnit XML and GitHub Actions."""
+"""The view of a check: the terminal's table and its JSON (CI's forms: ``render/ci.py``)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import sys
-from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from xml.etree import ElementTree
 
-from rich.console import Console, Group, RenderableType
-from rich.markup import escape
+from rich.console import Group, RenderableType
 from rich.text import Text
 
-from xlacli.analysis.check import IMPROVEMENT, OK, REGRESSION, CheckOutcome, CheckResult
-from xlacli.analysis.phases import EXPECTED_CATEGORIES
-from xlacli.errors import UsageError, XlacliError
-from xlacli.paths import display_location, display_path, split_location
-from xlacli.render.console import plain_table, print_trimmed, stderr_console, stdout_console
+from xlacli.analysis.check.checks import IMPROVEMENT, OK, REGRESSION, CheckOutcome
+from xlacli.analysis.recompiles.phases import EXPECTED_CATEGORIES
+from xlacli.errors import XlacliError
+from xlacli.paths import display_path
+from xlacli.render.console import plain_table
 from xlacli.render.recompiles import event_block, served_block
-from xlacli.report.run import CompileEvent, RunReport
+from xlacli.render.view import Block
+from xlacli.report.run_report import CompileEvent, RunReport
 
 _STYLES = {OK: "green", REGRESSION: "bold red", IMPROVEMENT: "yellow"}
 MAX_ROWS = 25
@@ -96,16 +92,20 @@ def explained_compiles(report: RunReport, outcome: CheckOutcome) -> list[Compile
     ]
 
 
-def print_check(outcome: CheckOutcome, report: RunReport, baseline: Path, fmt: str) -> None:
-    """Print the check on stdout as text or JSON."""
-    if fmt == "json":
-        sys.stdout.write(
-            json.dumps(check_json(outcome, report, baseline), indent=2, sort_keys=True)
-        )
-        sys.stdout.write("\n")
-        return
-    console: Console = stdout_console()
-    print_trimmed(console, check_view(outcome, report, baseline))
+@dataclass(frozen=True)
+class CheckView:
+    """A check: the table of checks and the compiles behind a regression."""
+
+    outcome: CheckOutcome
+    report: RunReport
+    baseline: Path
+
+    def text(self, width: int) -> list[Block]:
+        return [check_view(self.outcome, self.report, self.baseline)]
+
+    def json(self) -> str:
+        data = check_json(self.outcome, self.report, self.baseline)
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
 def check_json(outcome: CheckOutcome, report: RunReport, baseline: Path) -> dict[str, object]:
@@ -137,172 +137,3 @@ def check_error_json(error: XlacliError, report: RunReport, baseline: Path) -> d
         "error": {"message": error.message, "hint": error.hint, "exit_code": error.exit_code},
         "checks": [],
     }
-
-
-def write_junit(outcome: CheckOutcome, path: Path, *, allow_improvements: bool = False) -> None:
-    """JUnit XML, one test case per check: regressions fail, and improvements too
-    unless they are allowed (then they pass, with a note)."""
-    failing = [r for r in outcome.results if _fails(r, allow_improvements)]
-    suite = ElementTree.Element(
-        "testsuite",
-        name="xlacli check",
-        tests=str(len(outcome.results)),
-        failures=str(len(failing)),
-        errors="0",
-    )
-    for result in outcome.results:
-        case = ElementTree.SubElement(suite, "testcase", classname="xlacli.check", name=result.name)
-        if _fails(result, allow_improvements):
-            failure = ElementTree.SubElement(
-                case, "failure", message=f"{result.status}: {result.baseline} -> {result.current}"
-            )
-            failure.text = result.detail or result.status
-        elif result.status != OK:
-            note = ElementTree.SubElement(case, "system-out")
-            note.text = f"{result.status} (allowed): {result.baseline} -> {result.current}"
-    _write_suite(suite, path)
-
-
-def _write_suite(suite: ElementTree.Element, path: Path) -> None:
-    ElementTree.indent(suite)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        ElementTree.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
-    except OSError as error:
-        raise UsageError(f"cannot write --junit {path}: {error.strerror}") from None
-
-
-def _fails(result: CheckResult, allow_improvements: bool) -> bool:
-    return result.status == REGRESSION or (result.status == IMPROVEMENT and not allow_improvements)
-
-
-def write_github(outcome: CheckOutcome, report: RunReport, *, to_stderr: bool = False) -> None:
-    """Annotations at the user's lines and a Markdown step summary."""
-    out = sys.stderr if to_stderr else sys.stdout
-    for event in explained_compiles(report, outcome):
-        print(_annotation("error", event), file=out, flush=True)
-    title = _escape_property("xlacli check")
-    for result in outcome.regressions:
-        print(f"::error title={title}::{_escape(_sentence(result))}", file=out)
-    for result in outcome.improvements:
-        print(
-            f"::warning title={title}::{_escape(_sentence(result))} (update the baseline)",
-            file=out,
-        )
-    append_step_summary(markdown_summary(outcome, report))
-
-
-def append_step_summary(markdown: str) -> None:
-    """Append to the file GitHub names in GITHUB_STEP_SUMMARY; a missing or
-    unwritable one is a warning, never the check's failure."""
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not summary:
-        stderr_console().print("[yellow]warning:[/] --github: GITHUB_STEP_SUMMARY is not set")
-        return
-    try:
-        with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(markdown)
-    except OSError as error:
-        stderr_console().print(
-            f"[yellow]warning:[/] --github: cannot write the step summary {escape(summary)}: "
-            f"{escape(error.strerror or str(error))}"
-        )
-
-
-def write_junit_error(error: XlacliError, path: Path) -> None:
-    """JUnit XML for a check that could not run (exit 2, 3, 4): one test case
-    with an ``<error>``, so the CI's test reporter shows why."""
-    suite = ElementTree.Element(
-        "testsuite", name="xlacli check", tests="1", failures="0", errors="1"
-    )
-    case = ElementTree.SubElement(suite, "testcase", classname="xlacli.check", name="run")
-    entry = ElementTree.SubElement(
-        case, "error", message=error.message, type=f"exit {error.exit_code}"
-    )
-    entry.text = "\n".join(part for part in (error.details, error.hint) if part) or error.message
-    _write_suite(suite, path)
-
-
-def write_github_error(error: XlacliError, *, to_stderr: bool = False) -> None:
-    """An ``::error`` annotation and a step summary for a check that could not run."""
-    out = sys.stderr if to_stderr else sys.stdout
-    hint = f" ({error.hint})" if error.hint else ""
-    print(
-        f"::error title={_escape_property('xlacli check: error')}::{_escape(error.message + hint)}",
-        file=out,
-        flush=True,
-    )
-    append_step_summary(
-        f"## xlacli check: error (exit {error.exit_code})\n\n{error.message}{hint}\n"
-    )
-
-
-def markdown_summary(outcome: CheckOutcome, report: RunReport) -> str:
-    """The step summary: a verdict, then the checks that changed."""
-    verdict = (
-        "regressed"
-        if outcome.regressions
-        else "improved (update the baseline)"
-        if outcome.improvements
-        else "unchanged"
-    )
-    lines = [f"## xlacli check: `{display_path(report.model)}` {verdict}", ""]
-    changed = [r for r in outcome.results if r.status != OK]
-    if changed:
-        lines += ["| check | baseline | current | status |", "|---|---|---|---|"]
-        lines += [f"| {r.name} | {r.baseline} | {r.current} | {r.status} |" for r in changed]
-        lines.append("")
-    for event in explained_compiles(report, outcome):
-        where = f" at `{display_location(event.cause.location)}`" if event.cause.location else ""
-        lines.append(
-            f"- step {event.step}: **{event.cause.category}**{where}: {event.cause.detail}"
-        )
-    lines.append(
-        f"\n{len(outcome.results) - len(changed)} of {len(outcome.results)} checks unchanged.\n"
-    )
-    return "\n".join(lines)
-
-
-def _annotation(level: str, event: CompileEvent) -> str:
-    message = _escape(f"{event.cause.category} at step {event.step}: {event.cause.detail}")
-    title = _escape_property("xlacli: recompile")
-    if not event.cause.location:
-        return f"::{level} title={title}::{message}"
-    # GitHub wants the path from the repository's root: the working directory in CI.
-    file, line = split_location(display_location(event.cause.location) or "")
-    return f"::{level} file={_escape_property(file)},line={line},title={title}::{message}"
-
-
-def _sentence(result: CheckResult) -> str:
-    return f"{result.name}: {result.baseline} -> {result.current} ({result.status})"
-
-
-def _escape(text: str) -> str:
-    """GitHub workflow commands escape %, CR and LF in messages."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    """Property values (file=, title=) escape ``:`` and ``,`` as well: unescaped,
-    they end the value (``src dir/in,put.py`` would be read as ``src dir/in``)."""
-    return _escape(text).replace(":", "%3A").replace(",", "%2C")
-
-
-# A check run keeps its outcome beside its report, for the HTML page.
-CHECK_FILE = "check.json"
-
-
-def save_check(data: Mapping[str, Any], run_dir: Path) -> Path:
-    """Keep a check's outcome in its run folder, so the page can show it later."""
-    path = run_dir / CHECK_FILE
-    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return path
-
-
-def load_check(run_dir: Path) -> dict[str, Any] | None:
-    """The saved check outcome, or None for a run that was not a check."""
-    try:
-        data = json.loads((run_dir / CHECK_FILE).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-    return data if isinstance(data, dict) else None

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -14,10 +14,9 @@ from rich.text import Text
 
 from xlacli.analysis.mode_figures import ModeFigures
 from xlacli.paths import display_path
-from xlacli.render.console import stdout_console, trimmed
-from xlacli.report.run import RunReport, report_to_dict
-from xlacli.units import format_bytes, format_seconds
-from xlacli.words import counted
+from xlacli.render.view import Block
+from xlacli.report.run_report import RunReport, report_to_dict
+from xlacli.units import counted, format_bytes, format_seconds
 
 _Row = tuple[str, Callable[[ModeFigures], str]]
 ROWS: tuple[_Row, ...] = (
@@ -76,24 +75,25 @@ def comparison_text(title: str, figures: Mapping[str, ModeFigures]) -> Renderabl
     return Group(*parts)
 
 
-def render_comparison(
-    reports: Mapping[str, RunReport],
-    figures: Mapping[str, ModeFigures],
-    output_format: str,
-    *,
-    command: str = "compile",
-    extra: Mapping[str, Any] | None = None,
-) -> None:
-    """Print the comparison on stdout: a table, or JSON only (``extra``: more keys)."""
-    if output_format == "json":
-        sys.stdout.write(comparison_json(reports, figures, extra))
-        return
-    model = next(iter(reports.values())).model
-    title = f"xlacli {command} {display_path(model)}  lazy vs torch.compile(backend='openxla')"
-    console = stdout_console()
-    with trimmed(console):
-        console.print(Text(comparison_verdict(figures), style="bold"))
-        console.print(comparison_text(title, figures))
+@dataclass(frozen=True)
+class ComparisonView:
+    """``--mode both``: the verdict and one column per mode (``extra``: more JSON keys)."""
+
+    reports: Mapping[str, RunReport]
+    figures: Mapping[str, ModeFigures]
+    command: str = "compile"
+    extra: Mapping[str, Any] | None = None
+
+    def text(self, width: int) -> list[Block]:
+        model = next(iter(self.reports.values())).model
+        title = (
+            f"xlacli {self.command} {display_path(model)}  lazy vs torch.compile(backend='openxla')"
+        )
+        verdict = Text(comparison_verdict(self.figures), style="bold")
+        return [verdict, comparison_text(title, self.figures)]
+
+    def json(self) -> str:
+        return comparison_json(self.reports, self.figures, self.extra)
 
 
 def comparison_verdict(figures: Mapping[str, ModeFigures]) -> str:

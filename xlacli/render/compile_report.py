@@ -3,45 +3,69 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import shlex
-import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from xlacli.analysis.phases import EXPECTED_CATEGORIES, SETUP
+from xlacli.analysis.recompiles.phases import EXPECTED_CATEGORIES, SETUP
 from xlacli.paths import display_location, display_path
 from xlacli.render.advice import advice_view
-from xlacli.render.console import natural_width, print_trimmed, stdout_console
+from xlacli.render.console import natural_width
 from xlacli.render.dynamo import dynamo_view
 from xlacli.render.memory import memory_view
 from xlacli.render.problems import problem_lines
+from xlacli.render.profile import ProfileView
 from xlacli.render.recompiles import recompile_view
 from xlacli.render.sharding import spmd_view
 from xlacli.render.verdict import run_verdict, verdict_is_bad
-from xlacli.report.run import GraphRecord, RunReport, dump_report
-from xlacli.units import format_bytes, format_seconds, short_hash
-from xlacli.words import counted
+from xlacli.render.view import Block, Whole
+from xlacli.report.profile import ProfileSummary, summary_to_dict
+from xlacli.report.run_report import GraphRecord, RunReport, dump_report, report_to_dict
+from xlacli.units import counted, format_bytes, format_seconds, short_hash
 
 COMPACT_BELOW = 110  # columns
 
 
-def render_compile_report(
-    report: RunReport, output_format: str, console: Console | None = None
-) -> None:
-    """Print the report on stdout: a rich table, or JSON only."""
-    if output_format == "json":
-        sys.stdout.write(dump_report(report))
-        return
-    console = console or stdout_console()
-    print_trimmed(console, compile_report_text(report, console.width))
-    # Commands are printed apart, soft-wrapped: whatever the terminal's width,
-    # a command stays whole on its line (a console would crop it).
-    for line in next_commands(report):
-        print_trimmed(console, Text.from_markup(line), soft_wrap=True)
+@dataclass(frozen=True)
+class CompileReportView:
+    """A run's report: the table and its sections, then the commands to run next."""
+
+    report: RunReport
+
+    def text(self, width: int) -> list[Block]:
+        # Commands are printed apart, soft-wrapped: whatever the terminal's width,
+        # a command stays whole on its line (a console would crop it).
+        commands = [Whole(Text.from_markup(line)) for line in next_commands(self.report)]
+        return [compile_report_text(self.report, width), *commands]
+
+    def json(self) -> str:
+        return dump_report(self.report)
+
+
+@dataclass(frozen=True)
+class SavedRunView:
+    """``xlacli report``: a saved run's report, and its profile summary if it was profiled."""
+
+    report: RunReport
+    profile: ProfileSummary | None = None
+
+    def text(self, width: int) -> list[Block]:
+        blocks = CompileReportView(self.report).text(width)
+        if self.profile is None:
+            return blocks
+        return [*blocks, Text(""), *ProfileView(self.profile).text(width)]
+
+    def json(self) -> str:
+        data = report_to_dict(self.report)
+        if self.profile is not None:
+            data["profile"] = summary_to_dict(self.profile)
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
 def compile_report_text(report: RunReport, width: int = 160) -> RenderableType:

@@ -8,11 +8,10 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from xlacli.analysis.hints import hint_for
+from xlacli.analysis.recompiles.hints import hint_for
 from xlacli.paths import display_location, source_line
-from xlacli.report.run import DynamoFrameRecord, DynamoRecord, RunReport
-from xlacli.units import format_seconds, short_hash
-from xlacli.words import counted
+from xlacli.report.run_report import DynamoFrameRecord, DynamoRecord, RunReport
+from xlacli.units import counted, format_seconds, short_hash
 
 
 def dynamo_view(report: RunReport, *, narrow: bool = False) -> RenderableType | None:

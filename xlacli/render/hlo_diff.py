@@ -1,16 +1,15 @@
-"""Rendering a diff-hlo report: a rich summary for people, sorted JSON for programs."""
+"""A diff-hlo report's pieces: the rich summary and its JSON form (the view: ``render/diff.py``)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from typing import Any
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from xlacli.analysis.spmd_changes import spmd_change_summary
+from xlacli.analysis.spmd.changes import spmd_change_summary
 from xlacli.hlo.changes import CHANGE_KINDS, Change, DiffReport, ModuleDiff, Pattern, SourceRef
 from xlacli.paths import display_path, display_walked
 from xlacli.render.console import shows_whole
@@ -26,11 +25,6 @@ _TABLE_STYLE: dict[str, Any] = {
     "box": None,
     "padding": (0, 1),
 }
-
-
-def render_hlo_diff_json(report: DiffReport) -> str:
-    """The report as JSON with sorted keys (for ``--format json``)."""
-    return json.dumps(report_to_dict(report), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def report_to_dict(report: DiffReport) -> dict[str, Any]:
@@ -71,12 +65,6 @@ def _module_dict(module: ModuleDiff) -> dict[str, Any]:
         "header_changes": list(module.header_changes),
         "paired_by": module.paired_by,
     }
-
-
-def render_hlo_diff(report: DiffReport, console: Console, details: bool = False) -> None:
-    """Print the terminal view of a report on ``console``."""
-    narrow = console.width < NARROW_BELOW
-    console.print(hlo_diff_text(report, details, narrow=narrow, width=console.width))
 
 
 def hlo_diff_text(

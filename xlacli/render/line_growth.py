@@ -2,31 +2,18 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
 
-from xlacli.analysis.line_growth import LineChange, line_changes, line_instructions
+from xlacli.analysis.check.line_growth import LineChange
 from xlacli.paths import display_location
-from xlacli.report.run import REPORT_FILE, load_report
 
 TOP = 10
 
 
-def run_line_changes(left: Path, right: Path) -> list[LineChange] | None:
-    """Lines whose HLO instructions changed, when both paths are run folders with
-    compile cost by line; else None."""
-    if not ((left / REPORT_FILE).is_file() and (right / REPORT_FILE).is_file()):
-        return None
-    before, after = load_report(left), load_report(right)
-    if before.compile_cost is None or after.compile_cost is None:
-        return None
-    return line_changes(line_instructions(before), line_instructions(after))
-
-
-def line_changes_text(changes: list[LineChange]) -> Text:
+def line_changes_text(changes: Sequence[LineChange]) -> Text:
     """``model.py:35  504 -> 1512 (+1008)``, the lines that grew most first."""
     text = Text("\nCompile cost by source line (HLO instructions, all graphs):", style="bold")
     if not changes:
@@ -39,10 +26,6 @@ def line_changes_text(changes: list[LineChange]) -> Text:
     return text
 
 
-def with_line_changes(diff_json: str, changes: list[LineChange]) -> str:
-    """The diff's JSON with a ``lines`` list added (one object per changed line)."""
-    data: dict[str, Any] = json.loads(diff_json)
-    data["lines"] = [
-        {"location": c.location, "before": c.before, "after": c.after} for c in changes
-    ]
-    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+def line_changes_data(changes: Sequence[LineChange]) -> list[dict[str, Any]]:
+    """The diff's JSON ``lines``: one object per changed line."""
+    return [{"location": c.location, "before": c.before, "after": c.after} for c in changes]

@@ -13,13 +13,12 @@ from collections.abc import Mapping
 
 from rich.text import Text
 
-from xlacli.analysis.memory import largest_graph
-from xlacli.analysis.precision import backend_note, precision_warnings
+from xlacli.analysis.memory.peaks import largest_graph
+from xlacli.analysis.memory.precision import backend_note, precision_warnings
 from xlacli.paths import display_walked
 from xlacli.report.memory import BufferRecord, CheckpointFacts, GraphPrecision, RunMemory
-from xlacli.report.run import GraphRecord, RunReport
-from xlacli.units import format_bytes, short_hash
-from xlacli.words import counted
+from xlacli.report.run_report import GraphRecord, RunReport
+from xlacli.units import counted, format_bytes, short_hash
 
 WORTH_A_LINE = 1 << 20  # bytes
 BIGGEST_SHOWN = 3

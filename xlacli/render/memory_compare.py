@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
 
-from xlacli.analysis.memory_compare import GraphMemoryChange, compare_memory
+from xlacli.analysis.memory.compare import GraphMemoryChange
 from xlacli.render.memory import dot_shares
-from xlacli.report.run import REPORT_FILE, load_report
 from xlacli.units import format_bytes, short_hash
 
 
-def run_folder_changes(left: Path, right: Path) -> list[GraphMemoryChange] | None:
-    """The per-pair figures when both paths are run folders, else None."""
-    if not ((left / REPORT_FILE).is_file() and (right / REPORT_FILE).is_file()):
-        return None
-    return compare_memory(load_report(left), load_report(right))
-
-
-def memory_comparison_text(changes: list[GraphMemoryChange]) -> Text:
+def memory_comparison_text(changes: Sequence[GraphMemoryChange]) -> Text:
     """``d5bed824 -> 21307e6e  peak 13.4 MiB -> 19.0 MiB (+42%); ...``, one line per pair."""
     text = Text("\nMemory and precision, graph by graph:", style="bold")
     for change in changes:
@@ -47,10 +38,9 @@ def _bytes_pair(pair: tuple[int | None, int | None]) -> str:
     return f"{format_bytes(pair[0])} -> {format_bytes(pair[1])}"
 
 
-def with_memory_comparison(diff_json: str, changes: list[GraphMemoryChange]) -> str:
-    """The diff's JSON with a ``memory`` list added (one object per pair of graphs)."""
-    data: dict[str, Any] = json.loads(diff_json)
-    data["memory"] = [
+def memory_changes_data(changes: Sequence[GraphMemoryChange]) -> list[dict[str, Any]]:
+    """The diff's JSON ``memory``: one object per pair of graphs."""
+    return [
         {
             "left": change.left,
             "right": change.right,
@@ -61,4 +51,3 @@ def with_memory_comparison(diff_json: str, changes: list[GraphMemoryChange]) -> 
         }
         for change in changes
     ]
-    return json.dumps(data, indent=2, sort_keys=True) + "\n"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlacli.errors import EXIT_INCOMPLETE
-from xlacli.report.run import Problem, RunReport
+from xlacli.report.run_report import Problem, RunReport
 
 
 def problem_line(problem: Problem) -> str:

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import sys
+from dataclasses import dataclass
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from xlacli.paths import display_location, display_path
-from xlacli.render.console import plain_table, print_trimmed, stdout_console
+from xlacli.render.console import plain_table
 from xlacli.render.verdict import profile_verdict
+from xlacli.render.view import Block, Whole
 from xlacli.report.profile import OpTime, ProfileSummary, dump_summary
 from xlacli.units import format_seconds, short_hash
 
-# The host's rows (xlacli.analysis.host_timeline.HOST_ROWS): they sum to the window.
+# The host's rows (xlacli.analysis.profile.host_timeline.HOST_ROWS): they sum to the window.
 BREAKDOWN_LABELS = {
     "python_s": "your Python",
     "op_tracing_s": "tracing torch ops onto XLA",
@@ -26,20 +27,25 @@ BREAKDOWN_LABELS = {
 }
 
 
-def render_profile(summary: ProfileSummary, output_format: str) -> None:
-    """Print the summary on stdout: rich text, or JSON only."""
-    if output_format == "json":
-        sys.stdout.write(dump_summary(summary))
-        return
-    console = stdout_console()
-    print_trimmed(console, profile_text(summary))
-    for line in path_lines(summary):
-        console.print(line, soft_wrap=True)
-    if summary.tracing_advice:
-        advice, _, command = summary.tracing_advice.partition("\n")
-        console.print(Text(f"{advice}{':' if command else ''}", style="cyan"))
-        if command:  # alone on its line, never wrapped: it runs as printed
-            console.print(Text(command, style="bold"), soft_wrap=True)
+@dataclass(frozen=True)
+class ProfileView:
+    """A profile's summary, then the paths of its trace and the tracing advice."""
+
+    summary: ProfileSummary
+
+    def text(self, width: int) -> list[Block]:
+        summary = self.summary
+        blocks: list[Block] = [profile_text(summary)]
+        blocks.extend(Whole(line) for line in path_lines(summary))
+        if summary.tracing_advice:
+            advice, _, command = summary.tracing_advice.partition("\n")
+            blocks.append(Text(f"{advice}{':' if command else ''}", style="cyan"))
+            if command:  # alone on its line, never wrapped: it runs as printed
+                blocks.append(Whole(Text(command, style="bold")))
+        return blocks
+
+    def json(self) -> str:
+        return dump_summary(self.summary)
 
 
 def profile_text(summary: ProfileSummary) -> RenderableType:

@@ -3,15 +3,16 @@ divergence, and where each rank waited when a hang was stopped."""
 
 from __future__ import annotations
 
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.text import Text
 
 from xlacli.paths import display_location, display_path, source_line
-from xlacli.render.console import plain_table, stdout_console
+from xlacli.render.console import plain_table
+from xlacli.render.view import Block
 from xlacli.report.ranks import (
     Divergence,
     RankGraph,
@@ -20,21 +21,23 @@ from xlacli.report.ranks import (
     Stragglers,
     dump_ranks,
 )
-from xlacli.units import format_seconds, short_hash
-from xlacli.words import counted
+from xlacli.units import counted, format_seconds, short_hash
 
 _TRIGGER_WORDS = {"host_sync": "value read", "step_end": "step", "user_sync": "sync"}
 
 
-def render_ranks(
-    report: RanksReport, out: Path, output_format: str, console: Console | None = None
-) -> None:
-    """Print the merged report on stdout: text, or JSON only."""
-    if output_format == "json":
-        sys.stdout.write(dump_ranks(report))
-        return
-    console = console or stdout_console()
-    console.print(ranks_text(report, out))
+@dataclass(frozen=True)
+class RanksView:
+    """A multi-process run merged (``out``: the folder of the ranks' run folders)."""
+
+    report: RanksReport
+    out: Path
+
+    def text(self, width: int) -> list[Block]:
+        return [ranks_text(self.report, self.out)]
+
+    def json(self) -> str:
+        return dump_ranks(self.report)
 
 
 def ranks_text(report: RanksReport, out: Path) -> RenderableType:

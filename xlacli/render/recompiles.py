@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.padding import Padding
 from rich.text import Text
 
-from xlacli.analysis.phases import (
+from xlacli.analysis.recompiles.phases import (
     AFTER_LOOP,
     LOOP,
     NEW_PHASE,
@@ -18,16 +18,15 @@ from xlacli.analysis.phases import (
     TimelineEdges,
     timeline_edges,
 )
-from xlacli.folding import equal_runs, shown_of_run, stretches
 from xlacli.paths import display_location, source_line
-from xlacli.report.run import CompileCause, CompileEvent, FallbackOp, RunReport, ServedGraph
-from xlacli.units import format_seconds
-from xlacli.words import counted
+from xlacli.repeats import equal_runs, shown_of_run, stretches
+from xlacli.report.run_report import CompileCause, CompileEvent, FallbackOp, RunReport, ServedGraph
+from xlacli.units import counted, format_seconds
 
 COMPILED, CACHED, NEW_SITE = "●", "·", "◆"
 SETUP_EDGE, WARM_EDGE = "┊", "│"
 INDENT = " " * 6
-# The compiles that are not steady-state recompiles, by phase (analysis/phases.py).
+# The compiles that are not steady-state recompiles, by phase (analysis/recompiles/phases.py).
 PHASE_HEADINGS = (
     (SETUP, "Setup compiles ({n}, before the loop)"),
     (LOOP, "Warm-up compiles ({n}, expected)"),
@@ -75,7 +74,7 @@ def recompile_view(report: RunReport) -> RenderableType:
 def timeline(report: RunReport) -> Text:
     """``steps 0-4: ●··│●·`` with the loop's warm-up boundary and graphs per step.
 
-    The boundary is where the loop's own warm-up ends (analysis/phases.py), after
+    The boundary is where the loop's own warm-up ends (analysis/recompiles/phases.py), after
     any setup syncs; a new phase's or a periodic graph's compile is not an alarm.
     """
     compiled_steps = {event.step for event in report.events}

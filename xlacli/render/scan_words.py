@@ -1,10 +1,10 @@
-"""The scan advice's sentences (``xlacli.analysis.scan_advice``): its verdict and
+"""The scan advice's sentences (``xlacli.analysis.advice.scan``): its verdict and
 the estimate behind it, the same in the terminal and on the page."""
 
 from __future__ import annotations
 
-from xlacli.analysis.scan_cost import MIN_SAVING_SHARE, STACKED_LAYER
-from xlacli.analysis.scan_verdict import LOOP, MIN_SHARE, NOISE, SHARE, SLICED_UPDATE
+from xlacli.analysis.advice.scan_cost import MIN_SAVING_SHARE, STACKED_LAYER
+from xlacli.analysis.advice.scan_verdict import LOOP, MIN_SHARE, NOISE, SHARE, SLICED_UPDATE
 from xlacli.report.advice import ScanAdvice
 from xlacli.units import format_seconds
 

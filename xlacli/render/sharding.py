@@ -10,14 +10,13 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from xlacli.analysis.collectives import shape_bytes
+from xlacli.analysis.spmd.collectives import shape_bytes
 from xlacli.hlo.lexer import Malformed
 from xlacli.hlo.shapes import read_shape
 from xlacli.paths import display_location
-from xlacli.report.run import GraphRecord
+from xlacli.report.run_report import GraphRecord
 from xlacli.report.sharding import GraphSpmd, TensorSharding
-from xlacli.units import format_bytes, short_hash
-from xlacli.words import counted
+from xlacli.units import counted, format_bytes, short_hash
 
 MAX_OPS_LISTED = 8
 # Split inputs (or outputs) of a graph listed one per row; past it, grouped.

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from xlacli.paths import display_location
 from xlacli.report.profile import ProfileSummary
-from xlacli.report.run import CompileEvent, RunReport
-from xlacli.units import format_seconds
-from xlacli.words import counted
+from xlacli.report.run_report import CompileEvent, RunReport
+from xlacli.units import counted, format_seconds
 
 _DETAIL_WIDTH = 60  # characters of a cause's detail kept in the one line
 

@@ -1,5 +1,5 @@
 """The advice sections of the run report: compile cost by source line, and the
-scan, bucket and value-read advisors (``xlacli.analysis.compile_cost``,
+scan, bucket and value-read advisors (``xlacli.analysis.advice.compile_cost``,
 ``scan_advice``, ``buckets``, ``value_reads`` write them).
 
 Each section is a frozen dataclass with its own reader, so a report saved before
@@ -71,8 +71,8 @@ class ScanAdvice:
     differing: tuple[str, ...] = ()  # ops found in only some layers
     blockers: tuple[str, ...] = ()  # what would stop scan_layers here
     code: str = ""  # empty unless advised
-    # The cost model (analysis/scan_cost.py): advised only when the layers make
-    # enough of the graph and the saving pays (analysis/scan_verdict.py).
+    # The cost model (analysis/advice/scan_cost.py): advised only when the layers make
+    # enough of the graph and the saving pays (analysis/advice/scan_verdict.py).
     pays: bool = False
     first_layer_compile_time_s: float = 0.0  # the graph with one layer
     per_layer_compile_time_s: float = 0.0  # each further layer

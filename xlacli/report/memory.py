@@ -1,7 +1,7 @@
 """The report's memory, precision and checkpointing facts: frozen dataclasses.
 
 They hang off ``GraphRecord`` (``memory``, ``precision``, ``checkpoint``) and
-``RunReport`` (``memory``); ``xlacli.analysis.memory``, ``.precision`` and
+``RunReport`` (``memory``); ``xlacli.analysis.memory.peaks``, ``.precision`` and
 ``.checkpointing`` compute them from a run folder's kept files. Loading reads
 every key with a default, as ``report.py`` does.
 """
@@ -111,7 +111,7 @@ class RunMemory:
     device: Mapping[int, Mapping[str, int]] = field(default_factory=dict)
     device_unavailable: str | None = None
     # step -> "xla:bf16" where it changed, in the steps the child watched ("": off);
-    # device: the first step's, the peak step's and the last step's (analysis/memory.py)
+    # device: the first step's, the peak step's and the last step's (analysis/memory/peaks.py)
     autocast: Mapping[int, str] = field(default_factory=dict)
 
     @property

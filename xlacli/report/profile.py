@@ -32,7 +32,7 @@ class OpTime:
     source: str | None  # file:line from the op's metadata (often a library's)
     graph_hash: str | None
     module: str
-    user_line: str | None = None  # file:line in the user's code (xlacli.analysis.op_lines)
+    user_line: str | None = None  # file:line in the user's code (xlacli.analysis.profile.op_lines)
     backward: bool = False  # the op differentiates user_line's forward op
     optimizer: bool = False  # the op is the optimizer's update called at user_line
 
@@ -70,7 +70,7 @@ class ProfileSummary:
     step_time_s: StepTimes | None
     batch_size: int | None
     samples_per_s: float | None
-    # The host timeline (xlacli.analysis.host_timeline): window_s, the host's
+    # The host timeline (xlacli.analysis.profile.host_timeline): window_s, the host's
     # rows summing to it, and the device's busy, overlap and idle seconds.
     breakdown: dict[str, float]
     top_ops: tuple[OpTime, ...]
@@ -83,7 +83,7 @@ class ProfileSummary:
     source_of_op_times: str  # "xprof hlo_stats" or "trace events"
     notes: tuple[str, ...] = field(default_factory=tuple)
     interrupted: bool = False
-    # Lazy mode's host time split (xlacli.analysis.host_split): ops traced per
+    # Lazy mode's host time split (xlacli.analysis.profile.host_split): ops traced per
     # step, op tracing vs the user's Python, tracing's share of the host time.
     host_split: dict[str, float] = field(default_factory=dict)
     tracing_advice: str | None = None  # set when lazy tracing dominates the host time

@@ -16,9 +16,9 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from xlacli.folding import locate, stretches
+from xlacli.repeats import locate, stretches
 
-# A step's phase: a script's syncs before its loop, or the loop's (analysis/phases.py
+# A step's phase: a script's syncs before its loop, or the loop's (analysis/recompiles/phases.py
 # reads them as SETUP and LOOP, among the phases it gives compiles).
 SETUP_PHASE = "setup"
 LOOP_PHASE = "loop"
@@ -180,7 +180,7 @@ class StepRecords(Sequence[StepRecord]):
 
         With ``warmup``, neither crosses the end of the warm-up, counted from the
         first step and from the loop's first step after setup syncs (as
-        ``analysis/phases.py`` ``timeline_edges`` counts it): the steady steps'
+        ``analysis/recompiles/phases.py`` ``timeline_edges`` counts it): the steady steps'
         median is then a median of whole runs.
         """
         if isinstance(records, StepRecords):

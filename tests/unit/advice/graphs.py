@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
+from xlacli.analysis.advice.inputs import AdviceInputs, GraphArtifacts
 from xlacli.parse.frames import CodeRoots, Frame
 from xlacli.parse.hlo_stacks import StackedOp
-from xlacli.report.run import GraphRecord, RunReport
+from xlacli.report.run_report import GraphRecord, RunReport
 
 MODEL = "/project/model.py"
 LIBRARY = "/lib/python3.11/site-packages/torch/nn/modules/module.py"

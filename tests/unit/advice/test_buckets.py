@@ -8,10 +8,10 @@ import random
 import pytest
 
 from tests.unit.advice.graphs import ROOTS
-from xlacli.analysis.advice_inputs import AdviceInputs
-from xlacli.analysis.bucket_code import pad_code
-from xlacli.analysis.buckets import advise_buckets, bucket_options, solve_buckets
-from xlacli.report.run import CompileCause, CompileEvent, StepRecord
+from xlacli.analysis.advice.bucket_code import pad_code
+from xlacli.analysis.advice.buckets import advise_buckets, bucket_options, solve_buckets
+from xlacli.analysis.advice.inputs import AdviceInputs
+from xlacli.report.run_report import CompileCause, CompileEvent, StepRecord
 
 
 def _padding(sizes: list[tuple[int, int]], edges: tuple[int, ...]) -> int:
@@ -168,7 +168,7 @@ def test_no_code_when_no_bucketing_pays() -> None:
 
 
 def test_a_loss_target_is_found_through_its_reshapes() -> None:
-    from xlacli.analysis.loss_targets import loss_targets
+    from xlacli.analysis.advice.loss_targets import loss_targets
     from xlacli.parse.ir_dump import parse_ir_node
 
     lines = [

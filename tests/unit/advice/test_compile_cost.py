@@ -17,15 +17,15 @@ from tests.unit.advice.graphs import (
     inputs,
     outside_ops,
 )
-from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
-from xlacli.analysis.compile_cost import compile_cost
-from xlacli.analysis.op_lines import OPTIMIZER_STEP
-from xlacli.analysis.value_reads import FIXES, rank_value_reads, read_kind
+from xlacli.analysis.advice.compile_cost import compile_cost
+from xlacli.analysis.advice.inputs import AdviceInputs, GraphArtifacts
+from xlacli.analysis.advice.value_reads import FIXES, rank_value_reads, read_kind
+from xlacli.analysis.profile.op_lines import OPTIMIZER_STEP
 from xlacli.parse.frames import Frame
 from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.parse.ir_dump import IrNode
 from xlacli.report.advice import compile_cost_from_dict
-from xlacli.report.run import StepRecord
+from xlacli.report.run_report import StepRecord
 
 
 def test_instructions_and_compile_time_by_user_line() -> None:
@@ -173,12 +173,13 @@ def test_library_only_ops_are_the_graph_site_with_the_library_line_beside() -> N
 def test_reads_that_forced_no_graph_are_ranked_from_the_childs_timings() -> None:
     """Eager mode, or a library's ``.tolist()`` of a value a sync computed: no
     ``host_sync`` graph, yet each read waits for the device and copies (issue 37)."""
-    from xlacli.analysis.value_reads import UNFORCED_FIX, reads_by_site
+    from xlacli.analysis.advice.value_reads import UNFORCED_FIX, reads_by_site
+    from xlacli.run_folder.step_events import step_event
 
     steps = tuple(StepRecord(step, 0.01, 0, 1, ()) for step in range(4))
     site = f"{MODEL}:13"
     events = [{"read_counts": [[site, None, 1]], "read_times": [[site, None, 1, 2e6, 2e6, 1e6]]}]
-    counts = reads_by_site(events * 4)
+    counts = reads_by_site([step_event(e) for e in events * 4])
     assert counts == {site: 4}
     run = AdviceInputs(
         (GraphArtifacts(graph("c")),),
@@ -198,7 +199,7 @@ def test_reads_that_forced_no_graph_are_ranked_from_the_childs_timings() -> None
 def test_a_backward_pass_no_line_of_the_users_called_is_a_named_row() -> None:
     """xlacli's --train loop calls loss.backward() on a model of torch's modules: no
     forward line to scope the backward under, no user line for the call."""
-    from xlacli.analysis.compile_cost import BACKWARD_PASS
+    from xlacli.analysis.advice.compile_cost import BACKWARD_PASS
 
     ops = [*block_ops(), StackedOp("aten__mm", (), "11[2,8]", "dot.9", "aten__mm")]
     cost = compile_cost(_training_inputs(ops, backward_line=None))

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from tests.unit.advice.graphs import report
 from tests.unit.analysis.test_check import baseline
-from xlacli.analysis.baseline import _from_dict, baseline_from_report, dump_baseline
-from xlacli.analysis.check import REGRESSION, compare
-from xlacli.analysis.line_growth import DATA_LINE, grown_summary, line_changes
+from xlacli.analysis.check.baseline import _from_dict, baseline_from_report, dump_baseline
+from xlacli.analysis.check.checks import REGRESSION, compare
+from xlacli.analysis.check.line_growth import DATA_LINE, grown_summary, line_changes
 from xlacli.report.advice import CompileCost, LineCost
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.unit.advice.graphs import block_ops, update_ops
-from xlacli.analysis.optimizer_update import NO_UPDATE, optimizer_update
+from xlacli.analysis.advice.optimizer_update import NO_UPDATE, optimizer_update
 
 
 def test_the_update_is_the_ops_under_torch_optim() -> None:

@@ -7,9 +7,9 @@ import dataclasses
 import json
 
 from tests.unit.advice.graphs import block_ops, inputs, report
-from xlacli.analysis.scan_advice import advise_scan
+from xlacli.analysis.advice.scan import advise_scan
 from xlacli.report.advice import BucketAdvice, BucketOption, ValueReadCost
-from xlacli.report.run import dump_report, report_from_dict
+from xlacli.report.run_report import dump_report, report_from_dict
 
 
 def test_a_report_without_advice_loads_with_empty_sections() -> None:

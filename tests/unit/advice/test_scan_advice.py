@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.unit.advice.graphs import CALL_LINE, MODEL, block_ops, inputs, outside_ops, update_ops
-from xlacli.analysis.scan_advice import MIN_SHARE, advise_scan
-from xlacli.analysis.scan_cost import GraphSize, scan_cost
+from xlacli.analysis.advice.scan import MIN_SHARE, advise_scan
+from xlacli.analysis.advice.scan_cost import GraphSize, scan_cost
 from xlacli.parse.frames import Frame
 from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.report.advice import ScanAdvice
@@ -181,8 +181,8 @@ def test_a_trained_stacks_optimizer_update_is_shown_apart_and_priced() -> None:
 def test_the_optimizers_repeated_updates_are_repeated_content() -> None:
     """Updates of parameters of one shape are copies to XLA: they are not the
     graph's fresh content, which sets the first layer's cost and the loop's."""
-    from xlacli.analysis.optimizer_update import optimizer_update
-    from xlacli.analysis.scan_pricing import graph_size
+    from xlacli.analysis.advice.optimizer_update import optimizer_update
+    from xlacli.analysis.advice.scan_pricing import graph_size
 
     ops = [op for _ in range(8) for op in _trained_layer()] + update_ops(8 * 3)
     run = inputs(ops)

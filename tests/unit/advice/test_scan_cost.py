@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from xlacli.analysis.scan_cost import (
+from xlacli.analysis.advice.scan_cost import (
     FRESH_TO_REPEATED,
     SLICED_UPDATE,
     XLA_CPU_BASIS,

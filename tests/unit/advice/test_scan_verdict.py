@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from xlacli.analysis.scan_cost import GraphSize, scan_cost
-from xlacli.analysis.scan_verdict import MIN_SHARE, enough_from_layers, judge_stack
+from xlacli.analysis.advice.scan_cost import GraphSize, scan_cost
+from xlacli.analysis.advice.scan_verdict import MIN_SHARE, enough_from_layers, judge_stack
 
 
 def test_enough_layers_for_the_share() -> None:

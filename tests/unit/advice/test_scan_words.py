@@ -13,9 +13,9 @@ from rich.console import Console
 
 from tests.unit.advice.graphs import block_ops, inputs, outside_ops, report, update_ops
 from tests.unit.advice.test_scan_advice import _trained_layer
-from xlacli.analysis.scan_advice import advise_scan
+from xlacli.analysis.advice.scan import advise_scan
+from xlacli.flows.pages import saved_run_page
 from xlacli.render.advice import advice_view
-from xlacli.render.html.run_page import run_page_html
 from xlacli.render.scan_words import scan_verdict
 from xlacli.report.advice import ScanAdvice
 
@@ -29,7 +29,7 @@ def _text(advice: tuple[ScanAdvice, ...]) -> str:
 
 def _page(advice: tuple[ScanAdvice, ...], tmp_path: Path) -> str:
     """The page's text, its markup's escapes undone."""
-    page = run_page_html(report(scan_advice=advice), page_path=tmp_path / "report.html")
+    page = saved_run_page(report(scan_advice=advice), tmp_path / "report.html")
     return html.unescape(page)
 
 

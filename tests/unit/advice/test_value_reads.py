@@ -8,9 +8,10 @@ import dataclasses
 import pytest
 
 from tests.unit.advice.graphs import MODEL, ROOTS, graph
-from xlacli.analysis.advice_inputs import AdviceInputs, GraphArtifacts
-from xlacli.analysis.value_reads import rank_value_reads, read_time, read_times_by_site
-from xlacli.report.run import StepRecord
+from xlacli.analysis.advice.inputs import AdviceInputs, GraphArtifacts
+from xlacli.analysis.advice.value_reads import rank_value_reads, read_time, read_times_by_site
+from xlacli.report.run_report import StepRecord
+from xlacli.run_folder.step_events import step_event as parse_step
 
 SITE = f"{MODEL}:3"
 SOURCE = "import torch\n\nLOSSES.append(loss.item())\n"
@@ -26,7 +27,7 @@ def test_each_steps_mean_read_per_user_line() -> None:
         step_event(1, [SITE, None, 1, 5e6, 2e6, 1e6], [SITE, "/lib/x.py:1", 1, 1e6, 1e6, 0]),
         {"step": 2},  # a step that read nothing, or whose reads all compiled
     ]
-    times = read_times_by_site(events)
+    times = read_times_by_site(parse_step(e) for e in events)
     assert times == {SITE: ((0.004, 0.002, 0.001), (0.003, 0.0015, 0.0005))}
 
 

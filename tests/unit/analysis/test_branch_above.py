@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xlacli.analysis.hints import branch_above
+from xlacli.analysis.recompiles.hints import branch_above
 
 CODE = """\
 def step(model, batch, step):

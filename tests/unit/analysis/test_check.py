@@ -1,7 +1,7 @@
 import pytest
 
-from xlacli.analysis.baseline import Baseline
-from xlacli.analysis.check import IMPROVEMENT, OK, REGRESSION, check_time_budget, compare
+from xlacli.analysis.check.baseline import Baseline
+from xlacli.analysis.check.checks import IMPROVEMENT, OK, REGRESSION, check_time_budget, compare
 
 
 def baseline(**changes):

@@ -3,7 +3,7 @@ first, never xlacli's (issue 38), on a dump written as faulthandler writes one."
 
 from __future__ import annotations
 
-from xlacli.analysis.crash_stack import crash_details, crash_frames
+from xlacli.analysis.ranks.crash_stack import crash_details, crash_frames
 from xlacli.parse.frames import CodeRoots
 
 ROOTS = CodeRoots(library=("/lib/",), xlacli="/pkg/xlacli/")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from xlacli.analysis.diff_check import checked_events, diff_facts, disagreement
+from xlacli.analysis.recompiles.diff_check import checked_events, diff_facts, disagreement
 from xlacli.hlo.diff import diff_modules
 from xlacli.hlo.parser import parse_hlo
-from xlacli.report.run import CompileCause, CompileEvent
+from xlacli.report.run_report import CompileCause, CompileEvent
 
 STEP = """\
 HloModule step

@@ -7,19 +7,20 @@ import dataclasses
 import pytest
 
 from tests.unit.analysis.test_check import baseline as check_baseline
-from xlacli.analysis.check import OK, REGRESSION, compare
-from xlacli.analysis.dynamo import XlaEvents, dynamo_window_note, explain_dynamo
-from xlacli.analysis.host_split import host_split, tracing_note
+from xlacli.analysis.check.checks import OK, REGRESSION, compare
+from xlacli.analysis.dynamo.record import XlaEvents, dynamo_window_note, explain_dynamo
+from xlacli.analysis.profile.host_split import host_split, tracing_note
 from xlacli.parse.debug_log import AnalysisEvent
 from xlacli.parse.frames import CodeRoots, Frame
-from xlacli.report.run import (
+from xlacli.report.run_report import (
     CompileCause,
     CompileEvent,
     RunReport,
     report_from_dict,
     report_to_dict,
 )
-from xlacli.run.events import ChildLog
+from xlacli.run_folder.events import ChildLog
+from xlacli.run_folder.step_events import step_event
 
 ROOTS = CodeRoots(library=("/lib/",), xlacli="/xlacli/")
 MODEL = "/u/model.py"
@@ -86,7 +87,7 @@ def run():
             {"step": 1},
             {"step": 2, "dynamo": {"frames": [frame_event("0/1", "forward", 12, GUARD)]}},
         ],
-        dynamo={"counters": {"frames": {"total": 3}}},
+        dynamo_counters={"frames": {"total": 3}},
     )
     compiles = [
         xla_event("compile", "a", FORWARD),
@@ -188,7 +189,7 @@ def test_host_split_and_tracing_note():
         {"op_tracing": {"ops": 182, "time_ns": 4e6}},
     ]
     timeline = {"window_s": 0.024, "python_s": 0.01, "op_tracing_s": 0.01, "graph_s": 0.004}
-    split = host_split(steps, timeline)
+    split = host_split([step_event(s) for s in steps], timeline)
     assert split["ops_per_step"] == 181
     assert split["op_tracing_s"] == pytest.approx(0.01)
     assert split["user_python_s"] == pytest.approx(0.01)
@@ -223,7 +224,7 @@ def test_dynamo_view_lists_frames_breaks_and_guards(run):
     from rich.console import Console
 
     from xlacli.render.dynamo import dynamo_view
-    from xlacli.report.run import StepRecord
+    from xlacli.report.run_report import StepRecord
 
     record, _ = run
     report = dataclasses.replace(

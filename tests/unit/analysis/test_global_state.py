@@ -1,8 +1,8 @@
-"""A guard on torch's global state, at the user's lines (analysis/global_state.py)."""
+"""A guard on torch's global state, at the user's lines (analysis/dynamo/global_state.py)."""
 
 from __future__ import annotations
 
-from xlacli.analysis.global_state import changed_states, state_changed_at
+from xlacli.analysis.dynamo.global_state import changed_states, state_changed_at
 
 SOURCE = """import torch
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import dataclasses
 
 from tests.unit.analysis.test_check import baseline
-from xlacli.analysis.baseline_pairing import pair_graphs, renamed_baseline
-from xlacli.analysis.check import OK, REGRESSION, compare
-from xlacli.analysis.graph_match import GraphSite
-from xlacli.analysis.line_growth import line_changes
+from xlacli.analysis.check.baseline_pairing import pair_graphs, renamed_baseline
+from xlacli.analysis.check.checks import OK, REGRESSION, compare
+from xlacli.analysis.check.graph_match import GraphSite
+from xlacli.analysis.check.line_growth import line_changes
 
 SYNC = "torch_xla.sync()"
 

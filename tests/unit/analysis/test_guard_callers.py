@@ -1,8 +1,8 @@
-"""How the caller gave a compiled function a guarded value (analysis/guard_callers.py)."""
+"""How the caller gave a compiled function a guarded value (analysis/dynamo/guard_callers.py)."""
 
 from __future__ import annotations
 
-from xlacli.analysis.guard_callers import PassedValue, passed_value
+from xlacli.analysis.dynamo.guard_callers import PassedValue, passed_value
 from xlacli.parse.frames import Frame
 
 SOURCE = """\

@@ -1,8 +1,8 @@
-"""Where a failed Dynamo guard's value was read and changed (analysis/guards.py)."""
+"""Where a failed Dynamo guard's value was read and changed (analysis/dynamo/guards.py)."""
 
 from __future__ import annotations
 
-from xlacli.analysis.guards import (
+from xlacli.analysis.dynamo.guards import (
     GuardedValue,
     assignment_lines,
     first_read_line,

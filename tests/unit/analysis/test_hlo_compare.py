@@ -1,4 +1,4 @@
-from xlacli.analysis.hlo_compare import compare_hlo
+from xlacli.analysis.recompiles.hlo_compare import compare_hlo
 from xlacli.hlo import parse_hlo
 
 TEMPLATE = """HloModule m, entry_computation_layout={{(f32[4,8]{{1,0}})->f32[4,{width}]{{1,0}}}}

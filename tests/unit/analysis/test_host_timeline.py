@@ -3,9 +3,9 @@ device beside them with the overlap in seconds."""
 
 import pytest
 
-from xlacli.analysis.host_timeline import HOST_ROWS, host_timeline
-from xlacli.analysis.intervals import intersect_total, union
-from xlacli.analysis.profile_summary import profiled_steps
+from xlacli.analysis.profile.host_timeline import HOST_ROWS, host_timeline
+from xlacli.analysis.profile.intervals import intersect_total, union
+from xlacli.analysis.profile.summary import profiled_steps
 from xlacli.parse.trace_events import TraceEvent
 
 MS = 0.001

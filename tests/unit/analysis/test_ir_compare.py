@@ -1,6 +1,6 @@
 import functools
 
-from xlacli.analysis.ir_compare import compare_ir
+from xlacli.analysis.recompiles.ir_compare import compare_ir
 from xlacli.parse.frames import Frame
 from xlacli.parse.ir_dump import IrGraph, IrNode, parse_ir_dump
 

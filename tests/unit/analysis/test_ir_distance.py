@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 
 from tests.conftest import GOLDEN
-from xlacli.analysis.ir_compare import compare_ir, ir_distance, ir_ops
+from xlacli.analysis.recompiles.ir_compare import compare_ir, ir_distance, ir_ops
 from xlacli.parse.ir_dump import parse_ir_dump
 
 

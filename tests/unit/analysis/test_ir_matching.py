@@ -3,9 +3,9 @@ normalising lazy-tensor artefacts before comparing (class 4), on hand-built IR."
 
 from pathlib import Path
 
-from xlacli.analysis.ir_compare import compare_ir, normalise
-from xlacli.analysis.locate import Locator
-from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
+from xlacli.analysis.recompiles.explain import CompiledGraph, ExplainContext, explain_compiles
+from xlacli.analysis.recompiles.ir_compare import compare_ir, normalise
+from xlacli.analysis.recompiles.locate import Locator
 from xlacli.parse.frames import CodeRoots, Frame
 from xlacli.parse.ir_dump import parse_ir_dump
 

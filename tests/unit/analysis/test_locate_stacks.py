@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from xlacli.analysis.compiled import CompiledGraph
-from xlacli.analysis.locate import Locator
+from xlacli.analysis.recompiles.compiled import CompiledGraph
+from xlacli.analysis.recompiles.locate import Locator
 from xlacli.hlo.model import Metadata
 from xlacli.parse.frames import CodeRoots, Frame, framework_frame
 from xlacli.parse.hlo_stacks import StackedOp
@@ -67,7 +67,7 @@ def graph_of(graph_hash: str, step: int, *nodes: str) -> CompiledGraph:
 def test_a_removed_node_is_located_in_the_old_graph():
     """A difference that only removes a node names a node of the old graph: the
     locator looked it up in the new one and raised (issue 20, item 9)."""
-    from xlacli.analysis.recompile import ExplainContext, explain_compiles
+    from xlacli.analysis.recompiles.explain import ExplainContext, explain_compiles
 
     relu = "%1 = f32[4,8]{1,0} aten::relu(%0), location=forward@linear.py:134"
     data = "%0 = f32[4,8]{1,0} xla::device_data(), location=train@train.py:30"

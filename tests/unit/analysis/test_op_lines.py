@@ -3,7 +3,7 @@ fusion or call holds, or what an op XLA added reads."""
 
 import pytest
 
-from xlacli.analysis.op_lines import OPTIMIZER_STEP, Attribution, LineFinder, lines_by_time
+from xlacli.analysis.profile.op_lines import OPTIMIZER_STEP, Attribution, LineFinder, lines_by_time
 from xlacli.hlo import parse_hlo
 from xlacli.parse.frames import CodeRoots, Frame
 from xlacli.parse.hlo_stacks import StackedOp

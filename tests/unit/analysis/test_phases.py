@@ -1,8 +1,8 @@
-"""Per-site steady state and phases (analysis/phases.py) on hand-built compiles."""
+"""Per-site steady state and phases (analysis/recompiles/phases.py) on hand-built compiles."""
 
 from __future__ import annotations
 
-from xlacli.analysis.phases import (
+from xlacli.analysis.recompiles.phases import (
     AFTER_LOOP,
     LOOP,
     NEW_PHASE,
@@ -21,6 +21,7 @@ from xlacli.analysis.phases import (
     timeline_edges,
 )
 from xlacli.parse.frames import Frame
+from xlacli.run_folder.step_events import StepEvent, step_event
 
 TRAIN = (Frame("main", "/u/train.py", 46),)
 EVAL = (Frame("main", "/u/train.py", 53),)
@@ -151,9 +152,9 @@ def test_the_timeline_edges_are_the_loops_after_setup_syncs():
 
 def test_the_progress_counts_loop_iterations_once_the_loop_is_found():
     steps = [{"step": n} for n in range(4)]
-    assert LoopProgress().read(steps) == 4  # no loop found yet: every sync
+    assert LoopProgress().read(_typed(steps)) == 4  # no loop found yet: every sync
     steps += [{"step": 4, "loop_start": 3}, {"step": 5, "loop_start": 3}]
-    assert LoopProgress().read(steps) == 3
+    assert LoopProgress().read(_typed(steps)) == 3
 
 
 def test_a_site_first_seen_in_the_setup_starts_afresh_in_the_loop():
@@ -170,8 +171,12 @@ def test_a_site_first_seen_in_the_setup_starts_afresh_in_the_loop():
 def test_the_progress_reads_only_the_events_added_since_it_last_read():
     progress = LoopProgress()
     steps = [{"step": n, "counters": {"UncachedCompile": int(n < 2)}} for n in range(4)]
-    assert progress.read(steps) == 4 and progress.compiles == 2
+    assert progress.read(_typed(steps)) == 4 and progress.compiles == 2
     steps += [{"step": 4, "loop_start": 3}, {"step": 5, "loop_start": 3}]
-    assert progress.read(steps) == 3 == LoopProgress().read(steps)
+    assert progress.read(_typed(steps)) == 3 == LoopProgress().read(_typed(steps))
     steps.append({"step": 6, "counters": {"UncachedCompile": 1}})
-    assert progress.read(steps) == 4 and progress.compiles == 3 and progress.read_steps == 7
+    assert progress.read(_typed(steps)) == 4 and progress.compiles == 3 and progress.read_steps == 7
+
+
+def _typed(steps: list[dict]) -> list[StepEvent]:
+    return [step_event(s) for s in steps]

@@ -1,6 +1,6 @@
 import pytest
 
-from xlacli.analysis.profile_summary import (
+from xlacli.analysis.profile.summary import (
     CompiledModule,
     InstructionIndex,
     batch_size,

@@ -1,7 +1,7 @@
 from pathlib import Path
 
-from xlacli.analysis.locate import Locator
-from xlacli.analysis.recompile import CompiledGraph, ExplainContext, explain_compiles
+from xlacli.analysis.recompiles.explain import CompiledGraph, ExplainContext, explain_compiles
+from xlacli.analysis.recompiles.locate import Locator
 from xlacli.parse.frames import CodeRoots, Frame
 from xlacli.parse.ir_dump import parse_ir_dump
 
@@ -77,7 +77,7 @@ def test_a_storm_of_shapes_costs_about_n_times_recent_distances(monkeypatch):
     """Each new batch size its own input signature (a new sequence length every
     step): the older graphs are one kind, so each new graph is measured against
     the latest 32 and a couple more, not against every earlier one."""
-    from xlacli.analysis import recompile
+    from xlacli.analysis.recompiles import explain as recompile
 
     calls = []
     real = recompile.ir_distance

@@ -9,8 +9,8 @@ import difflib
 import itertools
 import random
 
-from xlacli.analysis import sequence_match
-from xlacli.analysis.sequence_match import matched_pairs
+from xlacli.analysis.recompiles import sequence_match
+from xlacli.analysis.recompiles.sequence_match import matched_pairs
 
 OPS = ("aten::mm", "aten::add", "aten::mul", "xla::device_data", "aten::permute", "aten::sum")
 

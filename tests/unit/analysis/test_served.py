@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from xlacli.analysis.compiled import CompiledGraph, ExplainContext
-from xlacli.analysis.served import judge_served
+from xlacli.analysis.recompiles.compiled import CompiledGraph, ExplainContext
+from xlacli.analysis.recompiles.served import judge_served
 from xlacli.parse.frames import Frame
-from xlacli.report.run import CompileCause, CompileEvent
+from xlacli.report.run_report import CompileCause, CompileEvent
 
 SYNC = (Frame("main", "/p/train.py", 14),)
 EVAL = (Frame("evaluate", "/p/train.py", 30),)

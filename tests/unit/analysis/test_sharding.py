@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from xlacli.analysis.baseline import Baseline, collective_counts
-from xlacli.analysis.check import REGRESSION, compare
-from xlacli.analysis.collectives import find_collectives
-from xlacli.analysis.sharding import axis_notation, parse_tile_sharding
-from xlacli.analysis.sharding_change import ShardingContext, input_sharding_change
-from xlacli.analysis.spmd_graph import graph_spmd, mesh_from_events, sharding_sites
+from xlacli.analysis.check.baseline import Baseline, collective_counts
+from xlacli.analysis.check.checks import REGRESSION, compare
+from xlacli.analysis.spmd.collectives import find_collectives
+from xlacli.analysis.spmd.graph import graph_spmd, mesh_from_events, sharding_sites
+from xlacli.analysis.spmd.sharding import axis_notation, parse_tile_sharding
+from xlacli.analysis.spmd.sharding_change import ShardingContext, input_sharding_change
 from xlacli.hlo.parser import parse_hlo
 from xlacli.report.sharding import CollectiveOp, GraphSpmd, MeshRecord, graph_spmd_from_dict
+from xlacli.run_folder.events import ShardingEvent, StartEvent
 
 MESH_2X2 = MeshRecord((2, 2), ("data", "model"), (0, 1, 2, 3))
 
@@ -128,8 +129,8 @@ def test_the_mesh_and_sites_come_from_the_child_events():
         "type": "f32[8]",
         "hlo_sharding": "{x}",
     }
-    events = [{"step": 0, "global_mesh": None, "shardings": [record]}]
-    assert mesh_from_events({"spmd": True, "global_mesh": None}, events) == MeshRecord(
+    events = [ShardingEvent(0, shardings=[record])]
+    assert mesh_from_events(StartEvent(spmd=True), events) == MeshRecord(
         (4,), ("data",), (0, 1, 2, 3)
     )
     assert sharding_sites(events) == {("{x}", "f32[8]"): "/m.py:3"}
@@ -171,10 +172,8 @@ def test_a_changed_sharding_annotation_on_an_activation_is_found_with_its_line()
 
 def test_the_mesh_a_script_only_built_is_the_run_s_mesh():
     mesh = {"shape": [4], "axis_names": ["data"], "device_ids": [0, 1, 2, 3], "site": "/m.py:9"}
-    events = [{"step": None, "global_mesh": None, "shardings": [], "meshes": [mesh]}]
-    assert mesh_from_events({"global_mesh": None}, events) == MeshRecord(
-        (4,), ("data",), (0, 1, 2, 3)
-    )
+    events = [ShardingEvent(None, meshes=[mesh])]
+    assert mesh_from_events(StartEvent(), events) == MeshRecord((4,), ("data",), (0, 1, 2, 3))
 
 
 def test_check_flags_an_added_all_gather():
@@ -204,7 +203,7 @@ def test_check_flags_an_added_all_gather():
 
 
 def test_diff_hlo_names_sharding_and_collective_changes():
-    from xlacli.analysis.spmd_changes import spmd_change_summary
+    from xlacli.analysis.spmd.changes import spmd_change_summary
     from xlacli.hlo.diff import diff_modules
 
     resharded = BEFORE.replace(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xlacli.analysis.stable_paths import project_root, stable_location, stable_path
+from xlacli.analysis.check.stable_paths import project_root, stable_location, stable_path
 
 
 def test_the_project_root_is_the_folder_with_pyproject(tmp_path: Path):

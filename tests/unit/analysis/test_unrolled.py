@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xlacli.analysis.unrolled import loop_above
+from xlacli.analysis.recompiles.unrolled import loop_above
 
 CODE = """\
 class Stack(nn.Module):

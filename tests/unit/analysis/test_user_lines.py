@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xlacli.analysis.user_lines import graph_walk, memory_at_user_lines
+from xlacli.analysis.memory.user_lines import graph_walk, memory_at_user_lines
 from xlacli.parse.frames import CodeRoots, Frame
 from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.report.memory import BufferRecord, GraphMemory

@@ -5,7 +5,7 @@ syncs are neither warm-up nor profiled steps."""
 from __future__ import annotations
 
 from xlacli.assemble.profile import _durations
-from xlacli.run.events import ChildLog
+from xlacli.run_folder.events import ChildLog
 
 
 def test_the_clocked_steps_are_the_loops_after_its_warm_up():

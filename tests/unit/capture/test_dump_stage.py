@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from xlacli.capture.dump_stage import STAGING_SETTING, dump_stage, keep_dump_files, staging_root
-from xlacli.run.request import RunPaths
+from xlacli.run_folder.request import RunPaths
 
 KEPT = (
     "module_0001.SyncTensorsGraph.5.before_optimizations.txt",

@@ -15,7 +15,7 @@ from xlacli.errors import EXIT_USAGE, UsageError
 from xlacli.flows.modes import check_mode
 from xlacli.parse.frames import CodeRoots
 from xlacli.render.compare import comparison_json, comparison_text
-from xlacli.report.run import GraphRecord, RunReport, StepRecord
+from xlacli.report.run_report import GraphRecord, RunReport, StepRecord
 
 BREAK = (
     "Graph break in user code at /u/model.py:21\n"

@@ -66,7 +66,7 @@ def test_a_batch_without_tensors_still_names_get_inputs():
 
 def test_the_recorder_ends_a_step_at_the_sync_or_after_its_wait(tmp_path, monkeypatch):
     from xlacli.child import recorder as recorder_module
-    from xlacli.run.events import EventWriter
+    from xlacli.run_folder.events import EventWriter
 
     # Lazy graphs (whatever Dynamo or eager mode another test of this process ran):
     # executions are counted by their lookups, so nothing need wait.

@@ -17,7 +17,7 @@ from rich.console import Console
 from xlacli.hlo import HloModule, parse_hlo
 from xlacli.hlo.changes import DiffReport
 from xlacli.hlo.diff import diff_modules
-from xlacli.render.hlo_diff import render_hlo_diff, render_hlo_diff_json
+from xlacli.render.diff import HloDiffView
 
 EXPECTED = ASSETS / "expected"
 UPDATE = os.environ.get("UPDATE_GOLDENS") == "1"
@@ -66,7 +66,7 @@ REPORTS = {
 def _text(report: DiffReport, details: bool) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, width=120, color_system=None, force_terminal=False)
-    render_hlo_diff(report, console, details=details)
+    console.print(*HloDiffView(report, details).text(console.width))
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
 
 
@@ -88,6 +88,6 @@ def test_terminal_output_matches_golden(name: str, details: bool) -> None:
 
 @pytest.mark.parametrize("name", sorted(REPORTS))
 def test_json_output_matches_golden(name: str) -> None:
-    text = render_hlo_diff_json(REPORTS[name]())
+    text = HloDiffView(REPORTS[name]()).json()
     assert json.loads(text)["identical"] is (name == "identical")
     _check(f"{name}.json", text)

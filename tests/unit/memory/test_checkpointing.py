@@ -1,9 +1,9 @@
-"""analysis/checkpointing.py on torch_xla's checkpoint and on a plain run."""
+"""analysis/memory/checkpointing.py on torch_xla's checkpoint and on a plain run."""
 
 import re
 
 from tests.unit.memory.conftest import golden_hlo, golden_text
-from xlacli.analysis.checkpointing import checkpoint_facts
+from xlacli.analysis.memory.checkpointing import checkpoint_facts
 
 
 def test_checkpointed_blocks():

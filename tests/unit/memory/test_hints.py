@@ -1,6 +1,6 @@
 """The hint for torch.utils.checkpoint on XLA."""
 
-from xlacli.failures import CHECKPOINT_HINT, exception_hint
+from xlacli.capture.failures import CHECKPOINT_HINT, exception_hint
 
 ERROR = AttributeError("module 'torch' has no attribute 'xla'")
 

@@ -1,4 +1,4 @@
-"""analysis/memory.py and memory_facts.py on the goldens, laid out as a run folder."""
+"""analysis/memory/peaks.py and memory_facts.py on the goldens, laid out as a run folder."""
 
 import dataclasses
 import json
@@ -7,11 +7,12 @@ import re
 import pytest
 
 from tests.unit.memory.conftest import MEMORY_GOLDEN, golden_hlo, golden_text, peak_entries
-from xlacli.analysis.memory import graph_memory, largest_graph, run_memory, step_memory
-from xlacli.analysis.memory_facts import with_memory_facts
+from xlacli.analysis.memory.facts import with_memory_facts
+from xlacli.analysis.memory.peaks import graph_memory, largest_graph, run_memory, step_memory
 from xlacli.assemble.graph_files import HloCache
 from xlacli.report.memory import GraphMemory
-from xlacli.report.run import GraphRecord, RunReport, dump_report, report_from_dict
+from xlacli.report.run_report import GraphRecord, RunReport, dump_report, report_from_dict
+from xlacli.run_folder.step_events import step_event
 
 FILES = {
     "buffer_assignment": "buffer-assignment.txt",
@@ -111,7 +112,7 @@ def test_run_memory_keeps_what_the_runtime_said():
         {"step": 1, "autocast": ["xla:bf16"]},
         {"step": 2, "memory_info": {"bytes_used": 10, "peak_bytes_used": 20, "bytes_limit": 99}},
     ]
-    memory = run_memory((), events)
+    memory = run_memory((), [step_event(e) for e in events])
     assert memory.device_unavailable.endswith("GetAllocatorStats is not supported")
     assert memory.device == {2: {"bytes_used": 10, "peak_bytes_used": 20, "bytes_limit": 99}}
     assert memory.autocast == {1: "xla:bf16"}
@@ -123,7 +124,7 @@ def test_facts_survive_the_report_json(variant):
         [graph("c" * 32, variant)],
         MEMORY_GOLDEN,
         HloCache(MEMORY_GOLDEN),
-        [{"step": 0, "autocast": ["xla:bf16"]}],
+        [step_event({"step": 0, "autocast": ["xla:bf16"]})],
         [(0, "c" * 32)],
     )
     (enriched,) = graphs
@@ -148,9 +149,10 @@ def test_old_reports_load_without_the_facts():
 
 
 def test_autocast_of_a_graph_compiled_after_the_watched_steps():
-    from xlacli.analysis.memory_facts import autocast_at
+    from xlacli.analysis.memory.facts import autocast_at
 
-    watched = run_memory((), [{"step": 0, "autocast": []}, {"step": 1, "autocast": ["xla:bf16"]}])
+    events = [{"step": 0, "autocast": []}, {"step": 1, "autocast": ["xla:bf16"]}]
+    watched = run_memory((), [step_event(e) for e in events])
     assert watched.autocast == {0: "", 1: "xla:bf16"}
     assert autocast_at(watched.autocast, 0) is None  # watched: off
     assert autocast_at(watched.autocast, 1) == "xla:bf16"

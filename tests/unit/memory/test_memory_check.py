@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 
 from tests.unit.memory.test_memory import graph
-from xlacli.analysis.check import IMPROVEMENT, OK, REGRESSION
-from xlacli.analysis.memory_baseline import buffers_from_json, memory_baseline
-from xlacli.analysis.memory_check import compare_peaks
-from xlacli.analysis.stable_paths import stable_location
+from xlacli.analysis.check.checks import IMPROVEMENT, OK, REGRESSION
+from xlacli.analysis.check.memory_baseline import buffers_from_json, memory_baseline
+from xlacli.analysis.check.memory_check import compare_peaks
+from xlacli.analysis.check.stable_paths import stable_location
 from xlacli.config import load_config
 from xlacli.errors import UsageError
 from xlacli.report.memory import BufferRecord, GraphMemory

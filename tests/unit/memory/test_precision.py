@@ -1,11 +1,11 @@
-"""analysis/precision.py: the mix as requested and as compiled, and its warnings."""
+"""analysis/memory/precision.py: the mix as requested and as compiled, and its warnings."""
 
 import math
 import re
 
 from tests.conftest import ASSETS
 from tests.unit.memory.conftest import golden_hlo, golden_step_facts
-from xlacli.analysis.precision import (
+from xlacli.analysis.memory.precision import (
     backend_note,
     graph_precision,
     matmul_flops,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xlacli.analysis.precision import precision_warnings
+from xlacli.analysis.memory.precision import precision_warnings
 from xlacli.report.memory import GraphPrecision, PrecisionMix
 
 

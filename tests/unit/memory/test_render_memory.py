@@ -4,12 +4,13 @@ from rich.console import Console
 
 from tests.unit.memory.conftest import MEMORY_GOLDEN
 from tests.unit.memory.test_memory import graph
-from xlacli.analysis.memory_compare import compare_memory
-from xlacli.analysis.memory_facts import with_memory_facts
+from xlacli.analysis.memory.compare import compare_memory
+from xlacli.analysis.memory.facts import with_memory_facts
 from xlacli.assemble.graph_files import HloCache
 from xlacli.render.memory import memory_view
 from xlacli.render.memory_compare import change_summary
-from xlacli.report.run import RunReport
+from xlacli.report.run_report import RunReport
+from xlacli.run_folder.step_events import step_event
 
 CPU_SAYS = "RuntimeError: Bad StatusOr access: UNIMPLEMENTED: GetAllocatorStats is not supported"
 
@@ -22,7 +23,7 @@ def report_of(variant, autocast=None):
         [graph(variant.ljust(32, "0"), variant)],
         MEMORY_GOLDEN,
         HloCache(MEMORY_GOLDEN),
-        [event],
+        [step_event(event)],
         [(0, variant.ljust(32, "0"))],
     )
     return RunReport("m.py", "CPU", 1, 1, True, "/r", 1, 1, 0.0, 0.0, tuple(graphs), memory=memory)

@@ -8,7 +8,7 @@ import pytest
 
 from tests.unit.test_render_recompiles import event
 from xlacli.pytest_plugin.budget import Budget, BudgetError, check_budget, overrun_message
-from xlacli.report.run import CompileEvent
+from xlacli.report.run_report import CompileEvent
 
 
 def _event(step: int, category: str, *, steady: bool, line: int = 12) -> CompileEvent:

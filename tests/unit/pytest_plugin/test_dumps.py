@@ -10,7 +10,7 @@ import pytest
 
 from xlacli.capture.env import capture_environment, native_ir_dump_environment
 from xlacli.pytest_plugin.dumps import DEBUG_SWITCHES, ImportWatch, SessionDumps, debug_switches
-from xlacli.run.request import CaptureRequest, RunPaths
+from xlacli.run_folder.request import CaptureRequest, RunPaths
 
 
 def test_switches_are_the_childs(tmp_path: Path) -> None:

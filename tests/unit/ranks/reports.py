@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xlacli.report.run import CompileCause, CompileEvent, GraphRecord, RunReport, StepRecord
+from xlacli.report.run_report import CompileCause, CompileEvent, GraphRecord, RunReport, StepRecord
 
 
 def graph(graph_hash: str, site: str, trigger: str = "user_sync") -> GraphRecord:

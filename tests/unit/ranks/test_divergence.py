@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from tests.unit.ranks.reports import FIRST, STEP, compile_event, graph, rank_report
-from xlacli.analysis.divergence import find_divergence
+from xlacli.analysis.ranks.divergence import find_divergence
 
 
 def test_identical_ranks_agree():
@@ -88,7 +88,7 @@ def test_collectives_in_the_diverging_graph_are_named():
 
 
 def test_a_structural_divergence_is_placed_at_the_first_line_the_reference_lacks():
-    from xlacli.analysis.divergence import first_added_line
+    from xlacli.analysis.ranks.divergence import first_added_line
     from xlacli.parse.ir_dump import parse_ir_node
 
     def nodes(text: str):
@@ -131,7 +131,7 @@ def test_a_value_read_from_the_first_step_is_still_rank_0s_extra_graph():
 
 
 def test_a_sync_only_one_rank_reaches_is_placed_where_the_stacks_part():
-    from xlacli.analysis.divergence import parting_line
+    from xlacli.analysis.ranks.divergence import parting_line
 
     runpy = ("_run_code (<frozen runpy>:88)",)
     evaluate = (

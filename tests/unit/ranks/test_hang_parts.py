@@ -3,13 +3,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.unit.ranks.reports import FIRST, STEP, rank_report
-from xlacli.analysis.hangs import explain_hang
+from xlacli.analysis.ranks.hangs import explain_hang
 from xlacli.capture.hang_watch import HangWatch
 from xlacli.capture.ranks import rank_folders, rank_place
 from xlacli.parse.frames import CodeRoots
 from xlacli.parse.stack_dump import main_thread, parse_stack_dump
-from xlacli.run.hang import HANG_FILE, HEARTBEAT_FILE
-from xlacli.run.request import RunPaths
+from xlacli.run_folder.hang import HANG_FILE, HEARTBEAT_FILE
+from xlacli.run_folder.request import RunPaths
 
 DUMP = """\
 some output the script printed

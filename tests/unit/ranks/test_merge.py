@@ -10,7 +10,7 @@ from xlacli.assemble.ranks import merge_ranks
 from xlacli.capture.rank_wait import wait_for_merged, wait_for_reports
 from xlacli.render.ranks import ranks_text
 from xlacli.report.ranks import load_ranks, save_ranks
-from xlacli.report.run import save_report
+from xlacli.report.run_report import save_report
 
 
 def _save(out: Path, rank: int, report) -> None:
@@ -78,8 +78,8 @@ def test_an_unreadable_rank_report_is_a_problem_not_a_failed_merge(tmp_path: Pat
 
 
 def test_runs_lists_a_run_whose_script_started_its_ranks(tmp_path: Path):
-    from xlacli.flows.runs import describe_run
-    from xlacli.run.request import CaptureRequest
+    from xlacli.flows.saved_runs import describe_run
+    from xlacli.run_folder.request import CaptureRequest
 
     CaptureRequest("/w/spawning.py", None, 0, target_kind="script").save(
         tmp_path / "request.json"

@@ -11,8 +11,8 @@ from torch.multiprocessing.spawn import _wrap
 from xlacli.capture.env import rank_template
 from xlacli.child.rank_process import FollowedCall
 from xlacli.child.spawn_follow import RankChoice, SpawnFollower, _choice, is_user_function
-from xlacli.run.request import CaptureRequest
-from xlacli.run.spawned import (
+from xlacli.run_folder.request import CaptureRequest
+from xlacli.run_folder.spawned import (
     MULTIPROCESSING,
     RANK_PLACEHOLDER,
     TORCH_SPAWN,

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from xlacli.analysis.stragglers import ROWS, find_stragglers
+from xlacli.analysis.ranks.stragglers import ROWS, find_stragglers
 from xlacli.report.profile import ProfileSummary, StepTimes
 
 

@@ -16,7 +16,7 @@ from xlacli.render.html.run_sections import before_after
 from xlacli.render.memory import memory_view
 from xlacli.report.memory import GraphPrecision, PrecisionMix
 from xlacli.report.profile import ProfileSummary
-from xlacli.report.run import CompileCause, CompileEvent
+from xlacli.report.run_report import CompileCause, CompileEvent
 
 TWO_CHANGES = (
     "input train.py:53 shape f32[64,32] -> f32[40,32]; input train.py:53 shape s64[64] -> s64[40]"
@@ -73,12 +73,13 @@ def _summary(run_dir: str, trace: str) -> ProfileSummary:
 
 
 def test_the_trace_path_is_printed_whole_however_narrow_the_terminal(tmp_path, monkeypatch, capsys):
-    from xlacli.render import profile
+    from xlacli.render.profile import ProfileView
+    from xlacli.render.view import show
 
     run_dir = str(tmp_path / ("a-long-run-folder-name-" * 4))
     trace = f"{run_dir}/tensorboard/plugins/profile/session/host.xplane.pb"
     monkeypatch.setenv("COLUMNS", "60")
-    profile.render_profile(_summary(run_dir, trace), "text")
+    show(ProfileView(_summary(run_dir, trace)), "text")
     lines = capsys.readouterr().out.splitlines()
     assert f"Trace: {trace}" in lines, lines
     assert f"Run folder: {run_dir}" in lines, lines

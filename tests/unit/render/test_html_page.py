@@ -10,16 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from xlacli.analysis.phases import TimelineEdges
+from xlacli.analysis.recompiles.phases import TimelineEdges
 from xlacli.assemble.source_snippets import load_snippets, read_snippet, save_snippets
-from xlacli.render.check import save_check
+from xlacli.flows.pages import saved_run_page, write_run_html
 from xlacli.render.html import run_page
 from xlacli.render.html.page import csp_hash
-from xlacli.render.html.run_page import RUN_SECTIONS, Section, run_page_html, write_run_html
+from xlacli.render.html.run_page import RUN_SECTIONS, Section
 from xlacli.render.html.svg import TimelineMark, fold_marks, timeline_svg
 from xlacli.render.html.text_blocks import MAX_LINES
+from xlacli.report.check import save_check
 from xlacli.report.profile import LineTime, OpTime, ProfileSummary, StepTimes, save_summary
-from xlacli.report.run import (
+from xlacli.report.run_report import (
     CompileCause,
     CompileEvent,
     FallbackOp,
@@ -316,19 +317,20 @@ def test_snippet_of_an_unreadable_or_out_of_range_location(tmp_path: Path) -> No
 
 
 def test_run_page_html_without_graphs_or_steps(hostile_run: Path, tmp_path: Path) -> None:
-    from xlacli.report.run import load_report
+    from xlacli.report.run_report import load_report
 
     report = load_report(hostile_run)
     empty = RunReport(
         **{**report.__dict__, "graphs": (), "step_records": (), "events": (), "fallback_ops": ()}
     )
-    page = run_page_html(empty, page_path=tmp_path / "x.html")
+    page = saved_run_page(empty, tmp_path / "x.html")
     assert 'id="timeline"' not in page and 'id="graphs"' not in page
 
 
 def test_diff_page_escapes_hlo_text_and_sources(tmp_path: Path) -> None:
     from tests.conftest import ASSETS
     from xlacli.hlo.inputs import diff_paths
+    from xlacli.paths import read_text_or_none
     from xlacli.render.html.diff_page import diff_page_html
 
     hostile = "<script>alert('ü')</script>"
@@ -338,7 +340,7 @@ def test_diff_page_escapes_hlo_text_and_sources(tmp_path: Path) -> None:
         path = tmp_path / f"{name}.txt"
         path.write_text(text.replace('source_file="', f'source_file="{hostile}'))
         sides.append(path)
-    page = diff_page_html(diff_paths(sides[0], sides[1], "post"))
+    page = diff_page_html(diff_paths(sides[0], sides[1], "post"), read_text_or_none)
     parsed = _parse(page)
     assert parsed.tags["script"] == 1
     assert hostile in "".join(parsed.text)

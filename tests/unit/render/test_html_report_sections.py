@@ -11,7 +11,7 @@ import pytest
 
 from tests.unit.render.test_html_page import HOSTILE, _graph, _parse
 from xlacli.assemble.source_snippets import save_snippets
-from xlacli.render.html.run_page import run_page_html, write_run_html
+from xlacli.flows.pages import saved_run_page, write_run_html
 from xlacli.report.memory import (
     BufferRecord,
     CheckpointFacts,
@@ -21,7 +21,7 @@ from xlacli.report.memory import (
     RunMemory,
     StepMemory,
 )
-from xlacli.report.run import (
+from xlacli.report.run_report import (
     DynamoFrameRecord,
     DynamoRecord,
     GraphBreakRecord,
@@ -54,7 +54,7 @@ def _report(tmp_path: Path, *graphs: object, **fields: object) -> RunReport:
 
 
 def _page(report: RunReport) -> str:
-    return run_page_html(report, page_path=Path(report.run_dir) / "report.html")
+    return saved_run_page(report, Path(report.run_dir) / "report.html")
 
 
 def _section(page: str, section_id: str) -> str:

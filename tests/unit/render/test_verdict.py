@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlacli.render.verdict import run_verdict
-from xlacli.report.run import CompileCause, CompileEvent, ErrorRecord, RunReport, StepRecord
+from xlacli.report.run_report import CompileCause, CompileEvent, ErrorRecord, RunReport, StepRecord
 
 
 def _report(steps: int, events: tuple[CompileEvent, ...] = (), **fields) -> RunReport:

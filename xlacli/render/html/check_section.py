@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from xlacli.analysis.check import IMPROVEMENT, OK, REGRESSION
+from xlacli.analysis.check.checks import IMPROVEMENT, OK, REGRESSION
 from xlacli.paths import display_path
 from xlacli.render.html.context import RunContext
 

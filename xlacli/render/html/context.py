@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from xlacli.assemble.source_snippets import SourceSnippet
 from xlacli.report.profile import ProfileSummary
-from xlacli.report.run import RunReport
+from xlacli.report.run_report import RunReport
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,8 @@ class RunContext:
 
     Attributes:
         report: The run report.
-        run_dir: The run folder (its files are read from here).
+        run_dir: The run folder.
+        files: A file of the run folder by its relative path (None: it cannot be read).
         href_base: The run folder relative to the page, "" or ending in "/".
         profile: The profile summary of a profiled run.
         check: The saved outcome of ``xlacli check`` (``check.json``).
@@ -31,6 +32,7 @@ class RunContext:
     profile: ProfileSummary | None
     check: Mapping[str, Any] | None
     snippets: Mapping[str, SourceSnippet]
+    files: Callable[[str], str | None]
 
 
 def event_anchor(index: int) -> str:

@@ -1,12 +1,12 @@
 """The HLO diff page: the summary, patterns folded, each change with both sides.
 
 It consumes the same ``DiffReport`` as the terminal view (``render/hlo_diff.py``);
-the text of each side's instruction is read from the module files it names.
+the text of each side's instruction comes from the module files it names (``read``).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from xlacli.hlo.changes import (
@@ -16,7 +16,7 @@ from xlacli.hlo.changes import (
     InstructionRef,
     ModuleDiff,
 )
-from xlacli.paths import display_path, write_text_file
+from xlacli.paths import display_path
 from xlacli.render.hlo_diff import source_text
 from xlacli.render.html.page import render_page
 from xlacli.render.html.text_blocks import MAX_LINES
@@ -26,9 +26,9 @@ MAX_INSTRUCTION_CHARS = 600
 TOP_OPCODES = 12
 
 
-def diff_page_html(report: DiffReport) -> str:
-    """The whole page of a diff."""
-    files = _Files()
+def diff_page_html(report: DiffReport, read: Callable[[str], str | None]) -> str:
+    """The whole page of a diff (``read``: a module file's text, None if unreadable)."""
+    files = _Files(read)
     return render_page(
         "diff.html.j2",
         {
@@ -45,25 +45,16 @@ def diff_page_html(report: DiffReport) -> str:
     )
 
 
-def write_diff_html(report: DiffReport, output: Path) -> Path:
-    """Write the page of ``report`` to ``output``."""
-    write_text_file(output, diff_page_html(report))
-    return output
-
-
 class _Files:
     """The lines of each module file, read once per page."""
 
-    def __init__(self) -> None:
+    def __init__(self, read: Callable[[str], str | None]) -> None:
+        self._read = read
         self._lines: dict[str, list[str]] = {}
 
     def lines(self, file: str) -> list[str]:
         if file not in self._lines:
-            try:
-                text = Path(file).read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                text = ""
-            self._lines[file] = text.splitlines()
+            self._lines[file] = (self._read(file) or "").splitlines()
         return self._lines[file]
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from xlacli.analysis.hints import hint_for
+from xlacli.analysis.recompiles.hints import hint_for
 from xlacli.paths import display_location
 from xlacli.render.dynamo import dynamo_headline, frames_by_site, frames_per_step
 from xlacli.render.html.context import RunContext, graph_anchor
 from xlacli.render.html.run_sections import snippet_rows
-from xlacli.report.run import DynamoRecord
+from xlacli.report.run_report import DynamoRecord
 
 
 def context(run: RunContext) -> dict[str, Any] | None:

@@ -7,8 +7,8 @@ from typing import Any
 
 from xlacli.paths import display_location, split_location
 from xlacli.render.html.context import RunContext, event_anchor, graph_anchor
-from xlacli.render.html.text_blocks import TextBlock, read_block
-from xlacli.report.run import GraphRecord
+from xlacli.render.html.text_blocks import TextBlock, text_block
+from xlacli.report.run_report import GraphRecord
 
 BLOCKS = (
     ("ir", "Lazy IR"),
@@ -34,8 +34,8 @@ def _graph_item(run: RunContext, graph: GraphRecord, anchors: dict[str, str]) ->
     blocks: list[TextBlock] = []
     for role, title in BLOCKS:
         relative = graph.files.get(role)
-        block = relative and read_block(
-            run.run_dir,
+        block = relative and text_block(
+            run.files(relative),
             relative,
             role=role,
             title=title,

@@ -10,7 +10,7 @@ from xlacli.paths import display_location
 from xlacli.render.html.context import RunContext, graph_anchor
 from xlacli.render.memory import checkpoint_summary, device_memory_text, graph_warnings, matmul_mix
 from xlacli.report.memory import GraphPrecision, PrecisionMix, RunMemory
-from xlacli.report.run import GraphRecord
+from xlacli.report.run_report import GraphRecord
 
 
 def context(run: RunContext) -> dict[str, Any] | None:

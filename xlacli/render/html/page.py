@@ -59,15 +59,17 @@ def content_security_policy(style: str, script: str) -> str:
 
 def render_page(template: str, context: Mapping[str, Any]) -> str:
     """Render ``template`` (which extends ``base.html.j2``) into a whole page."""
-    style = (TEMPLATES / "page.css").read_text(encoding="utf-8")
-    script = (TEMPLATES / "page.js").read_text(encoding="utf-8")
-    return (
-        environment()
-        .get_template(template)
-        .render(
-            **context,
-            page_style=style,
-            page_script=script,
-            csp=content_security_policy(style, script),
-        )
+    env = environment()
+    style, script = (_template_text(env, name) for name in ("page.css", "page.js"))
+    return env.get_template(template).render(
+        **context,
+        page_style=style,
+        page_script=script,
+        csp=content_security_policy(style, script),
     )
+
+
+def _template_text(env: Environment, name: str) -> str:
+    """A file beside the templates (the page's CSS or JS), as the templates' loader reads it."""
+    assert env.loader is not None
+    return env.loader.get_source(env, name)[0]

@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xlacli.assemble.source_snippets import load_snippets
-from xlacli.paths import write_text_file
-from xlacli.render.check import load_check
+from xlacli.assemble.source_snippets import SourceSnippet
 from xlacli.render.html import (
     advice_section,
     check_section,
@@ -29,10 +27,8 @@ from xlacli.render.html import (
 )
 from xlacli.render.html.context import RunContext
 from xlacli.render.html.page import render_page
-from xlacli.report.profile import ProfileSummary, load_summary
-from xlacli.report.run import RunReport, load_report
-
-HTML_FILE = "report.html"
+from xlacli.report.profile import ProfileSummary
+from xlacli.report.run_report import RunReport
 
 
 @dataclass(frozen=True)
@@ -68,8 +64,14 @@ def run_page_html(
     page_path: Path,
     profile: ProfileSummary | None = None,
     check: Mapping[str, Any] | None = None,
+    snippets: Mapping[str, SourceSnippet] | None = None,
+    files: Callable[[str], str | None] = lambda relative: None,
 ) -> str:
-    """The whole page of a run, to be written at ``page_path`` (links are relative to it)."""
+    """The whole page of a run, to be written at ``page_path`` (links are relative to it).
+
+    ``profile``, ``check``, ``snippets`` and ``files`` (a file of the run folder by its
+    relative path) are what was saved beside the report (``flows/pages.py`` reads them).
+    """
     run_dir = Path(report.run_dir)
     relative = os.path.relpath(run_dir.resolve(), page_path.resolve().parent)
     context = RunContext(
@@ -78,7 +80,8 @@ def run_page_html(
         href_base="" if relative == "." else relative.replace(os.sep, "/") + "/",
         profile=profile,
         check=check,
-        snippets=load_snippets(run_dir),
+        snippets=snippets or {},
+        files=files,
     )
     sections = []
     for section in RUN_SECTIONS:
@@ -95,31 +98,3 @@ def run_page_html(
     return render_page(
         "run.html.j2", {"header": run_sections.header(context), "sections": sections}
     )
-
-
-def write_run_html(
-    run_dir: Path, output: Path | None = None, report: RunReport | None = None
-) -> Path:
-    """Render the run saved in ``run_dir`` to ``output`` (default ``RUN/report.html``).
-
-    ``report``: the run's report when the caller holds it (else read from ``run_dir``).
-    """
-    if report is None:
-        report = load_report(run_dir)
-    root = Path(report.run_dir)
-    path = output or root / HTML_FILE
-    page = run_page_html(report, page_path=path, profile=load_summary(root), check=load_check(root))
-    write_text_file(path, page)
-    return path
-
-
-def announce_run_html(run_dir: Path, report: RunReport | None = None) -> Path:
-    """Write ``RUN/report.html`` and say where it is (on stderr: stdout holds the report)."""
-    from rich.markup import escape
-
-    from xlacli.paths import display_path
-    from xlacli.render.console import print_message
-
-    path = write_run_html(run_dir, report=report)
-    print_message(f"HTML report: [bold]{escape(display_path(path))}[/]")
-    return path

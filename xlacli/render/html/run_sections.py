@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from xlacli.analysis.phases import LOOP, PHASE_WORDS, SETUP, timeline_edges
+from xlacli.analysis.recompiles.phases import LOOP, PHASE_WORDS, SETUP, timeline_edges
 from xlacli.assemble.source_snippets import SourceSnippet
 from xlacli.errors import EXIT_CHECK_FAILED, EXIT_INCOMPLETE
 from xlacli.paths import display_location, display_path
@@ -14,7 +14,7 @@ from xlacli.render.html.context import RunContext, event_anchor, graph_anchor
 from xlacli.render.html.svg import TimelineMark, timeline_svg
 from xlacli.render.problems import problem_lines
 from xlacli.render.recompiles import step_label
-from xlacli.report.run import CompileEvent, StepRecord
+from xlacli.report.run_report import CompileEvent, StepRecord
 from xlacli.units import format_seconds, short_hash
 
 
@@ -66,7 +66,7 @@ def timeline_context(run: RunContext) -> dict[str, Any] | None:
     for event in report.events:
         by_step.setdefault(event.step, []).append(event)
     marks = [_mark(record, by_step.get(record.step, [])) for record in report.step_records]
-    # The loop's own warm-up, after any setup syncs (analysis/phases.py).
+    # The loop's own warm-up, after any setup syncs (analysis/recompiles/phases.py).
     edges = timeline_edges([record.phase for record in report.step_records], report.warmup)
     return {
         "svg": timeline_svg(marks, edges),

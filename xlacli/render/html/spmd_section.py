@@ -7,7 +7,7 @@ from typing import Any
 
 from xlacli.paths import display_location
 from xlacli.render.html.context import RunContext, graph_anchor
-from xlacli.report.run import GraphRecord
+from xlacli.report.run_report import GraphRecord
 from xlacli.report.sharding import CollectiveOp, GraphSpmd, TensorSharding
 
 MAX_COLLECTIVES = 200  # a page, not report.json: beyond this, the JSON lists them

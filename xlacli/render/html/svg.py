@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-from xlacli.analysis.phases import TimelineEdges
-from xlacli.folding import equal_runs, shown_of_run, stretches
+from xlacli.analysis.recompiles.phases import TimelineEdges
+from xlacli.repeats import equal_runs, shown_of_run, stretches
 from xlacli.units import format_seconds
 
 MARK_WIDTH = 12
@@ -47,7 +47,7 @@ class Segment:
 
 
 # A long run of equal steps is drawn as its first and last few marks and one dashed mark
-# for the rest (xlacli/folding.py): a 10,000-step loop drew 10,000 marks (a 2 MB page).
+# for the rest (xlacli/repeats.py): a 10,000-step loop drew 10,000 marks (a 2 MB page).
 def fold_marks(
     marks: Sequence[TimelineMark], edges: TimelineEdges
 ) -> tuple[list[TimelineMark], TimelineEdges]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 MAX_LINES = 400
 MAX_CHARS = 40_000
@@ -44,8 +43,8 @@ class TextBlock:
         return "\n".join(line.text for line in self.lines)
 
 
-def read_block(
-    run_dir: Path,
+def text_block(
+    text: str | None,
     relative: str,
     *,
     role: str,
@@ -53,14 +52,12 @@ def read_block(
     href_base: str,
     anchors: Mapping[str, str] | None = None,
 ) -> TextBlock | None:
-    """The capped text of ``run_dir/relative``; None if it cannot be read.
+    """The capped ``text`` of the run's file ``relative``; None if it could not be read.
 
     ``anchors`` maps ``file.py:line`` (base name, as torch_xla's IR writes
     it) to a page anchor: IR lines at that location link to it.
     """
-    try:
-        text = (run_dir / relative).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    if text is None:
         return None
     rows = text.splitlines()
     kept: list[TextLine] = []

@@ -43,8 +43,9 @@ def render(report_json: str, width: int) -> str:
     the checkout's root (no colours)."""
     from rich.console import Console
 
-    from xlacli.render.compile_report import render_compile_report
-    from xlacli.report.run import report_from_dict
+    from xlacli.render.compile_report import CompileReportView
+    from xlacli.render.view import show
+    from xlacli.report.run_report import report_from_dict
 
     report = report_from_dict(json.loads(report_json.replace(REPO_TOKEN, str(REPO))))
     out = io.StringIO()
@@ -52,7 +53,7 @@ def render(report_json: str, width: int) -> str:
     cwd = Path.cwd()
     os.chdir(REPO)
     try:
-        render_compile_report(report, "text", console=console)
+        show(CompileReportView(report), "text", console)
     finally:
         os.chdir(cwd)
     return out.getvalue()

@@ -1,0 +1,1 @@
+"""torch.compile (Dynamo): its frames, graph breaks and failed guards, explained."""

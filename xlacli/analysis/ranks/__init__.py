@@ -1,0 +1,1 @@
+"""Ranks compared: where their graphs diverge, stragglers, and where a hang stopped each."""

@@ -1,0 +1,2 @@
+"""Why each graph was compiled: the recompile explainer, its patterns and phases, and the
+IR and HLO comparisons it reads."""

@@ -1,0 +1,1 @@
+"""SPMD: shardings read back into partition specs, collectives, and sharding changes."""
