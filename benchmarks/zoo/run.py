@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,14 +46,30 @@ QUICK_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive
 WARMUP = 2  # xlacli compile's default, said aloud: the first 2 of the --steps are warm-up
 
 
-def run_one(name: str, mode: str, steps: int, timeout: float, work: Path) -> Row:
-    """``xlacli compile`` and the bare loop on one case; the verdict."""
+# How a run's command runs: (command, timeout, added environment) -> its result, or
+# None after a timeout. The test suite replays recorded runs through its own.
+Runner = Callable[[list[str], float, dict[str, str]], "subprocess.CompletedProcess[str] | None"]
+
+
+def run_one(
+    name: str,
+    mode: str,
+    steps: int,
+    timeout: float,
+    work: Path,
+    *,
+    xlacli: Runner | None = None,
+    bare_run: Runner | None = None,
+) -> Row:
+    """``xlacli compile`` and the bare loop on one case; the verdict. ``xlacli``,
+    ``bare_run``: how each command runs (default: under nice, from the checkout)."""
     from benchmarks.zoo.cases import CASES
 
     case = CASES[name]
     out = work / f"{name}-{mode}"
+    env = _case_env(case.name, mode)
     started, cpu_before = time.perf_counter(), _children_cpu()
-    result = _run(_xlacli_command(case, mode, steps, out), timeout, case.name, mode)
+    result = (xlacli or _run)(_xlacli_command(case, mode, steps, out), timeout, env)
     wall, cpu = time.perf_counter() - started, _children_cpu() - cpu_before
     commit = _commit()
     if result is None:
@@ -60,7 +77,7 @@ def run_one(name: str, mode: str, steps: int, timeout: float, work: Path) -> Row
         return Row(name, case.family, mode, None, None, wall, verdict, cpu, commit)
     report = _report(result.stdout)
     bare_file = work / f"{name}-{mode}-bare.json"
-    bare = _run(_bare_command(case, mode, steps, bare_file), timeout, case.name, mode)
+    bare = (bare_run or _run)(_bare_command(case, mode, steps, bare_file), timeout, env)
     bare_ok = bare is not None and bare.returncode == 0 and bare_file.is_file()
     bare_compiles = json.loads(bare_file.read_text())["UncachedCompile"] if bare_ok else None
     compiles = report.get("compilations") if report else None
@@ -105,12 +122,17 @@ def _bare_command(case: Any, mode: str, steps: int, out: Path) -> list[str]:
     return [sys.executable, bare, case.name, mode, str(steps), str(out)]
 
 
-def _run(
-    command: list[str], timeout: float, name: str, mode: str
-) -> subprocess.CompletedProcess[str] | None:
-    env = {**os.environ, "PJRT_DEVICE": "CPU", "ZOO_CASE": name, "ZOO_MODE": mode}
+def _case_env(name: str, mode: str) -> dict[str, str]:
+    """What both runs of a case add to the environment: the case, and XLA's quick compile."""
     quick = os.environ.get("ZOO_XLA_FLAGS", QUICK_COMPILE)
-    env["XLA_FLAGS"] = " ".join(filter(None, [env.get("XLA_FLAGS"), quick]))
+    flags = " ".join(filter(None, [os.environ.get("XLA_FLAGS"), quick]))
+    return {"ZOO_CASE": name, "ZOO_MODE": mode, "XLA_FLAGS": flags}
+
+
+def _run(
+    command: list[str], timeout: float, added: dict[str, str]
+) -> subprocess.CompletedProcess[str] | None:
+    env = {**os.environ, "PJRT_DEVICE": "CPU", **added}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     # A session of its own: a timeout ends xlacli's child process too, not only xlacli.
     with subprocess.Popen(

@@ -3,12 +3,28 @@ python benchmarks/zoo/run.py; its table is docs/zoo.md), and its bookkeeping."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from benchmarks.zoo.results import Row, append_row, read_rows, table, write_table
 from benchmarks.zoo.run import _xlacli_locations, main, ordered, run_one
+from tests.conftest import REPO, run_cli
+from tests.recorded_cli import run_bare
+
+
+def replayed_xlacli(command: list[str], timeout: float, env: dict[str, str]):
+    """The case's ``python -m xlacli ...`` through the suite's recordings."""
+    result = run_cli(*command[3:], cwd=REPO, env=env, timeout=timeout)
+    return subprocess.CompletedProcess(command, result.code, result.stdout, result.stderr)
+
+
+def replayed_bare(command: list[str], timeout: float, env: dict[str, str]):
+    """The case's bare run (``python bare.py ... OUT ...``), recorded with the file it writes."""
+    output = next(Path(word) for word in command if word.endswith(".json"))
+    return run_bare(command[1:], env=env, output=output, timeout=timeout)
+
 
 PACKAGE_FILE = str(Path(__file__).resolve().parents[2] / "xlacli" / "child" / "transfers.py")
 
@@ -17,7 +33,15 @@ PACKAGE_FILE = str(Path(__file__).resolve().parents[2] / "xlacli" / "child" / "t
 @pytest.mark.parametrize(("case", "mode"), [("bert", "training"), ("train_eval", "script")])
 def test_cheap_zoo_cases_pass(case, mode, tmp_path):
     pytest.importorskip("transformers")
-    row = run_one(case, mode, steps=3, timeout=600, work=tmp_path)
+    row = run_one(
+        case,
+        mode,
+        steps=3,
+        timeout=600,
+        work=tmp_path,
+        xlacli=replayed_xlacli,
+        bare_run=replayed_bare,
+    )
     assert row.verdict == "pass", row
     assert row.compiles == row.bare_compiles and row.compiles
 
