@@ -115,7 +115,7 @@ def test_missing_torch_xla(monkeypatch):
             raise metadata.PackageNotFoundError(name)
         return real_version(name)
 
-    monkeypatch.setattr(runner.metadata, "version", version)
+    monkeypatch.setattr(metadata, "version", version)
     with pytest.raises(CaptureError, match="torch-xla is not installed"):
         runner.check_torch_xla_installed()
 

@@ -15,9 +15,7 @@ the file and checks the objects themselves.
 from __future__ import annotations
 
 import ast
-import difflib
 import importlib.util
-import inspect
 import io
 import sys
 import tokenize
@@ -175,6 +173,8 @@ def _refuse_model_file_without_model(path: Path, tree: ast.Module, names: set[st
 
 def _near_miss(wanted: str, names: set[str]) -> str:
     """ ": did you mean get_model? found get_modle", or "" with no name that close."""
+    import difflib  # a hint's: the parent checks model files before its child starts
+
     close = difflib.get_close_matches(wanted, [n for n in names if n != wanted], 1, 0.75)
     return f": did you mean {wanted}? found {close[0]}" if close else ""
 
@@ -270,6 +270,8 @@ def _check_defined_names(target: ModelTarget, names: set[str] | None) -> None:
     shown = ", ".join(sorted(n for n in names if not n.startswith("_"))) or "nothing"
     if target.entry is not None:
         if target.entry not in names:
+            import difflib
+
             close = difflib.get_close_matches(target.entry, sorted(names), 1, 0.75)
             raise UsageError(
                 f"{target.path} defines no {target.entry!r} "
@@ -418,6 +420,8 @@ def _inputs_provider(module: ModuleType, target: ModelTarget) -> Callable[[int],
 
 def _accepts_one_argument(fn: Callable[..., Any]) -> bool:
     try:
+        import inspect  # in the child, where torch has imported it already
+
         signature = inspect.signature(fn)
     except (TypeError, ValueError):
         return True
@@ -479,6 +483,8 @@ def _assignment_line(path: Path, name: str) -> int:
 def _definition_site(fn: Any, *, fallback: Path) -> str:
     """``file:line`` where a function is defined, or the model file itself."""
     try:
+        import inspect
+
         source = inspect.getsourcefile(fn)
         _, line = inspect.getsourcelines(fn)
     except (TypeError, OSError):

@@ -13,12 +13,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xlacli.capture.dump_stage import DumpStage, dump_stage
 from xlacli.capture.env import capture_environment, flag_safe_dump_dir, is_flag_safe, rank_template
-from xlacli.capture.hang_watch import HangWatch, child_cpu, dump_child_stacks
 from xlacli.capture.ranks import RANK_FOLDER_PREFIX, rank_folder
 from xlacli.capture.signals import StopSignals
 from xlacli.errors import CaptureError, UsageError
@@ -27,6 +26,9 @@ from xlacli.run_folder.hang import HANG_STACKS_ENV, HEARTBEAT_FILE
 from xlacli.run_folder.lifeline import PARENT_PID_ENV
 from xlacli.run_folder.request import CaptureRequest, RunPaths
 from xlacli.run_folder.spawned import RANK_ENV_VAR, RANK_PLACEHOLDER, spawned_processes
+
+if TYPE_CHECKING:  # imported where used: starting the child needs neither
+    from xlacli.capture.hang_watch import HangWatch
 
 DEFAULT_RUNS_DIR = Path(".xlacli") / "runs"
 SUPPORTED = {"torch": "2.9", "torch-xla": "2.9"}
@@ -58,6 +60,8 @@ def check_torch_xla_installed() -> dict[str, str]:
     Raises:
         CaptureError: one is missing or of another release.
     """
+    from importlib import metadata  # ~20 ms: checked while the child starts
+
     versions = {}
     for name, wanted in SUPPORTED.items():
         try:
@@ -235,6 +239,8 @@ def _follow(
                 pids = (process.pid, *(p.pid for p in spawned.values()))
                 watch.beat(pids, paths.root / HEARTBEAT_FILE)
                 if watch.stalled():
+                    from xlacli.capture.hang_watch import dump_child_stacks
+
                     idle = watch.fired_after_s or 0.0
                     dump_child_stacks(process.pid, paths, idle, watch.timeout_s)
                     for rank, spawned_rank in spawned.items():
@@ -253,6 +259,10 @@ def _follow(
 def _wait_until_gone(pids: list[int], timeout_s: float = 5.0) -> None:
     """Wait until the ranks the script started have ended (a zombie has: it
     waits only to be reaped), so that none outlives the run."""
+    if not pids:
+        return
+    from xlacli.capture.hang_watch import child_cpu
+
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         states = [child_cpu(pid) for pid in pids]

@@ -15,7 +15,6 @@ from xlacli import __version__
 from xlacli.capture.signals import exit_on_sigterm
 from xlacli.cli.usage import ClickError, NoArgsIsHelp, command_line_error
 from xlacli.errors import EXIT_INTERRUPTED, XlacliError, internal_error
-from xlacli.render.console import print_error
 
 app = typer.Typer(
     name="xlacli",
@@ -30,6 +29,14 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def print_error(error: XlacliError) -> None:
+    """``render.console.print_error``, imported when an error is printed: rich
+    costs ~0.1 s to import, which a run pays before its child starts otherwise."""
+    from xlacli.render.console import print_error as print_rich_error
+
+    print_rich_error(error)
 
 
 def error_boundary(command: Callable[..., int | None]) -> Callable[..., None]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import importlib
 import os
 import sys
@@ -16,57 +17,58 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import xlacli.defaults as defaults
-from xlacli.analysis.recompiles.phases import LoopProgress
 from xlacli.capture.discover import ModelTarget, check_model_file, find_module_file, parse_target
-from xlacli.capture.hang_watch import HangWatch
-from xlacli.capture.outcome import Interrupted, error_record, outcome_error
 from xlacli.capture.ranks import RankPlace, rank_folder, rank_folders, rank_place
 from xlacli.capture.runner import check_torch_xla_installed, prepare_run_dir, run_child
 from xlacli.capture.signals import StopSignals
 from xlacli.config import ProjectConfig, model_argument
 from xlacli.errors import CaptureError, IncompleteReport, UsageError, XlacliError
 from xlacli.flows.modes import check_mode
-from xlacli.flows.spawned import alone_report, report_spawned_ranks, with_rank_zero_progress
 from xlacli.paths import display_path
-from xlacli.render.console import print_message, stderr_console
-from xlacli.report.ranks import remove_merged
-from xlacli.report.run_report import RunReport, save_report
 from xlacli.run_folder.events import ChildLog
 from xlacli.run_folder.request import CaptureRequest, RunPaths
 from xlacli.run_folder.spawned import spawned_processes
-from xlacli.units import counted
 
+# Everything else (the progress bar's rich, the report's data model, the
+# analyses) is imported once the child has started, while it imports torch:
+# ~0.2 s that a run paid before its child started otherwise (docs/performance.md).
 if TYPE_CHECKING:
+    from xlacli.analysis.recompiles.phases import LoopProgress
     from xlacli.assemble.dump_prefetch import DumpPrefetch
     from xlacli.assemble.graph_files import HloCache
     from xlacli.assemble.read import RawRun
     from xlacli.flows.spawned import ReportBuilder, SpawnedRun
+    from xlacli.report.run_report import RunReport
 
 # What only the report needs (the assembler, the analyses, the HLO parser: ~100
 # modules, 0.1-0.2 s): imported in the background while the child imports torch
-# (seconds), not before the child starts (``_importing_report_modules``).
+# (seconds), not before the child starts (``_after_child_started``).
 REPORT_MODULES = (
+    "xlacli.capture.outcome",
     "xlacli.assemble.pipeline",
     "xlacli.assemble.profile",
     "xlacli.assemble.source_snippets",
     "xlacli.flows.hang",
+    "xlacli.flows.spawned",
     "xlacli.assemble.ranks",
     "xlacli.report.profile",
 )
 
 
-def _importing_report_modules(
-    update: Callable[[ChildLog], None],
-) -> Callable[[ChildLog], None]:
-    """``update``, which at its first call (the child has started) starts importing
-    ``REPORT_MODULES`` on a thread; ``report_from_run`` waits for it
-    (``_REPORT_IMPORTS``) rather than import beside it."""
+def _after_child_started(update: Callable[[ChildLog], None]) -> Callable[[ChildLog], None]:
+    """``update``, which at its first call (the child has started) first checks
+    torch and torch_xla's versions and starts the progress bar (this thread),
+    then imports ``REPORT_MODULES`` on a thread; ``report_from_run`` waits for
+    it (``_REPORT_IMPORTS``) rather than import beside it. What the parent needs
+    only after the child's start costs it nothing while the child imports torch."""
     started = False
 
     def on_progress(log: ChildLog) -> None:
         nonlocal started
         if not started:
             started = True
+            _checked_install()
+            update(log)  # the progress bar's imports, before the thread's
             thread = threading.Thread(
                 target=lambda: [importlib.import_module(name) for name in REPORT_MODULES],
                 name="xlacli-report-imports",
@@ -74,9 +76,24 @@ def _importing_report_modules(
             )
             thread.start()
             _REPORT_IMPORTS.append(thread)
+            return
         update(log)
 
     return on_progress
+
+
+@functools.cache
+def _checked_install() -> None:
+    """``check_torch_xla_installed``, once a process (a failed check is not
+    kept): after the child has started (a wrong torch stops it), or after a
+    child that ended before its first progress poll."""
+    check_torch_xla_installed()
+
+
+def _join_report_imports() -> None:
+    """Wait for ``REPORT_MODULES`` to be imported (at most one thread imports at a time)."""
+    while _REPORT_IMPORTS:
+        _REPORT_IMPORTS.pop().join()
 
 
 # The import threads started; joined before the report is built, so that no two
@@ -179,6 +196,8 @@ def resolve_target(
     parsed = parse_target(model)
     target = check_model_file(ModelTarget(parsed.path, parsed.entry, args=tuple(args)))
     if target.is_script:
+        from xlacli.render.console import print_message
+
         print_message(
             f"{display_path(target.path)} defines neither get_model() nor model: "
             "running it as a script (its syncs are the steps)"
@@ -221,13 +240,14 @@ def capture(
     ``command``: the command that made the run, kept in its request (``xlacli
     runs`` lists it; None: profile or compile, as ``profile`` says).
     """
-    check_torch_xla_installed()
     check_mode(target, mode)
     place = rank_place(os.environ)
     follow = place is None and target.is_script  # under a launcher: a rank already
     paths = _prepare_folder(out, target, force=force, runs_dir=runs_dir, place=place)
     watch = None
     if hang_timeout is not None:
+        from xlacli.capture.hang_watch import HangWatch
+
         watch = HangWatch(hang_timeout, lambda: _watched_folders(paths, place))
     run_to_end = target.is_script and steps is None
     steps = steps if steps is not None else (0 if target.is_script else DEFAULT_MODEL_STEPS)
@@ -258,18 +278,25 @@ def capture(
     dump = _DumpReader()
     with StopSignals() as stop:
         with _StepProgress(label or f"Running {display_path(target.path)}", total) as progress:
+            update: Callable[[ChildLog], None] = progress.update
+            if follow:  # a script that may start its own ranks
+                from xlacli.flows.spawned import with_rank_zero_progress
+
+                update = with_rank_zero_progress(paths, update, follow)
             outcome = run_child(
                 request,
                 paths,
-                on_progress=_importing_report_modules(
-                    with_rank_zero_progress(paths, progress.update, follow)
-                ),
+                on_progress=_after_child_started(update),
                 stop=stop,
                 on_stopping=lambda name: progress.stopping(name, tracing=profile),
                 watch=watch,
                 follow_spawned=follow,
                 read_dump=dump.reading,
             )
+        _join_report_imports()
+        _checked_install()
+        from xlacli.capture.outcome import Interrupted, outcome_error
+
         error = outcome_error(outcome, paths, stop.name)
         spawned = spawned_processes(paths.root) if follow else {}
         raw, report, hlo = report_from_run(
@@ -284,6 +311,9 @@ def capture(
         )
         ranks, alone = None, None
         if spawned:  # the script's own processes were the ranks: their reports, merged
+            from xlacli.flows.spawned import alone_report, report_spawned_ranks
+            from xlacli.render.console import print_message
+
             build = _rank_builder(request, target, explain_warmup, profile=profile)
             ranks = report_spawned_ranks(
                 paths, spawned, outcome, build, hang_timeout, compare_steps=not profile
@@ -310,6 +340,8 @@ def capture(
     if error is None:
         error = incomplete_report_error(report)
     for warning in outcome.log.warnings:
+        from xlacli.render.console import stderr_console
+
         stderr_console().print(f"[yellow]warning:[/] {warning}")
     return CaptureResult(report, paths, error, raw, hlo, ranks, alone)
 
@@ -355,6 +387,8 @@ def _prepare_folder(
     except OSError as error:
         raise CaptureError(f"cannot create the output folder {out}: {error.strerror}") from None
     if place.is_merger and force:
+        from xlacli.report.ranks import remove_merged
+
         remove_merged(out)
     return prepare_run_dir(rank_folder(out, place.rank), target.path.stem, force=force)
 
@@ -383,12 +417,13 @@ def report_from_run(
         The raw run, the report, and the graphs' parsed HLO (parsed once, read again
         by the profile summary).
     """
-    while _REPORT_IMPORTS:
-        _REPORT_IMPORTS.pop().join()
+    _join_report_imports()
     from xlacli.assemble.graph_files import HloCache
     from xlacli.assemble.pipeline import build_report
     from xlacli.assemble.read import read_raw_run
     from xlacli.assemble.source_snippets import save_snippets
+    from xlacli.capture.outcome import error_record
+    from xlacli.report.run_report import save_report
 
     raw = read_raw_run(paths, log)
     model_label = str(target)  # model.py:make, train.py, -m pkg.train
@@ -431,10 +466,26 @@ def run_options(request: CaptureRequest) -> tuple[str, ...]:
 
 
 class _StepProgress:
-    """A progress bar on stderr fed by the child's events."""
+    """A progress bar on stderr fed by the child's events, started at the first
+    of them (rich is imported once the child has started, not before)."""
 
     def __init__(self, description: str, total: int | None):
+        self._description = description
+        self._total = total
+        self._started = False
+        self._stopping: float | None = None
+        self._what = "stopping"
+        self._last_phase = ""
+        self._loop_of: ChildLog | None = None
+        self._last_line = 0.0
+        self._final_line = ""  # what a CI log's last status line should say
+        self._printed_line = ""
+
+    def _start(self) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        from xlacli.analysis.recompiles.phases import LoopProgress
+        from xlacli.render.console import stderr_console
 
         self._progress = Progress(
             TextColumn("{task.description}"),
@@ -444,25 +495,23 @@ class _StepProgress:
             console=stderr_console(),
             transient=True,
         )
-        self._task = self._progress.add_task(description, total=total, detail="starting")
-        self._stopping: float | None = None
-        self._what = "stopping"
+        self._task = self._progress.add_task(
+            self._description, total=self._total, detail="starting"
+        )
         # A CI log gets no progress bar: a short line per phase, and per step at
         # most every few seconds, instead of silence while the model runs.
         self._log_lines = not self._progress.console.is_terminal
-        self._description = description
-        self._last_phase = ""
-        self._loop = LoopProgress()  # read incrementally, per log
-        self._loop_of: ChildLog | None = None
-        self._last_line = 0.0
-        self._final_line = ""  # what a CI log's last status line should say
-        self._printed_line = ""
+        self._loop: LoopProgress = LoopProgress()  # read incrementally, per log
+        self._new_loop = LoopProgress
+        self._progress.start()
+        self._started = True
 
     def __enter__(self) -> _StepProgress:
-        self._progress.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if not self._started:
+            return
         self._progress.stop()
         # A short run's last status line would otherwise be "0 steps done".
         if self._log_lines and self._final_line and self._final_line != self._printed_line:
@@ -470,6 +519,8 @@ class _StepProgress:
 
     def stopping(self, signal_name: str, *, tracing: bool) -> None:
         """The run was told to stop: say what it waits for, and for how long."""
+        if not self._started:
+            self._start()
         self._stopping = time.monotonic()
         self._what = "stopping the trace" if tracing else "stopping"
         self._progress.console.print(
@@ -478,8 +529,10 @@ class _StepProgress:
         )
 
     def update(self, log: ChildLog) -> None:
+        if not self._started:
+            self._start()
         if self._loop_of is not log:  # another log (rank 0's, once it starts): afresh
-            self._loop, self._loop_of = LoopProgress(), log
+            self._loop, self._loop_of = self._new_loop(), log
         # --steps counts the loop's iterations, not a script's setup syncs.
         done = self._loop.read(log.steps)
         compiles = self._loop.compiles + sum(
@@ -492,6 +545,8 @@ class _StepProgress:
         elif log.setup is None:
             detail = "loading the model"
         else:
+            from xlacli.units import counted
+
             detail = counted(compiles, "compilation")
         if self._stopping is not None:
             detail = f"{self._what}… {time.monotonic() - self._stopping:.0f} s"

@@ -10,12 +10,11 @@ available, a daemon thread watches the parent's pid instead.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import signal
 import threading
 import time
+from typing import Any
 
 PARENT_PID_ENV = "XLACLI_PARENT_PID"
 _PR_SET_PDEATHSIG = 1
@@ -35,11 +34,24 @@ def die_with_parent() -> None:
 def request_parent_death_signal() -> bool:
     """Ask the kernel for a SIGTERM when the parent dies (Linux); False if not
     available. Also usable as ``preexec_fn`` for a child that is not Python."""
+    import ctypes  # here: the parent imports this module for PARENT_PID_ENV alone
+
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc = _libc(ctypes)
         return bool(libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
+
+
+def _libc(ctypes: Any) -> Any:
+    """The C library: by its usual name first (``find_library`` runs ``ldconfig -p``
+    in a subprocess, a few milliseconds of the child's start-up)."""
+    try:
+        return ctypes.CDLL("libc.so.6", use_errno=True)
+    except OSError:
+        import ctypes.util
+
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
 
 def _watch_parent() -> None:
