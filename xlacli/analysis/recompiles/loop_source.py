@@ -26,11 +26,10 @@ def calls_loop_target(read_source: SourceReader, file: str, line: int) -> bool:
     in ``for layer in self.layers``, ``self.layers[i](x)`` in ``for i in range(n)``.
     A loop over data calls a module with each batch (``model(batch)``): its
     iterations are steps, not layers."""
-    tree = _tree(read_source, file)
     loops = [
         node
-        for node in (ast.walk(tree) if tree is not None else ())
-        if isinstance(node, ast.For) and node.lineno < line <= (node.end_lineno or node.lineno)
+        for node in (_for_nodes(read_source(file)) if file.endswith(".py") else ())
+        if node.lineno < line <= (node.end_lineno or node.lineno)
     ]
     if not loops:
         return False
@@ -81,6 +80,14 @@ def _loops_in(text: str | None) -> tuple[tuple[int, int, str], ...]:
         for node in ast.walk(tree)
         if isinstance(node, ast.For)
     )
+
+
+@lru_cache(maxsize=32)
+def _for_nodes(text: str | None) -> tuple[ast.For, ...]:
+    """The ``for`` loops of a source file, walked once per text (every graph of a
+    storm asked again about the same lines of ``module.py``: ~10 ms a graph)."""
+    tree = _parse(text)
+    return tuple(node for node in ast.walk(tree) if isinstance(node, ast.For)) if tree else ()
 
 
 def _iterable_text(node: ast.expr) -> str:
