@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import time
 from pathlib import Path
 
@@ -43,6 +44,9 @@ class DumpPrefetch:
         self._modules: dict[bytes, HloModule] = {}
         self._stacks: dict[bytes, list[StackedOp]] = {}
         self._seen: dict[Path, tuple[int, int]] = {}  # file -> (size, mtime) when read
+        # Names xlacli does not keep (XLA:CPU's LLVM and MLIR text of every
+        # kernel, ~40 a graph): classified once, not at every look.
+        self._ignored: set[str] = set()
 
     def module(self, path: Path) -> HloModule | None:
         """The module parsed from ``path``'s bytes ahead of time, if any."""
@@ -67,16 +71,21 @@ class DumpPrefetch:
         """Copy (into ``copy_to``, if given) and parse the kept files that
         settled since the last look."""
         try:
-            paths = list(dump_dir.iterdir())
+            with os.scandir(dump_dir) as entries:
+                names = [entry.name for entry in entries]
             if copy_to is not None:
                 copy_to.mkdir(parents=True, exist_ok=True)
         except OSError:
             return
         now = time.time() if now is None else now
-        for path in paths:
-            classified = classify_dump_file(path.name)
-            if classified is None:
+        for name in names:
+            if name in self._ignored:
                 continue
+            classified = classify_dump_file(name)
+            if classified is None:
+                self._ignored.add(name)
+                continue
+            path = dump_dir / name
             try:
                 stat = path.stat()
             except OSError:
