@@ -1,6 +1,6 @@
 """Cost against the graph's size: the decoder of ``decoder.py`` at several depths (issue 40).
 
-    python benchmarks/scale/graph_size.py [--layers 24 50] [--tree PATH] [--json out.jsonl]
+    python benchmarks/scale/graph_size.py [--layers 8 24 50] [--steps 5] [--tree PATH] [--json F]
 
 For each depth: the bare script (``python decoder.py --layers N``), the same
 script under ``xlacli compile``, and the parent's own work apart: the run
@@ -9,13 +9,19 @@ a report that was never written, in the parent only, from the files the
 child left). Each is a fresh process; wall and CPU seconds (user + system,
 children included) of each, the time from the child's last write to the
 report's (the parent's own work after the child ended), the graphs' IR node
-counts, and the verdict line. ``--tree`` runs another checkout's xlacli (the "before" of a change).
+counts and HLO instruction counts (before and after XLA's optimization), the
+load average, and the verdict line. ``--tree`` runs another checkout's xlacli
+(the "before" of a change). ``--steps 1`` keeps one graph (the first step's):
+the row of a graph of 100k+ HLO instructions (``--layers 150``), whose XLA:CPU
+compile alone takes minutes a graph. ``plot.py --graph-size`` draws the parent's
+time against the instructions.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -44,15 +50,17 @@ def _timed(command: list[str], cwd: Path, tree: Path) -> tuple[float, float, str
     return time.perf_counter() - started, _children_cpu() - cpu, done.stdout
 
 
-def measure(layers: int, tree: Path, work: Path) -> dict[str, object]:
+def measure(layers: int, tree: Path, work: Path, steps: int = 5) -> dict[str, object]:
     """One depth: bare, under xlacli, and the rebuild of the run folder's report."""
     script = work / "decoder.py"
     shutil.copy(DECODER, script)
     python = sys.executable
-    bare = _timed([python, str(script), "--layers", str(layers)], work, tree)
+    load = os.getloadavg()[0]
+    script_args = ["--layers", str(layers), "--steps", str(steps)]
+    bare = _timed([python, str(script), *script_args], work, tree)
     run = work / f"run-{layers}"
     command = [python, "-m", "xlacli", "compile", str(script), "--out", str(run), "--force"]
-    xlacli = _timed([*command, "--", "--layers", str(layers)], work, tree)
+    xlacli = _timed([*command, "--", *script_args], work, tree)
     rebuilt = work / f"rebuilt-{layers}"
     shutil.rmtree(rebuilt, ignore_errors=True)
     shutil.copytree(run, rebuilt)
@@ -63,10 +71,14 @@ def measure(layers: int, tree: Path, work: Path) -> dict[str, object]:
     # parent writes report.json when its analysis is done.
     child_end = max((run / name).stat().st_mtime for name in ("events.jsonl", "metrics.txt"))
     after_child = (run / "report.json").stat().st_mtime - child_end
+    graphs = report["graphs"]
     return {
         "layers": layers,
+        "steps": steps,
         "tree": str(tree),
-        "ir_nodes": [graph["ir_nodes"] for graph in report["graphs"]],
+        "ir_nodes": [graph["ir_nodes"] for graph in graphs],
+        "hlo_instructions": [graph["hlo_instructions"] for graph in graphs],
+        "optimized_hlo_instructions": [graph["optimized_hlo_instructions"] for graph in graphs],
         "bare_s": round(bare[0], 2),
         "bare_cpu_s": round(bare[1], 2),
         "xlacli_s": round(xlacli[0], 2),
@@ -76,18 +88,20 @@ def measure(layers: int, tree: Path, work: Path) -> dict[str, object]:
         "rebuild_s": round(parent[0], 2),
         "rebuild_cpu_s": round(parent[1], 2),
         "verdict": xlacli[2].splitlines()[0] if xlacli[2] else "",
+        "load": [round(load, 1), round(os.getloadavg()[0], 1)],
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--layers", type=int, nargs="+", default=[24, 50])
+    parser.add_argument("--layers", type=int, nargs="+", default=[8, 24, 50])
+    parser.add_argument("--steps", type=int, default=5, help="the decoder's steps (1: one graph)")
     parser.add_argument("--tree", type=Path, default=REPO, help="the xlacli checkout to run")
     parser.add_argument("--json", type=Path, help="append one JSON line per depth")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="xlacli-graph-size-") as folder:
         for layers in args.layers:
-            row = measure(layers, args.tree.resolve(), Path(folder))
+            row = measure(layers, args.tree.resolve(), Path(folder), args.steps)
             print(json.dumps(row), flush=True)
             if args.json is not None:
                 with args.json.open("a") as out:

@@ -3,6 +3,10 @@ steps (one cached graph) and against graphs (a new graph every step),
 wall time solid and CPU time (user + system, children included) dashed.
 
     python benchmarks/scale/plot.py RESULTS.jsonl [--out docs/scale.svg]
+    python benchmarks/scale/plot.py --graph-size GRAPH_SIZE.jsonl --out docs/graph-size.svg
+
+(``--graph-size``: ``graph_size.py``'s rows, the parent's time and the whole
+runs' against the graphs' HLO instructions.)
 
 (``before_s``, when ``run.py --before`` filled it, is drawn as "xlacli before".)
 
@@ -152,13 +156,66 @@ def draw_sizes(rows: list[dict[str, Any]]) -> str:
     return _figure(panels, drawn, SIZE_COLORS)
 
 
-def _figure(panels: list[str], drawn: set[str], colors: dict[str, str] | None = None) -> str:
+# The graph-size axis (graph_size.py): x is the run's HLO instructions, before and
+# after XLA's optimization, all graphs (what the parent reads), in thousands.
+GRAPH_SIZE_COLORS = {
+    "after the child": "#d62728",
+    "rebuilt: wall": "#2ca02c",
+    "rebuilt: CPU": "#98df8a",
+    "bare": "#555555",
+    "xlacli": "#1f77b4",
+    "bare CPU": "#999999",
+    "xlacli CPU": "#aec7e8",
+}
+
+
+def _instructions(row: dict[str, Any]) -> float:
+    return (sum(row["hlo_instructions"]) + sum(row["optimized_hlo_instructions"])) / 1000
+
+
+def draw_graph_size(rows: list[dict[str, Any]]) -> str:
+    """The parent's own time, and the whole runs', against the HLO instructions."""
+    rows = [row for row in rows if "hlo_instructions" in row]
+
+    def series(key: str) -> list[tuple[float, float]]:
+        return sorted((_instructions(row), row[key]) for row in rows if row.get(key) is not None)
+
+    parent = {
+        "after the child": series("parent_after_child_s"),
+        "rebuilt: wall": series("rebuild_s"),
+        "rebuilt: CPU": series("rebuild_cpu_s"),
+    }
+    runs = {
+        "bare": series("bare_s"),
+        "xlacli": series("xlacli_s"),
+        "bare CPU": series("bare_cpu_s"),
+        "xlacli CPU": series("xlacli_cpu_s"),
+    }
+    unit = "HLO instructions, thousands (all graphs, before + after optimization)"
+    panels = [
+        _panel(MARGIN_X, "xlacli's parent", unit, parent, colors=GRAPH_SIZE_COLORS),
+        _panel(
+            MARGIN_X + PANEL_W + MARGIN_X + 160,
+            "bare script and xlacli compile",
+            unit,
+            runs,
+            colors=GRAPH_SIZE_COLORS,
+        ),
+    ]
+    drawn = {name for lines in (parent, runs) for name, points in lines.items() if points}
+    return _figure(panels, drawn, GRAPH_SIZE_COLORS, spacing=138)
+
+
+def _figure(
+    panels: list[str], drawn: set[str], colors: dict[str, str] | None = None, spacing: int = 170
+) -> str:
     colors = colors or COLORS
     legend = "".join(
-        f'<line x1="{MARGIN_X + i * 170}" y1="{HEIGHT - 18}" x2="{MARGIN_X + i * 170 + 24}" '
-        f'y2="{HEIGHT - 18}" stroke="{color}" stroke-width="2"'
+        f'<line x1="{MARGIN_X + i * spacing}" y1="{HEIGHT - 18}" '
+        f'x2="{MARGIN_X + i * spacing + 24}" y2="{HEIGHT - 18}" stroke="{color}" stroke-width="2"'
         + (' stroke-dasharray="6 4"' if name in DASHED else "")
-        + f'/><text x="{MARGIN_X + i * 170 + 30}" y="{HEIGHT - 14}">{name}</text>'
+        + f'/><text x="{MARGIN_X + i * spacing + 30}" y="{HEIGHT - 14}">'
+        + f"{name}</text>"
         for i, (name, color) in enumerate(
             (name, color) for name, color in colors.items() if name in drawn
         )
@@ -178,12 +235,18 @@ def _load(path: Path) -> list[dict[str, Any]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("results", type=Path)
+    parser.add_argument("results", type=Path, nargs="?")
+    parser.add_argument("--graph-size", type=Path, help="graph_size.py's rows: draw those instead")
     parser.add_argument("--out", type=Path, default=Path("docs/scale.svg"))
     parser.add_argument(
         "--sizes-out", type=Path, help="also draw report.json and the parent's peak (SVG)"
     )
     args = parser.parse_args()
+    if args.graph_size is not None:
+        args.out.write_text(draw_graph_size(_load(args.graph_size)), encoding="utf-8")
+        return
+    if args.results is None:
+        parser.error("give RESULTS.jsonl, or --graph-size GRAPH_SIZE.jsonl")
     rows = _load(args.results)
     args.out.write_text(draw(rows), encoding="utf-8")
     if args.sizes_out:

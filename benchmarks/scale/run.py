@@ -54,6 +54,7 @@ ROWS = {
         Row("train-300", f"{HERE}/train_step.py", 300, "steps"),
         Row("storm-25", f"{HERE}/new_length.py", 25, "graphs"),
         Row("storm-50", f"{HERE}/new_length.py", 50, "graphs"),
+        Row("storm-60", f"{HERE}/new_length.py", 60, "graphs"),  # issue 40's storm row
         Row("storm-100", f"{HERE}/new_length.py", 100, "graphs"),
         Row("storm-300", f"{HERE}/new_length.py", 300, "graphs"),
     )
