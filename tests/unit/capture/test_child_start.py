@@ -47,3 +47,23 @@ def test_starting_a_compile_imports_no_report_code_nor_rich():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_child_exits_with_its_code_after_atexit_and_buffered_output(tmp_path):
+    # The child skips the interpreter's teardown (exit_without_teardown), not
+    # what a normal exit runs for the program: atexit callbacks, stdio flushed.
+    marker = tmp_path / "atexit.txt"
+    code = (
+        "import atexit, ctypes, sys\n"
+        "from xlacli.child.child import exit_without_teardown\n"
+        f"atexit.register(lambda: open({str(marker)!r}, 'w').write('ran'))\n"
+        "print('python line')\n"
+        "ctypes.CDLL(None).printf(b'c line\\n')\n"
+        "exit_without_teardown(7)\n"
+    )
+    output = tmp_path / "out.txt"
+    with output.open("w") as out:  # a file: C's stdout is fully buffered
+        done = subprocess.run([sys.executable, "-c", code], stdout=out, check=False)
+    assert done.returncode == 7
+    assert marker.read_text() == "ran"
+    assert output.read_text().splitlines() == ["python line", "c line"]
