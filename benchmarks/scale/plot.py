@@ -191,7 +191,7 @@ def draw_graph_size(rows: list[dict[str, Any]]) -> str:
         "bare CPU": series("bare_cpu_s"),
         "xlacli CPU": series("xlacli_cpu_s"),
     }
-    unit = "HLO instructions, thousands (all graphs, before + after optimization)"
+    unit = "HLO instructions (thousands)"  # all graphs, before and after optimization
     panels = [
         _panel(MARGIN_X, "xlacli's parent", unit, parent, colors=GRAPH_SIZE_COLORS),
         _panel(
