@@ -67,3 +67,17 @@ def test_the_child_exits_with_its_code_after_atexit_and_buffered_output(tmp_path
     assert done.returncode == 7
     assert marker.read_text() == "ran"
     assert output.read_text().splitlines() == ["python line", "c line"]
+
+
+def test_a_file_the_program_left_open_is_written_out(tmp_path):
+    # Python's teardown would close (and flush) it; the child's exit does too.
+    log = tmp_path / "log.txt"
+    code = (
+        "from xlacli.child.child import exit_without_teardown\n"
+        f"LOG = open({str(log)!r}, 'w')\n"
+        "LOG.write('step 1 loss 0.5\\n')\n"
+        "exit_without_teardown(0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], check=False)
+    assert done.returncode == 0
+    assert log.read_text() == "step 1 loss 0.5\n"
