@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from xlacli.api import ProfileResult, Run, check, compile, diff_hlo, load_report, profile
     from xlacli.errors import XlacliError
     from xlacli.report.run_report import RunReport
+    from xlacli.run_options import RunOptions
 
 _LAZY = {
     "compile": "xlacli.api",
@@ -26,11 +27,13 @@ _LAZY = {
     "Run": "xlacli.api",
     "check": "xlacli.api",
     "RunReport": "xlacli.report.run_report",
+    "RunOptions": "xlacli.run_options",
     "XlacliError": "xlacli.errors",
 }
 __all__ = [
     "ProfileResult",
     "Run",
+    "RunOptions",
     "RunReport",
     "XlacliError",
     "__version__",

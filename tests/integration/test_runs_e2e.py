@@ -15,10 +15,12 @@ pytestmark = pytest.mark.e2e
 
 def test_a_run_made_for_check_is_a_check_run(tmp_path):
     from xlacli.flows.session import capture, resolve_target
+    from xlacli.run_options import RunOptions
 
     runs = tmp_path / ".xlacli" / "runs"
     target = resolve_target(str(EXAMPLES / "mlp.py"))
-    result = capture(target, steps=1, warmup=0, command="check", runs_dir=runs)
+    options = RunOptions(steps=1, warmup=0, train=False, optimizer="sgd", mode="lazy")
+    result = capture(target, options, command="check", runs_dir=runs)
     assert result.error is None
     assert json.loads((result.paths.root / "request.json").read_text())["command"] == "check"
     assert result.report.command == "check"

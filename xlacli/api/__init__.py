@@ -26,11 +26,9 @@ in ``report.problems``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
-import xlacli.defaults as defaults
-from xlacli.api.capture import ProfileResult, Run, StrPath, check_budgets, compile_run, profile
+from xlacli.api.capture import ProfileResult, Run, check_budgets, compile_run, profile
 from xlacli.api.checks import check
 from xlacli.api.modes import ModeComparison, compile_modes, profile_modes
 from xlacli.api.saved import (
@@ -44,6 +42,7 @@ from xlacli.api.saved import (
     runs_folder,
     write_html,
 )
+from xlacli.run_options import RunKeywords, RunOptions, StrPath
 
 if TYPE_CHECKING:
     from xlacli.flows.check import CheckRun
@@ -56,6 +55,7 @@ __all__ = [
     "ProfileResult",
     "Run",
     "RunEntry",
+    "RunOptions",
     "check",
     "check_budgets",
     "compile",
@@ -78,17 +78,8 @@ __all__ = [
 def compile(
     target: StrPath | None = None,
     *,
-    module: str | None = None,
-    args: Sequence[str] = (),
-    steps: int | None = None,
-    warmup: int = defaults.COMPILE.warmup,
-    train: bool = False,
-    optimizer: str = "sgd",
-    devices: int | None = None,
-    mode: str = "lazy",
-    out: StrPath | None = None,
-    force: bool = False,
-    hang_timeout: float | None = None,
+    options: RunOptions | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> RunReport:
     """Trace a model lazily on an XLA device and explain every compile (``xlacli compile``).
 
@@ -109,6 +100,8 @@ def compile(
         force: Replace ``out`` if it is an earlier run folder.
         hang_timeout: Stop the run (keeping every stack) when no step progresses
             for this many seconds.
+        options: All of these as one ``RunOptions`` (what ``xlacli compile`` builds from
+            its flags); a keyword given beside it replaces its field.
 
     Returns:
         The report, also saved as ``report.json`` in ``report.run_dir`` (a script
@@ -119,20 +112,7 @@ def compile(
         XlacliError: a bad target or option (``UsageError``), or no working
             torch_xla (``CaptureError``).
     """
-    run = compile_run(
-        target,
-        module=module,
-        args=args,
-        steps=steps,
-        warmup=warmup,
-        train=train,
-        optimizer=optimizer,
-        devices=devices,
-        mode=mode,
-        out=out,
-        force=force,
-        hang_timeout=hang_timeout,
-    )
+    run = compile_run(target, options=options, **keywords)
     if run.ranks is not None and run.ranks.reports:  # the script started its own ranks
         return run.ranks.reports[min(run.ranks.reports)]
     return run.report

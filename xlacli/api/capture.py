@@ -7,23 +7,19 @@ partial report is worth having first; ``raise_error()`` raises it).
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
-import xlacli.defaults as defaults
+from xlacli.defaults import COMPILE, PROFILE
+from xlacli.run_options import RunKeywords, RunOptions, StrPath, run_options
 
 if TYPE_CHECKING:
-    from xlacli.capture.discover import ModelTarget
     from xlacli.errors import XlacliError
     from xlacli.flows.profile import ProfileRequest
     from xlacli.flows.spawned import SpawnedRun
     from xlacli.report.profile import ProfileSummary
     from xlacli.report.run_report import RunReport
-
-StrPath = str | os.PathLike[str]
 
 
 @dataclass(frozen=True)
@@ -84,40 +80,21 @@ class ProfileResult:
 def compile_run(
     target: StrPath | None = None,
     *,
-    module: str | None = None,
-    args: Sequence[str] = (),
-    steps: int | None = None,
-    warmup: int = defaults.COMPILE.warmup,
-    train: bool = False,
-    optimizer: str = "sgd",
-    devices: int | None = None,
-    mode: str = "lazy",
-    out: StrPath | None = None,
-    force: bool = False,
-    hang_timeout: float | None = None,
+    options: RunOptions | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> Run:
     """``compile``, returning the run's error beside its report (what the command uses).
 
     Raises:
         XlacliError: as ``compile``.
     """
-    from xlacli.flows.session import capture
+    from xlacli.flows.session import capture, prepare_run
 
-    resolved = target_of(target, module, args, "compile")
-    devices, runs_dir = project_defaults(devices)
+    resolved, chosen = prepare_run(run_options(target, options, keywords), "compile", COMPILE)
     result = capture(
         resolved,
-        steps=steps,
-        train=train,
-        optimizer=optimizer,
-        out=path_of(out),
-        force=force,
+        chosen.one_mode(chosen.mode or "lazy"),
         label=f"Compiling {resolved.module or resolved.path.name}",
-        explain_warmup=warmup,
-        mode=_mode(mode),
-        hang_timeout=hang_timeout,
-        devices=devices,
-        runs_dir=runs_dir,
     )
     return Run(result.report, result.error, result.ranks)
 
@@ -125,92 +102,44 @@ def compile_run(
 def profile(
     target: StrPath | None = None,
     *,
-    module: str | None = None,
-    args: Sequence[str] = (),
-    steps: int = defaults.PROFILE.steps,
-    warmup: int = defaults.PROFILE.warmup,
-    train: bool = False,
-    optimizer: str = "sgd",
-    devices: int | None = None,
-    mode: str = "lazy",
+    options: RunOptions | None = None,
     logdir: StrPath | None = None,
     name: str | None = None,
     max_trace_steps: int = 500,
-    out: StrPath | None = None,
-    force: bool = False,
-    hang_timeout: float | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> ProfileResult:
     """Trace ``steps`` steps after ``warmup`` with torch_xla's profiler (``xlacli profile``).
 
     The trace goes where TensorBoard and xprof read it
     (``LOGDIR/plugins/profile/NAME``; default logdir ``RUN/tensorboard``);
     ``summary`` is the headless view: step times, the breakdown, top HLO ops.
-    Arguments are ``compile``'s, plus ``logdir``, ``name`` and ``max_trace_steps``.
-    A run that fails mid-way returns with ``error`` set, as ``compile_run``.
+    Arguments are ``compile``'s (default: 50 steps after 5 of warm-up), plus
+    ``logdir``, ``name`` and ``max_trace_steps``. A run that fails mid-way
+    returns with ``error`` set, as ``compile_run``.
 
     Raises:
         XlacliError: as ``compile``; also a logdir that cannot be written, or a
             session ``name`` already in it (without ``force``).
     """
-    from xlacli.flows.profile import ProfileRequest, capture_profile
+    from xlacli.flows.profile import capture_profile
+    from xlacli.flows.session import prepare_run
 
-    resolved = target_of(target, module, args, "profile")
-    request = ProfileRequest(
-        steps=steps,
-        warmup=warmup,
-        train=train,
-        optimizer=optimizer,
-        logdir=path_of(logdir),
-        name=name,
-        out=path_of(out),
-        force=force,
-        devices=devices,
-        max_trace_steps=max_trace_steps,
-        mode=_mode(mode),
-        hang_timeout=hang_timeout,
-    )
-    result, summary = capture_profile(resolved, with_logdir(request))
+    resolved, chosen = prepare_run(run_options(target, options, keywords), "profile", PROFILE)
+    request = profile_request(chosen, logdir, name, max_trace_steps)
+    result, summary = capture_profile(resolved, chosen.one_mode(chosen.mode or "lazy"), request)
     return ProfileResult(result.report, summary, result.error, result.ranks)
 
 
-def with_logdir(request: ProfileRequest) -> ProfileRequest:
-    """The request, once its logdir is writable (and ``force``: its session freed)."""
-    from xlacli.flows.profile import prepare_logdir
+def profile_request(
+    options: RunOptions, logdir: StrPath | None, name: str | None, max_trace_steps: int
+) -> ProfileRequest:
+    """A profile's request, once its logdir is writable (and ``force``: its session freed)."""
+    from xlacli.flows.profile import ProfileRequest, prepare_logdir
 
-    if request.logdir is not None:
-        prepare_logdir(request.logdir, request.name, request.force)
-    return request
-
-
-def target_of(
-    target: StrPath | None, module: str | None, args: Sequence[str], action: str
-) -> ModelTarget:
-    """The target given, else the project's (``[tool.xlacli]`` model or module)."""
-    from xlacli.config import load_config
-    from xlacli.flows.session import configured_target
-
-    text = None if target is None else os.fspath(target)
-    return configured_target(text, module, args, load_config(), action)
-
-
-def project_defaults(devices: int | None) -> tuple[int | None, Path | None]:
-    """What ``[tool.xlacli]`` sets for every run: its devices (unless given) and runs folder."""
-    from xlacli.config import load_config, project_runs_dir
-
-    config = load_config()
-    return (devices if devices is not None else config.devices), project_runs_dir(config)
-
-
-def _mode(mode: str) -> str:
-    from xlacli.errors import UsageError
-
-    if mode not in ("lazy", "dynamo"):
-        raise UsageError(f"mode {mode!r}: expected 'lazy' or 'dynamo'")
-    return mode
-
-
-def path_of(path: StrPath | None) -> Path | None:
-    return None if path is None else Path(path)
+    folder = None if logdir is None else Path(logdir)
+    if folder is not None:
+        prepare_logdir(folder, name, options.force)
+    return ProfileRequest(options, folder, name, max_trace_steps)
 
 
 def check_budgets(

@@ -2,41 +2,31 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
+
+from xlacli.run_options import RunKeywords, RunOptions, StrPath, run_options
 
 if TYPE_CHECKING:
     from xlacli.flows.check import CheckRun
-
-StrPath = str | os.PathLike[str]
 
 
 def check(
     target: StrPath | None = None,
     *,
+    options: RunOptions | None = None,
     baseline: StrPath | None = None,
     update_baseline: bool = False,
-    module: str | None = None,
-    args: Sequence[str] = (),
     tolerance: float = 0.0,
     time_budget: float | None = None,
     time_tolerance: float = 0.2,
-    steps: int | None = None,
-    warmup: int | None = None,
-    train: bool | None = None,
-    optimizer: str | None = None,
-    devices: int | None = None,
-    mode: str | None = None,
-    out: StrPath | None = None,
-    force: bool = False,
-    hang_timeout: float | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> CheckRun:
     """Run ``target`` and compare its counts with ``baseline`` (``xlacli check``).
 
-    Each setting left None is the baseline's, else ``[tool.xlacli]``'s, else
-    the command's default; a setting that contradicts the baseline is refused.
+    The run's options are ``compile``'s (``options``, or its keywords); each
+    left None is the baseline's, else ``[tool.xlacli]``'s, else the command's
+    default; a setting that contradicts the baseline is refused.
 
     Args:
         target: As ``compile``'s; None: the project's.
@@ -60,22 +50,11 @@ def check(
 
     return run_check(
         CheckRequest(
-            model=None if target is None else os.fspath(target),
-            module=module,
-            script_args=tuple(args),
+            run=run_options(target, options, keywords),
             baseline=None if baseline is None else Path(baseline),
             update_baseline=update_baseline,
             tolerance=tolerance,
             time_budget=time_budget,
             time_tolerance=time_tolerance,
-            steps=steps,
-            warmup=warmup,
-            train=train,
-            optimizer=optimizer,
-            out=None if out is None else Path(out),
-            force=force,
-            devices=devices,
-            mode=mode,
-            hang_timeout=hang_timeout,
         )
     )

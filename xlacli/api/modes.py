@@ -3,12 +3,13 @@ each in its own child, and the figures that compare them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
-import xlacli.defaults as defaults
-from xlacli.api.capture import Run, StrPath, path_of, project_defaults, target_of, with_logdir
+from xlacli.api.capture import Run, profile_request
+from xlacli.defaults import COMPILE, PROFILE
+from xlacli.run_options import RunKeywords, RunOptions, StrPath, run_options
 
 if TYPE_CHECKING:
     from xlacli.analysis.mode_figures import ModeFigures
@@ -34,16 +35,8 @@ class ModeComparison:
 def compile_modes(
     target: StrPath | None = None,
     *,
-    module: str | None = None,
-    args: Sequence[str] = (),
-    steps: int | None = None,
-    warmup: int = defaults.COMPILE.warmup,
-    train: bool = False,
-    optimizer: str = "sgd",
-    devices: int | None = None,
-    out: StrPath | None = None,
-    force: bool = False,
-    hang_timeout: float | None = None,
+    options: RunOptions | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> ModeComparison:
     """``compile`` lazily, then under ``torch.compile``, each in its own child
     (``xlacli compile --mode both``); ``out``: ``OUT/lazy`` and ``OUT/dynamo``.
@@ -53,26 +46,17 @@ def compile_modes(
             process under a launcher.
     """
     from xlacli.analysis.mode_figures import figures
-    from xlacli.flows.compare import mode_out, run_modes
-    from xlacli.flows.session import capture
+    from xlacli.flows.compare import run_modes
+    from xlacli.flows.session import capture, prepare_run
 
-    resolved = target_of(target, module, args, "compile")
-    devices, runs_dir = project_defaults(devices)
+    chosen = dataclasses.replace(run_options(target, options, keywords), mode="both")
+    resolved, chosen = prepare_run(chosen, "compile", COMPILE)
     results: dict[str, CaptureResult] = run_modes(
         resolved,
         lambda mode: capture(
             resolved,
-            mode=mode,
-            out=mode_out(path_of(out), mode),
-            force=force,
+            chosen.one_mode(mode),
             label=f"Compiling {resolved.path.name} ({mode})",
-            steps=steps,
-            train=train,
-            optimizer=optimizer,
-            explain_warmup=warmup,
-            devices=devices,
-            runs_dir=runs_dir,
-            hang_timeout=hang_timeout,
             exact_clocks=True,  # the modes' step times are compared
         ),
     )
@@ -83,19 +67,11 @@ def compile_modes(
 def profile_modes(
     target: StrPath | None = None,
     *,
-    module: str | None = None,
-    args: Sequence[str] = (),
-    steps: int = defaults.PROFILE.steps,
-    warmup: int = defaults.PROFILE.warmup,
-    train: bool = False,
-    optimizer: str = "sgd",
-    devices: int | None = None,
+    options: RunOptions | None = None,
     logdir: StrPath | None = None,
     name: str | None = None,
     max_trace_steps: int = 500,
-    out: StrPath | None = None,
-    force: bool = False,
-    hang_timeout: float | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> ModeComparison:
     """``profile`` lazily, then under ``torch.compile`` (``xlacli profile --mode both``):
     the median step time compared is the profiler's; sessions are ``NAME-lazy``, ``NAME-dynamo``.
@@ -104,27 +80,16 @@ def profile_modes(
         XlacliError: as ``compile_modes``.
     """
     from xlacli.analysis.mode_figures import figures
-    from xlacli.flows.compare import mode_out, run_modes
-    from xlacli.flows.profile import ProfileRequest, capture_profile
+    from xlacli.flows.compare import run_modes
+    from xlacli.flows.profile import capture_profile
+    from xlacli.flows.session import prepare_run
 
-    resolved = target_of(target, module, args, "profile")
-    request = ProfileRequest(
-        steps=steps,
-        warmup=warmup,
-        train=train,
-        optimizer=optimizer,
-        logdir=path_of(logdir),
-        name=name,
-        out=path_of(out),
-        force=force,
-        devices=devices,
-        max_trace_steps=max_trace_steps,
-        hang_timeout=hang_timeout,
-    )
-    request = with_logdir(request)
+    chosen = dataclasses.replace(run_options(target, options, keywords), mode="both")
+    resolved, chosen = prepare_run(chosen, "profile", PROFILE)
+    request = profile_request(chosen, logdir, name, max_trace_steps)
     captured = run_modes(
         resolved,
-        lambda mode: capture_profile(resolved, request, mode, mode_out(request.out, mode)),
+        lambda mode: capture_profile(resolved, chosen.one_mode(mode), request, compared=True),
     )
     runs = {mode: Run(result.report, result.error) for mode, (result, _) in captured.items()}
     profiles = {mode: summary for mode, (_, summary) in captured.items()}

@@ -132,29 +132,17 @@ def check_command(
         from xlacli.flows.launch import run_under_torchrun
 
         return run_under_torchrun(nproc, sys.argv[1:], out)
-    model, script_args = options.split_script_args(ctx, model, module)
     html = html or output_format is options.OutputFormat.html  # --format html: the page too
     shown = _CheckShown(output_format.value, junit, github, allow_improvements, html)
     checked: CheckRun | None = None
     try:  # a check that cannot run still tells CI why (JUnit, annotations, check.json)
         checked = api.check(
-            model,
+            options=options.run_options(ctx),
             baseline=baseline or None,
             update_baseline=update_baseline,
-            module=module,
-            args=script_args,
             tolerance=tolerance,
             time_budget=time_budget,
             time_tolerance=time_tolerance,
-            steps=steps,
-            warmup=warmup,
-            train=train,
-            optimizer=optimizer.value if optimizer else None,
-            devices=devices,
-            mode=mode.value if mode else None,
-            out=out,
-            force=force,
-            hang_timeout=hang_timeout,
         )
         _show_check(checked, shown, ranks_timeout, hang_timeout)
     except XlacliError as error:

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-import xlacli.defaults as defaults
 from xlacli.cli import options
 
 if TYPE_CHECKING:
@@ -62,28 +61,13 @@ def compile_command(
         from xlacli.flows.launch import run_under_torchrun
 
         return run_under_torchrun(nproc, sys.argv[1:], out)
-    model, script_args = options.split_script_args(ctx, model, module)
-    warmup = defaults.COMPILE.warmup if warmup is None else warmup
-    optimizer_name = (optimizer or options.OptimizerName.sgd).value
-    # What one mode and both modes run with alike.
-    settings = dict(
-        module=module,
-        args=script_args,
-        steps=steps,
-        warmup=warmup,
-        train=bool(train),
-        optimizer=optimizer_name,
-        devices=devices,
-        out=out,
-        force=force,
-        hang_timeout=hang_timeout,
-    )
+    run_options = options.run_options(ctx)
     if mode is options.RunMode.both:
-        comparison = api.compile_modes(model, **settings)  # type: ignore[arg-type]
+        comparison = api.compile_modes(options=run_options)
         show_comparison(comparison, output_format.value)
         runs = list(comparison.runs.values())
     else:
-        run = api.compile_run(model, mode=mode.value, **settings)  # type: ignore[arg-type]
+        run = api.compile_run(options=run_options)
         _show_run(run, output_format.value, ranks_timeout, hang_timeout)
         runs = [run]
     if html or output_format is options.OutputFormat.html:  # --format html: the page too

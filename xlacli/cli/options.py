@@ -8,6 +8,7 @@ Defaults come from ``xlacli.defaults`` and every help page shows them.
 
 from __future__ import annotations
 
+import dataclasses
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -16,6 +17,7 @@ import typer
 
 import xlacli.defaults as defaults
 from xlacli.errors import UsageError
+from xlacli.run_options import RunOptions
 
 
 class OutputFormat(str, Enum):
@@ -85,15 +87,14 @@ def steps_option(
     default: defaults.StepDefaults,
     what: str,
     *,
-    script_to_end: bool = True,
     configured: str | None = None,
 ) -> object:
     """``--steps`` with the command's default shown, all of it in the default:
     where it comes from first (``configured``: "the baseline's, else [tool.xlacli]
-    steps"), the number, and a script's own (``script_to_end``: a script without
-    ``--steps`` runs to its end), so the help never says two defaults apart."""
+    steps"), the number, and a script's own (a script without ``--steps`` runs to
+    its end, but for a profile), so the help never says two defaults apart."""
     value = f"{configured}, else {default.steps}" if configured else str(default.steps)
-    if script_to_end:
+    if default.script_to_end:
         value += "; a script runs to its end"
     return typer.Option(
         "--steps", min=1, max=MAX_STEPS, metavar="N", help=what + shown(value), show_default=False
@@ -255,6 +256,28 @@ def file_format(chosen: OutputFormat | None, output: Path | None) -> str:
             hint=f"drop --format (the suffix decides), or name a .{chosen.value} file",
         )
     return chosen.value
+
+
+def run_options(ctx: typer.Context) -> RunOptions:
+    """The run's options from a command's flags, each by its name (``--steps`` is
+    ``steps``; MODEL is ``target``, what follows ``--`` is ``args``).
+
+    Raises:
+        UsageError: a value no run could take.
+    """
+    flags = ctx.params  # as click parsed them: enums and paths still as text
+    target, args = split_script_args(ctx, flags.get("model"), flags.get("module"))
+    chosen = {
+        field.name: flags[field.name].value
+        if isinstance(flags[field.name], Enum)
+        else flags[field.name]
+        for field in dataclasses.fields(RunOptions)
+        if field.name in flags
+    }
+    out = chosen.get("out")
+    return RunOptions(
+        **{**chosen, "target": target, "args": args, "out": None if out is None else Path(out)}
+    )
 
 
 def split_script_args(

@@ -21,9 +21,7 @@ def profile_command(
     module: options.Module = None,
     steps: Annotated[
         int | None,
-        options.steps_option(
-            defaults.PROFILE, "Steps to profile, after the warm-up.", script_to_end=False
-        ),
+        options.steps_option(defaults.PROFILE, "Steps to profile, after the warm-up."),
     ] = None,
     warmup: Annotated[
         int | None,
@@ -83,40 +81,25 @@ def profile_command(
     from xlacli import api
     from xlacli.cli.output import show_comparison, write_html
 
-    model, script_args = options.split_script_args(ctx, model, module)
     if tensorboard:  # before the run, not after it
         from xlacli.flows.tensorboard import check_port_free, check_tensorboard_installed
 
         check_tensorboard_installed()
         check_port_free(port)
-    steps = steps or defaults.PROFILE.steps
-    warmup = defaults.PROFILE.warmup if warmup is None else warmup
-    optimizer_name = (optimizer or options.OptimizerName.sgd).value
     html = html or output_format is options.OutputFormat.html  # --format html: the page too
-    # What one mode and both modes run with alike.
-    settings = dict(
-        module=module,
-        args=script_args,
-        steps=steps,
-        warmup=warmup,
-        train=bool(train),
-        optimizer=optimizer_name,
-        devices=devices,
-        logdir=logdir,
-        name=name,
-        max_trace_steps=max_trace_steps,
-        out=out,
-        force=force,
-        hang_timeout=hang_timeout,
-    )
+    run_options = options.run_options(ctx)
     if mode is options.RunMode.both:
-        comparison = api.profile_modes(model, **settings)  # type: ignore[arg-type]
+        comparison = api.profile_modes(
+            options=run_options, logdir=logdir, name=name, max_trace_steps=max_trace_steps
+        )
         show_comparison(comparison, output_format.value, command="profile")
         if html:
             write_html(comparison.runs.values())
         comparison.raise_error()
         return 0
-    result = api.profile(model, mode=mode.value, **settings)  # type: ignore[arg-type]
+    result = api.profile(
+        options=run_options, logdir=logdir, name=name, max_trace_steps=max_trace_steps
+    )
     shown_here = _show_profile(result, output_format.value, ranks_timeout, hang_timeout)
     if html:
         write_html([result.run])

@@ -27,7 +27,7 @@ from xlacli.analysis.check.checks import CheckOutcome, check_time_budget, compar
 from xlacli.analysis.check.memory_check import DEFAULT_MEMORY_TOLERANCE, compare_peaks
 from xlacli.capture.discover import ModelTarget
 from xlacli.capture.ranks import rank_folder
-from xlacli.config import ProjectConfig, load_config, project_runs_dir
+from xlacli.config import ProjectConfig, load_config
 from xlacli.errors import CheckFailed, UsageError, XlacliError, internal_error
 from xlacli.flows.ranks import launched_rank
 from xlacli.flows.session import capture, configured_target
@@ -35,6 +35,7 @@ from xlacli.paths import display_path
 from xlacli.render.check import check_error_json, check_json
 from xlacli.report.check import save_check
 from xlacli.report.run_report import RunReport
+from xlacli.run_options import RunOptions
 from xlacli.units import counted
 
 if TYPE_CHECKING:
@@ -42,31 +43,19 @@ if TYPE_CHECKING:
     from xlacli.report.ranks import RanksReport
 
 T = TypeVar("T")
-DEFAULT_STEPS = defaults.CHECK.steps
-DEFAULT_WARMUP = defaults.CHECK.warmup
 
 
 @dataclass(frozen=True)
 class CheckRequest:
-    """What a check runs and compares; None means "from [tool.xlacli], else the default"."""
+    """What a check runs (``run``: each option None is the baseline's, else
+    ``[tool.xlacli]``'s, else the default) and how it compares."""
 
-    model: str | None = None
-    module: str | None = None  # -m MODULE
-    script_args: tuple[str, ...] = ()  # the script's arguments, after --
+    run: RunOptions = field(default_factory=RunOptions)
     baseline: Path | None = None
     update_baseline: bool = False
     tolerance: float = 0.0
     time_budget: float | None = None
     time_tolerance: float = 0.2
-    steps: int | None = None
-    warmup: int | None = None
-    train: bool | None = None
-    optimizer: str | None = None  # None: the baseline's, else [tool.xlacli]'s, else sgd
-    out: Path | None = None
-    force: bool = False
-    devices: int | None = None  # SPMD devices; None: [tool.xlacli] devices
-    mode: str | None = None  # None: the baseline's, else lazy
-    hang_timeout: float | None = None  # stop a run where no rank progresses
 
 
 @dataclass(frozen=True)
@@ -119,7 +108,7 @@ def run_check(request: CheckRequest) -> CheckRun:
         XlacliError: the capture could not start.
     """
     config = load_config()
-    target = configured_target(request.model, request.module, request.script_args, config, "check")
+    target = configured_target(request.run, config, "check")
     baseline_path = request.baseline or config.baseline
     if baseline_path is None:
         raise UsageError(
@@ -127,21 +116,11 @@ def run_check(request: CheckRequest) -> CheckRun:
             hint="pass --baseline FILE, or set baseline in [tool.xlacli] of pyproject.toml",
         )
     baseline = None if request.update_baseline else _checked_baseline(request, config, target)
-    settings = _run_settings(request, baseline, config, script=target.is_script)
+    options = _run_settings(request.run, baseline, config, baseline_path).resolved(
+        defaults.CHECK, config, script=target.is_script
+    )
     result = capture(
-        target,
-        mode=_check_mode(request.mode, baseline, baseline_path),
-        steps=settings.steps,
-        train=settings.train,
-        optimizer=settings.optimizer,
-        out=request.out,
-        force=request.force,
-        explain_warmup=settings.warmup,
-        label=f"Checking {target.module or target.path.name}",
-        command="check",
-        devices=request.devices if request.devices is not None else config.devices,
-        runs_dir=project_runs_dir(config),
-        hang_timeout=request.hang_timeout,
+        target, options, label=f"Checking {target.module or target.path.name}", command="check"
     )
     checked = CheckRun(result.report, result.error, baseline_path, updating=request.update_baseline)
     if result.error is not None:  # the run failed: its folder still says why
@@ -156,9 +135,9 @@ def run_check(request: CheckRequest) -> CheckRun:
         config,
         baseline,
         baseline_path,
-        settings.optimizer,
+        options.optimizer or "sgd",
         tuple(target.args),
-        run_to_end=settings.steps is None,
+        run_to_end=options.steps is None,
     )
     if result.ranks is not None:  # the script started its own ranks: each is checked
         return _check_spawned(result, judge)
@@ -265,47 +244,37 @@ def _outcome(
     return CheckOutcome(results, new_graph_hashes=hashes)
 
 
-@dataclass(frozen=True)
-class _Settings:
-    steps: int | None  # None: a script runs to its end
-    warmup: int
-    train: bool
-    optimizer: str
-
-
 def _run_settings(
-    request: CheckRequest, baseline: Baseline | None, config: ProjectConfig, *, script: bool
-) -> _Settings:
-    """Each setting: the option, else the baseline's, else [tool.xlacli]'s, else the default."""
-    return _Settings(
+    options: RunOptions, baseline: Baseline | None, config: ProjectConfig, path: Path
+) -> RunOptions:
+    """Each setting: the option, else the baseline's, else [tool.xlacli]'s (the
+    command's default comes after, in ``RunOptions.resolved``)."""
+    return dataclasses.replace(
+        options,
         steps=_first(
-            request.steps,
+            options.steps,
             # A script recorded to its end is checked to its end: its steps are
             # what it did, not a limit (a limit would cut its last reads).
             baseline.steps if baseline and not baseline.run_to_end else None,
             None if baseline and baseline.run_to_end else config.steps,
-            None if script else DEFAULT_STEPS,  # a script: to its end
         ),
-        warmup=_first(
-            request.warmup, baseline.warmup if baseline else None, config.warmup, DEFAULT_WARMUP
-        ),
-        train=_first(request.train, baseline.train if baseline else None, config.train, False),
+        warmup=_first(options.warmup, baseline.warmup if baseline else None, config.warmup),
+        train=_first(options.train, baseline.train if baseline else None, config.train),
         optimizer=_first(
-            request.optimizer,
-            (baseline.optimizer or None) if baseline else None,
-            config.optimizer,
-            "sgd",
+            options.optimizer, (baseline.optimizer or None) if baseline else None, config.optimizer
         ),
+        mode=_check_mode(options.mode, baseline, path),
     )
 
 
 def _chosen_settings(request: CheckRequest, config: ProjectConfig) -> dict[str, object]:
     """The settings asked for, by option or in [tool.xlacli] (None: not asked)."""
+    run = request.run
     asked = {
-        "steps": (request.steps, config.steps),
-        "warmup": (request.warmup, config.warmup),
-        "train": (request.train, config.train),
-        "optimizer": (request.optimizer, config.optimizer),
+        "steps": (run.steps, config.steps),
+        "warmup": (run.warmup, config.warmup),
+        "train": (run.train, config.train),
+        "optimizer": (run.optimizer, config.optimizer),
     }
     return {
         name: option if option is not None else configured

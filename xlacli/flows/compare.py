@@ -4,18 +4,12 @@ child; ``xlacli.api.compile_modes`` and ``profile_modes`` compare them."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from xlacli.flows.launch import refuse_under_launcher
 from xlacli.flows.modes import check_mode
 
 COMPARED_MODES = ("lazy", "dynamo")
-
-
-def mode_out(out: Path | None, mode: str) -> Path | None:
-    """Each mode's run folder: ``OUT/lazy`` and ``OUT/dynamo`` (default: new ones)."""
-    return out / mode if out is not None else None
 
 
 def run_modes(target: Any, run: Callable[[str], Any]) -> dict[str, Any]:

@@ -10,69 +10,46 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-import xlacli.defaults as defaults
 from xlacli.assemble.profile import summarize_profile
 from xlacli.capture.discover import ModelTarget
 from xlacli.capture.ranks import rank_folder
-from xlacli.config import load_config, project_runs_dir
 from xlacli.errors import CaptureError, UsageError
-from xlacli.flows.session import CaptureResult, capture
+from xlacli.flows.session import CaptureResult, Trace, capture
 from xlacli.render.console import print_message
 from xlacli.report.profile import ProfileSummary, load_summary, save_summary
+from xlacli.run_options import RunOptions
 
-DEFAULT_STEPS = defaults.PROFILE.steps
-DEFAULT_WARMUP = defaults.PROFILE.warmup
 # A few hundred MB of trace at ~0.6 MB a step (examples/transformer.py).
 DEFAULT_MAX_TRACE_STEPS = 500
 
 
 @dataclass(frozen=True)
 class ProfileRequest:
-    """What a profile captures, past option parsing (None: the default)."""
+    """What a profile captures: the run's options, and where its trace goes."""
 
-    steps: int | None = None
-    warmup: int | None = None
-    train: bool = False
-    optimizer: str = "sgd"
+    run: RunOptions
     logdir: Path | None = None  # None: RUN/tensorboard
     name: str | None = None  # the session's name; None: the run folder's
-    out: Path | None = None
-    force: bool = False
-    devices: int | None = None  # SPMD devices; None: [tool.xlacli] devices
-    max_trace_steps: int = 0  # 0: DEFAULT_MAX_TRACE_STEPS
-    mode: str = "lazy"  # or "dynamo": the step under torch.compile
-    hang_timeout: float | None = None  # stop a run where no rank progresses
+    max_trace_steps: int = DEFAULT_MAX_TRACE_STEPS
 
 
 def capture_profile(
-    target: ModelTarget, request: ProfileRequest, mode: str | None = None, out: Path | None = None
+    target: ModelTarget, options: RunOptions, request: ProfileRequest, compared: bool = False
 ) -> tuple[CaptureResult, ProfileSummary]:
-    """Capture and trace the steps in one mode (``mode`` given: one of a
-    comparison, its session named after it); the summary is saved in the run folder."""
-    compared = mode is not None
-    mode = mode or request.mode
-    config = load_config()
+    """Capture and trace the steps with resolved ``options`` in their one mode
+    (``compared``: one of a comparison, its session named after it); the summary
+    is saved in the run folder."""
+    mode = options.mode
+    name = request.name
     result = capture(
         target,
-        mode=mode,
-        # Only the model comes from [tool.xlacli]: its steps and warm-up are the
-        # check's, a few steps, not a profile's.
-        steps=request.steps or DEFAULT_STEPS,
-        warmup=DEFAULT_WARMUP if request.warmup is None else request.warmup,
-        explain_warmup=DEFAULT_WARMUP if request.warmup is None else request.warmup,
-        train=request.train,
-        optimizer=request.optimizer,
-        out=out or request.out,
-        force=request.force,
-        ir_dump=False,
-        profile=True,
-        profile_logdir=request.logdir,
-        profile_session=f"{request.name}-{mode}" if request.name and compared else request.name,
+        options,
+        trace=Trace(
+            request.logdir,
+            f"{name}-{mode}" if name and compared else name,
+            _trace_limit(request.max_trace_steps, options.steps or 0),
+        ),
         label=f"Profiling {target.module or target.path.name}" + (f" ({mode})" if compared else ""),
-        devices=request.devices if request.devices is not None else config.devices,
-        runs_dir=project_runs_dir(config),
-        max_trace_steps=_trace_limit(request),
-        hang_timeout=request.hang_timeout,
     )
     if result.ranks is not None and result.ranks.reports:  # the script's own ranks: rank 0's
         rank_summary = load_summary(rank_folder(result.paths.root, min(result.ranks.reports)))
@@ -88,12 +65,10 @@ def capture_profile(
     return result, summary
 
 
-def _trace_limit(request: ProfileRequest) -> int:
+def _trace_limit(limit: int, steps: int) -> int:
     """How many steps to trace: the profiler holds every traced event in memory
     until the trace stops (~0.6 MB a step for examples/transformer.py), so a
     long run traces its first steps and runs the rest untraced."""
-    limit = request.max_trace_steps or DEFAULT_MAX_TRACE_STEPS
-    steps = request.steps or DEFAULT_STEPS
     if steps > limit:
         print_message(
             f"[yellow]warning:[/] tracing the first {limit} of {steps} steps, to bound the "

@@ -16,18 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import xlacli.defaults as defaults
 from xlacli.capture.discover import ModelTarget, check_model_file, find_module_file, parse_target
 from xlacli.capture.ranks import RankPlace, rank_folder, rank_folders, rank_place
 from xlacli.capture.runner import check_torch_xla_installed, prepare_run_dir, run_child
 from xlacli.capture.signals import StopSignals
-from xlacli.config import ProjectConfig, model_argument
+from xlacli.config import ProjectConfig, load_config, model_argument, project_runs_dir
 from xlacli.errors import CaptureError, IncompleteReport, UsageError, XlacliError
 from xlacli.flows.modes import check_mode
 from xlacli.paths import display_path
 from xlacli.run_folder.events import ChildLog
 from xlacli.run_folder.request import CaptureRequest, RunPaths
 from xlacli.run_folder.spawned import spawned_processes
+from xlacli.run_options import RunOptions
 
 # Everything else (the progress bar's rich, the report's data model, the
 # analyses) is imported once the child has started, while it imports torch:
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from xlacli.assemble.dump_prefetch import DumpPrefetch
     from xlacli.assemble.graph_files import HloCache
     from xlacli.assemble.read import RawRun
+    from xlacli.defaults import StepDefaults
     from xlacli.flows.spawned import ReportBuilder, SpawnedRun
     from xlacli.report.run_report import RunReport
 
@@ -142,19 +143,13 @@ class _DumpReader:
         self.prefetched = prefetch
 
 
-DEFAULT_MODEL_STEPS = defaults.COMPILE.steps
 STATUS_EVERY_S = 5.0  # a CI log's status lines, at most this often within a phase
 
 
-def configured_target(
-    model: str | None,
-    module: str | None,
-    args: Sequence[str],
-    config: ProjectConfig,
-    action: str,
-) -> ModelTarget:
+def configured_target(options: RunOptions, config: ProjectConfig, action: str) -> ModelTarget:
     """The target named on the command line, else the one ``[tool.xlacli]``
     names (``model`` or ``module``, with its ``script_args``)."""
+    model, module, args = options.target, options.module, options.args
     if model is None and module is None:
         module = config.module
         args = args or config.script_args
@@ -205,76 +200,91 @@ def resolve_target(
     return target
 
 
+@dataclass(frozen=True)
+class Trace:
+    """A profile's trace: where it goes (None: ``RUN/tensorboard``, the session
+    named after the run folder) and how many steps it holds at most."""
+
+    logdir: Path | None
+    session: str | None
+    max_steps: int
+
+
+def prepare_run(
+    options: RunOptions, command: str, steps: StepDefaults
+) -> tuple[ModelTarget, RunOptions]:
+    """The target the options name (else the project's), and the options resolved
+    against the command's defaults and ``[tool.xlacli]``: the one place they are."""
+    config = load_config()
+    target = configured_target(options, config, command)
+    return target, options.resolved(steps, config, script=target.is_script)
+
+
 def capture(
     target: ModelTarget,
+    options: RunOptions,
     *,
-    steps: int | None,
-    train: bool = False,
-    optimizer: str = "sgd",
-    out: Path | None = None,
-    force: bool = False,
-    warmup: int = 0,
-    explain_warmup: int = 2,
-    ir_dump: bool = True,
-    profile: bool = False,
-    profile_logdir: Path | None = None,
-    profile_session: str | None = None,
     label: str | None = None,
-    devices: int | None = None,
-    runs_dir: Path | None = None,
-    max_trace_steps: int | None = None,
-    mode: str = "lazy",
-    hang_timeout: float | None = None,
-    exact_clocks: bool = False,
     command: str | None = None,
+    trace: Trace | None = None,
+    runs_dir: Path | None = None,
+    exact_clocks: bool = False,
 ) -> CaptureResult:
-    """Run the model in a child process and build, save and return its report.
+    """Run the model in a child process with resolved ``options`` (``prepare_run``)
+    and build, save and return its report.
 
     SIGINT and SIGTERM, from the child's start until the report is saved,
     stop the child and end in a partial report (see ``capture.signals``).
     Under a launcher (torchrun, a pod), the run folder is ``out/rank-R``.
     ``hang_timeout``: stop the run, with every rank's stack, when no rank has
-    progressed for that long. ``exact_clocks``: each step waits for its
-    device, so its clock holds its device work (runs whose step times are
-    compared: the modes side by side); ranks always wait (stragglers).
+    progressed for that long. ``trace``: a profile. ``exact_clocks``: each step
+    waits for its device, so its clock holds its device work (runs whose step
+    times are compared: the modes side by side); ranks always wait (stragglers).
     ``command``: the command that made the run, kept in its request (``xlacli
-    runs`` lists it; None: profile or compile, as ``profile`` says).
+    runs`` lists it; None: profile or compile, as ``trace`` says).
     """
+    mode = options.mode or "lazy"
     check_mode(target, mode)
     place = rank_place(os.environ)
     follow = place is None and target.is_script  # under a launcher: a rank already
-    paths = _prepare_folder(out, target, force=force, runs_dir=runs_dir, place=place)
+    if runs_dir is None:
+        runs_dir = project_runs_dir(load_config())
+    paths = _prepare_folder(
+        options.out, target, force=options.force, runs_dir=runs_dir, place=place
+    )
     watch = None
+    hang_timeout = options.hang_timeout
     if hang_timeout is not None:
         from xlacli.capture.hang_watch import HangWatch
 
         watch = HangWatch(hang_timeout, lambda: _watched_folders(paths, place))
-    run_to_end = target.is_script and steps is None
-    steps = steps if steps is not None else (0 if target.is_script else DEFAULT_MODEL_STEPS)
+    profile = trace is not None
+    explain_warmup = options.warmup or 0
     request = CaptureRequest(
         model_path=str(target.path),
         model_entry=target.entry,
-        steps=steps,
-        train=train,
-        optimizer=optimizer,
-        warmup=warmup,
-        ir_dump=ir_dump,
+        steps=options.steps or 0,  # None: a script run to its end
+        train=bool(options.train),
+        optimizer=options.optimizer or "sgd",
+        # A profile's warm-up runs first, untraced; a compile's is among its steps.
+        warmup=explain_warmup if profile else 0,
+        ir_dump=not profile,
         # The trace goes where TensorBoard reads it: LOGDIR/plugins/profile/SESSION.
-        profile_logdir=str(profile_logdir or paths.root / "tensorboard") if profile else None,
-        profile_session=(profile_session or paths.root.name) if profile else None,
+        profile_logdir=str(trace.logdir or paths.root / "tensorboard") if trace else None,
+        profile_session=(trace.session or paths.root.name) if trace else None,
         # Counted exactly either way (child/metric_deltas.py); waiting costs
         # the step its overlap of host and device.
         wait_each_step=not profile and (exact_clocks or place is not None),
-        devices=devices,
-        max_trace_steps=max_trace_steps if profile else None,
+        devices=options.devices,
+        max_trace_steps=trace.max_steps if trace else None,
         mode=mode,
         target_kind=target.kind,
         module=target.module,
         script_args=list(target.args),
-        run_to_end=run_to_end,
+        run_to_end=options.steps is None,
         command=command or ("profile" if profile else "compile"),
     )
-    total = None if run_to_end else warmup + steps
+    total = None if request.run_to_end else request.planned_steps(0)
     dump = _DumpReader()
     with StopSignals() as stop:
         with _StepProgress(label or f"Running {display_path(target.path)}", total) as progress:
