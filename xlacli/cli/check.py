@@ -15,7 +15,6 @@ from xlacli.errors import EXIT_CHECK_FAILED, XlacliError, internal_error
 
 if TYPE_CHECKING:
     from xlacli.api import CheckRun
-    from xlacli.capture.ranks import RankPlace
 
 
 def check_command(
@@ -188,53 +187,40 @@ class _CheckShown:
 def _show_check(
     checked: CheckRun, shown: _CheckShown, ranks_timeout: float, hang: float | None
 ) -> None:
-    """Show the check, then raise its failure; under a launcher rank 0 shows it
-    and judges the ranks together.
+    """Judge each run this process holds (one; or each rank the script started,
+    the first printing and writing the shared files), then, for a run of several
+    processes, the ranks together, by the process that merges them.
 
     Raises:
-        XlacliError: the run's error, the check's failure, or the ranks'.
+        XlacliError: the first run's error or failure, else the ranks' (a divergence).
     """
-    from xlacli.flows.ranks import launched_rank
-
-    if checked.rank_checks:  # the script started its own ranks
-        _judge_spawned(checked, shown)
-        return
-    place = launched_rank()
-    if place is None:
-        _judge(checked, shown, merger=True)
-        return
-    try:
-        _judge(checked, shown, merger=place.is_merger)
-    except XlacliError:
-        _finish_rank(checked, place, shown, ranks_timeout, hang, failed=True)
-        raise
-    _finish_rank(checked, place, shown, ranks_timeout, hang, failed=False)
-
-
-def _judge_spawned(checked: CheckRun, shown: _CheckShown) -> None:
-    """Each rank the script started judged as a launched rank is (the first prints
-    and writes the shared files), then the ranks together.
-
-    Raises:
-        XlacliError: the first rank's failure, else the ranks' (a divergence).
-    """
-    from xlacli.flows.ranks import check_ranks
+    from xlacli.flows.ranks import check_done, check_ranks, launched_rank, merge_processes
     from xlacli.render.ranks import RanksView
     from xlacli.render.view import show
 
-    first = min(checked.rank_checks)
+    place = launched_rank()
+    judged = checked.rank_checks or {0: checked}
+    first = min(judged)
     failure: XlacliError | None = None
-    for rank, rank_check in checked.rank_checks.items():
+    for rank, rank_check in judged.items():
         try:
-            _judge(rank_check, shown, merger=rank == first)
+            _judge(rank_check, shown, merger=rank == first and (place is None or place.is_merger))
         except XlacliError as error:
             failure = failure or error
-    assert checked.merged is not None
-    out = Path(checked.report.run_dir).parent
-    show(RanksView(checked.merged, out), shown.output_format)
+    ranks = merge_processes(
+        Path(checked.report.run_dir),
+        checked.ranks,
+        failed=failure is not None,
+        timeout_s=ranks_timeout,
+        hang_timeout_s=hang,
+        done=check_done(updating=checked.updating),
+    )
+    if ranks is not None and ranks.merged is not None:
+        show(RanksView(ranks.merged, ranks.folder), shown.output_format)
     if failure is not None:
         raise failure
-    check_ranks(checked.merged, out)
+    if ranks is not None and ranks.merged is not None:
+        check_ranks(ranks.merged, ranks.folder)
 
 
 def _judge(checked: CheckRun, shown: _CheckShown, *, merger: bool) -> None:
@@ -270,31 +256,6 @@ def _judge(checked: CheckRun, shown: _CheckShown, *, merger: bool) -> None:
     failure = checked.failure(shown.allow_improvements)
     if failure is not None:
         raise failure
-
-
-def _finish_rank(
-    checked: CheckRun,
-    place: RankPlace,
-    shown: _CheckShown,
-    ranks_timeout: float,
-    hang: float | None,
-    *,
-    failed: bool,
-) -> None:
-    from xlacli.flows.ranks import check_done, check_ranks, finish_rank
-
-    out = Path(checked.report.run_dir).parent
-    merged = finish_rank(
-        place,
-        out,
-        failed=failed,
-        output_format=shown.output_format,
-        timeout_s=ranks_timeout,
-        hang_timeout_s=hang,
-        done=check_done(updating=checked.updating),
-    )
-    if merged is not None and not failed:
-        check_ranks(merged, out)
 
 
 def _report_error_to_ci(error: XlacliError, shown: _CheckShown) -> None:

@@ -83,25 +83,21 @@ def compile_command(
 
 
 def _show_run(run: Run, output_format: str, ranks_timeout: float, hang: float | None) -> None:
-    """The report on stdout; under a launcher, rank 0 prints every rank's, merged."""
-    from xlacli.flows.ranks import finish_rank, launched_rank
+    """The report on stdout; a run of several processes (launched, or the
+    script's own): every rank's, merged, by the process that merges them."""
+    from xlacli.flows.ranks import merge_processes
     from xlacli.render.compile_report import CompileReportView
+    from xlacli.render.ranks import RanksView
     from xlacli.render.view import show
 
-    place = launched_rank()
-    if run.ranks is not None:  # the script started its own ranks: merged
-        from xlacli.render.ranks import RanksView
-
-        show(RanksView(run.ranks.merged, run.run_dir), output_format)
-        return
-    if place is None:
-        show(CompileReportView(run.report), output_format)
-        return
-    finish_rank(  # one run folder per rank, under --out
-        place,
-        run.run_dir.parent,
+    ranks = merge_processes(
+        run.run_dir,
+        run.ranks,
         failed=run.error is not None,
-        output_format=output_format,
         timeout_s=ranks_timeout,
         hang_timeout_s=hang,
     )
+    if ranks is None:
+        show(CompileReportView(run.report), output_format)
+    elif ranks.merged is not None:  # each rank's run folder is under --out
+        show(RanksView(ranks.merged, ranks.folder), output_format)

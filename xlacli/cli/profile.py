@@ -113,35 +113,29 @@ def profile_command(
 def _show_profile(
     result: ProfileResult, output_format: str, ranks_timeout: float, hang: float | None
 ) -> bool:
-    """The summary on stdout; under a launcher, rank 0's, then the ranks side by
-    side (as JSON: only the merged report). True where the trace is to be viewed."""
-    from xlacli.flows.ranks import finish_rank, launched_rank, profile_finished
+    """The summary on stdout; a run of several processes: rank 0's, then the
+    ranks side by side (as JSON: only the merged report), by the process that
+    merges them. True where the trace is to be viewed."""
+    from xlacli.flows.ranks import merge_processes, profile_finished
     from xlacli.render.profile import ProfileView
+    from xlacli.render.ranks import RanksView
     from xlacli.render.view import show
 
-    place = launched_rank()
-    # As JSON under a launcher or with the script's own ranks: only the merged report.
-    merged_only = output_format == "json" and (place is not None or result.ranks is not None)
-    if (place is None or place.is_merger) and not merged_only:
-        show(ProfileView(result.summary), output_format)
-    if result.ranks is not None:  # the script's own ranks side by side: the stragglers
-        from xlacli.render.ranks import RanksView
-
-        ranks_format = "json" if output_format == "json" else "text"
-        show(RanksView(result.ranks.merged, result.run.run_dir), ranks_format)
-    if place is None:
-        return True
-    finish_rank(  # the other ranks' summaries are in their folders
-        place,
-        result.run.run_dir.parent,
+    ranks = merge_processes(  # the other ranks' summaries are in their folders
+        result.run.run_dir,
+        result.ranks,
         failed=result.error is not None,
-        output_format="json" if output_format == "json" else "text",
         timeout_s=ranks_timeout,
         hang_timeout_s=hang,
         done=profile_finished,
         compare_steps=False,
     )
-    return place.is_merger
+    merger = ranks is None or ranks.merged is not None
+    if merger and not (output_format == "json" and ranks is not None):
+        show(ProfileView(result.summary), output_format)
+    if ranks is not None and ranks.merged is not None:  # the stragglers
+        show(RanksView(ranks.merged, ranks.folder), "json" if output_format == "json" else "text")
+    return merger
 
 
 def _view(summary: ProfileSummary, tensorboard: bool, port: int) -> None:

@@ -40,7 +40,7 @@ from xlacli.units import counted
 
 if TYPE_CHECKING:
     from xlacli.flows.session import CaptureResult
-    from xlacli.report.ranks import RanksReport
+    from xlacli.flows.spawned import SpawnedRun
 
 T = TypeVar("T")
 
@@ -75,7 +75,7 @@ class CheckRun:
     # A script that started its own ranks: each rank's check (rank 0 writes the
     # baseline and prints), and the ranks merged (RUN/ranks.json).
     rank_checks: Mapping[int, CheckRun] = field(default_factory=dict)
-    merged: RanksReport | None = None
+    ranks: SpawnedRun | None = None
 
     def failure(self, allow_improvements: bool = False) -> CheckFailed | None:
         """The check's failure (exit 1): a regression, or an improvement beyond the
@@ -198,7 +198,7 @@ def _check_spawned(result: CaptureResult, judge: _Judge) -> CheckRun:
     lead = (
         checks[first] if first is not None else CheckRun(result.report, None, judge.baseline_path)
     )
-    return dataclasses.replace(lead, rank_checks=checks, merged=result.ranks.merged)
+    return dataclasses.replace(lead, rank_checks=checks, ranks=result.ranks)
 
 
 def _checked_baseline(

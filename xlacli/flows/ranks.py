@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xlacli.assemble.ranks import merge_ranks, world_size_of
 from xlacli.capture.rank_wait import report_saved, wait_for_merged, wait_for_reports
@@ -20,6 +22,9 @@ from xlacli.report.check import CHECK_FILE
 from xlacli.report.profile import PROFILE_FILE
 from xlacli.report.ranks import RanksReport, load_ranks, save_ranks
 
+if TYPE_CHECKING:
+    from xlacli.flows.spawned import SpawnedRun
+
 DEFAULT_RANKS_TIMEOUT_S = 300.0
 
 
@@ -28,20 +33,60 @@ def launched_rank() -> RankPlace | None:
     return rank_place(os.environ)
 
 
+@dataclass(frozen=True)
+class MergedRanks:
+    """The processes a run was one of, merged, however they were launched."""
+
+    merged: RanksReport | None  # None: another rank's process prints them
+    folder: Path  # the run folder holding each rank's folder and ranks.json
+
+
+def merge_processes(
+    run_dir: Path,
+    spawned: SpawnedRun | None,
+    *,
+    failed: bool,
+    timeout_s: float = DEFAULT_RANKS_TIMEOUT_S,
+    hang_timeout_s: float | None = None,
+    done: Callable[[Path], bool] = report_saved,
+    compare_steps: bool = True,
+) -> MergedRanks | None:
+    """The one merge stage after a run: None for one process; the ranks a script
+    started (``spawned``), which the capture merged; or, under a launcher, every
+    rank's folder under ``run_dir``'s parent: rank 0 waits for them and merges,
+    another rank says where its report is (see ``finish_rank``)."""
+    if spawned is not None:
+        return MergedRanks(spawned.merged, spawned.folder)
+    place = launched_rank()
+    if place is None:
+        return None
+    out = run_dir.parent
+    merged = finish_rank(
+        place,
+        out,
+        failed=failed,
+        timeout_s=timeout_s,
+        hang_timeout_s=hang_timeout_s,
+        done=done,
+        compare_steps=compare_steps,
+    )
+    return MergedRanks(merged, out)
+
+
 def finish_rank(
     place: RankPlace,
     out: Path,
     *,
     failed: bool,
-    output_format: str,
     timeout_s: float = DEFAULT_RANKS_TIMEOUT_S,
     hang_timeout_s: float | None = None,
     done: Callable[[Path], bool] = report_saved,
     compare_steps: bool = True,
 ) -> RanksReport | None:
-    """Rank 0: wait up to ``timeout_s`` for every rank's report, merge, save and
-    print. Another rank: say where its report is; when it failed, wait for the
-    merge first, since a launcher stops every rank once one exits with an error.
+    """Rank 0: wait up to ``timeout_s`` for every rank's report, merge and save
+    (None for another rank). Another rank: say where its report is; when it
+    failed, wait for the merge first, since a launcher stops every rank once one
+    exits with an error.
     """
     if not place.is_merger:
         print_message(
@@ -61,7 +106,6 @@ def finish_rank(
         out, place.world_size, place.launcher, hang_timeout_s, compare_steps=compare_steps
     )
     save_ranks(merged, out)
-    show(RanksView(merged, out), output_format)
     return merged
 
 

@@ -36,6 +36,7 @@ class SpawnedRun:
     merged: RanksReport
     reports: Mapping[int, RunReport]
     errors: Mapping[int, XlacliError | None]
+    folder: Path  # the run folder: the ranks' folders and ranks.json
 
     @property
     def alone(self) -> bool:
@@ -80,7 +81,7 @@ def report_spawned_ranks(
         root.root, world_size, launcher, hang_timeout_s, compare_steps=compare_steps
     )
     save_ranks(merged, root.root)
-    return SpawnedRun(merged, reports, errors)
+    return SpawnedRun(merged, reports, errors, root.root)
 
 
 def alone_report(root: RunPaths, ranks: SpawnedRun, launcher: str | None = None) -> RunReport:

@@ -116,8 +116,8 @@ def test_a_failed_rank_is_named_in_the_error_the_run_raises():
     from xlacli.flows.spawned import SpawnedRun
 
     failed = ModelError("train raised ValueError: bad shard during step 2", details="tb")
-    run = SpawnedRun(None, {}, {0: None, 1: failed})  # type: ignore[arg-type]
+    run = SpawnedRun(None, {}, {0: None, 1: failed}, Path("run"))  # type: ignore[arg-type]
     error = run.first_error
     assert isinstance(error, ModelError) and error.details == "tb"
     assert error.message == "rank 1: train raised ValueError: bad shard during step 2"
-    assert SpawnedRun(None, {}, {0: None}).first_error is None  # type: ignore[arg-type]
+    assert SpawnedRun(None, {}, {0: None}, Path("run")).first_error is None  # type: ignore[arg-type]
