@@ -53,49 +53,23 @@ def merge_processes(
 ) -> MergedRanks | None:
     """The one merge stage after a run: None for one process; the ranks a script
     started (``spawned``), which the capture merged; or, under a launcher, every
-    rank's folder under ``run_dir``'s parent: rank 0 waits for them and merges,
-    another rank says where its report is (see ``finish_rank``)."""
+    rank's folder under ``run_dir``'s parent: rank 0 waits up to ``timeout_s``
+    for every rank's report (``done``), merges and saves them; another rank says
+    where its report is and, when it failed, waits for the merge first."""
     if spawned is not None:
         return MergedRanks(spawned.merged, spawned.folder)
     place = launched_rank()
     if place is None:
         return None
     out = run_dir.parent
-    merged = finish_rank(
-        place,
-        out,
-        failed=failed,
-        timeout_s=timeout_s,
-        hang_timeout_s=hang_timeout_s,
-        done=done,
-        compare_steps=compare_steps,
-    )
-    return MergedRanks(merged, out)
-
-
-def finish_rank(
-    place: RankPlace,
-    out: Path,
-    *,
-    failed: bool,
-    timeout_s: float = DEFAULT_RANKS_TIMEOUT_S,
-    hang_timeout_s: float | None = None,
-    done: Callable[[Path], bool] = report_saved,
-    compare_steps: bool = True,
-) -> RanksReport | None:
-    """Rank 0: wait up to ``timeout_s`` for every rank's report, merge and save
-    (None for another rank). Another rank: say where its report is; when it
-    failed, wait for the merge first, since a launcher stops every rank once one
-    exits with an error.
-    """
     if not place.is_merger:
         print_message(
             f"rank {place.rank}: report in {display_path(out)}/rank-{place.rank}; "
             "rank 0 prints the merged report"
         )
-        if failed:
+        if failed:  # a launcher stops every rank once one exits with an error
             wait_for_merged(out, timeout_s)
-        return None
+        return MergedRanks(None, out)
     missing = wait_for_reports(out, place.world_size, timeout_s, done)
     if missing:
         print_message(
@@ -106,7 +80,7 @@ def finish_rank(
         out, place.world_size, place.launcher, hang_timeout_s, compare_steps=compare_steps
     )
     save_ranks(merged, out)
-    return merged
+    return MergedRanks(merged, out)
 
 
 def check_finished(folder: Path) -> bool:
