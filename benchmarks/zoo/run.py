@@ -123,16 +123,18 @@ def _bare_command(case: Any, mode: str, steps: int, out: Path) -> list[str]:
 
 
 def _case_env(name: str, mode: str) -> dict[str, str]:
-    """What both runs of a case add to the environment: the case, and XLA's quick compile."""
+    """What both runs of a case add to the environment: the case, and XLA's quick
+    compile (``_run`` puts the caller's own XLA_FLAGS before it; this process's may
+    be torch_xla's, set at its import, so they are no part of what a case is)."""
     quick = os.environ.get("ZOO_XLA_FLAGS", QUICK_COMPILE)
-    flags = " ".join(filter(None, [os.environ.get("XLA_FLAGS"), quick]))
-    return {"ZOO_CASE": name, "ZOO_MODE": mode, "XLA_FLAGS": flags}
+    return {"ZOO_CASE": name, "ZOO_MODE": mode, "XLA_FLAGS": quick}
 
 
 def _run(
     command: list[str], timeout: float, added: dict[str, str]
 ) -> subprocess.CompletedProcess[str] | None:
     env = {**os.environ, "PJRT_DEVICE": "CPU", **added}
+    env["XLA_FLAGS"] = " ".join(filter(None, [os.environ.get("XLA_FLAGS"), added["XLA_FLAGS"]]))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     # A session of its own: a timeout ends xlacli's child process too, not only xlacli.
     with subprocess.Popen(
