@@ -95,10 +95,7 @@ def recorded_call(
     """The recording that stands for this call. ``shared``: one per command for the
     whole session (``capture_once``), not one per test; ``launcher``: the words of
     the launcher the command runs under (torchrun's), part of what it ran."""
-    places = {"@CWD@": str(cwd)}
-    temporary = _PYTEST_TEMP.match(str(cwd))
-    if temporary:  # a project beside the working folder: the model a pyproject names
-        places["@TMP@"] = temporary.group(1)
+    places = _test_places(cwd, cwd)
     target = _target_dir(argv, cwd)
     if target is not None:
         places["@TARGET@"] = str(target)
@@ -124,6 +121,17 @@ def recorded_call(
     return _named_call(words, places)
 
 
+def _test_places(cwd: Path, inside: Path) -> dict[str, str]:
+    """The test's own folders by placeholder: its working folder, and pytest's
+    temporary folder holding ``inside`` (a project beside the working folder: the
+    model its pyproject names)."""
+    places = {"@CWD@": str(cwd)}
+    temporary = _PYTEST_TEMP.match(str(inside))
+    if temporary:
+        places["@TMP@"] = temporary.group(1)
+    return places
+
+
 def _named_call(words: list[str], places: dict[str, str]) -> RecordedCall:
     """The test's n-th call of ``words``."""
     test = os.environ.get("PYTEST_CURRENT_TEST", "outside-pytest").rsplit(" ", 1)[0]
@@ -143,12 +151,19 @@ def _slug(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:50]
 
 
-def mode_for(call: RecordedCall) -> tuple[str, str | None]:
-    """("record" | "replay" | "live", why a replay cannot stand for it)."""
+def mode_for(call: RecordedCall) -> str:
+    """ "record", "replay" or "live".
+
+    Raises:
+        AssertionError: a replay cannot stand for the call (why, and how to record it).
+    """
     mode = wanted_mode(meta_file(call.recording).exists())
-    if mode != "replay":
-        return mode, None
-    return mode, stale_reason(call.recording, call.words, call.places)
+    stale = stale_reason(call.recording, call.words, call.places) if mode == "replay" else None
+    if stale is not None:
+        raise AssertionError(
+            f"stale recording: {stale}; record it again: XLACLI_RECORD=1 pytest ..."
+        )
+    return mode
 
 
 def wanted_mode(recorded: bool) -> str:
@@ -193,20 +208,12 @@ def recorded_children() -> Iterator[None]:
     live_child = session.run_child
 
     def run(request, paths, *args, **kwargs):
-        cwd = Path.cwd()
-        places = {"@CWD@": str(cwd)}
-        temporary = _PYTEST_TEMP.match(str(paths.root.resolve()))
-        if temporary:
-            places["@TMP@"] = temporary.group(1)
+        places = _test_places(Path.cwd(), paths.root.resolve())
         pairs = placeholders(paths.root, places)
         asked = json.dumps(dataclasses.asdict(request), sort_keys=True)
         words = ["api", encode_paths(asked, pairs)]
         call = _named_call(words, places)
-        mode, stale = mode_for(call)
-        if stale is not None:
-            raise AssertionError(
-                f"stale recording: {stale}; record it again: XLACLI_RECORD=1 pytest ..."
-            )
+        mode = mode_for(call)
         if mode == "record":
             return recording_child(call.recording, words, places)(request, paths, *args, **kwargs)
         if mode == "replay":
@@ -242,11 +249,7 @@ def run_under_torchrun(
     mode = "live"
     if replayable(argv, None):
         call = recorded_call(argv, cwd, env, launcher=["torchrun", f"--nproc_per_node={nproc}"])
-        mode, stale = mode_for(call)
-        if stale is not None:
-            raise AssertionError(
-                f"stale recording: {stale}; record it again: XLACLI_RECORD=1 pytest ..."
-            )
+        mode = mode_for(call)
     launcher = [*TORCHRUN, str(nproc)]
     if mode == "live":
         command = [*launcher, "-m", "xlacli", *argv]
