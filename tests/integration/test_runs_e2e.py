@@ -30,3 +30,23 @@ def test_a_run_made_for_check_is_a_check_run(tmp_path):
     assert row.split()[1] == "check"
     shown = run_cli("report", cwd=tmp_path)
     assert "xlacli check " in shown.stdout.splitlines()[1]
+
+
+def test_a_report_rebuilt_after_the_graphs_were_filed_keeps_their_sizes(tmp_path):
+    """xlacli stopped between filing the graphs' dumps under ``graphs/`` and
+    writing ``report.json``: ``xlacli report`` rebuilds it from the filed copies
+    (the raw dump folder is empty by then)."""
+    run = tmp_path / "run"
+    done = run_cli("compile", EXAMPLES / "mlp.py", "--steps", "2", "--out", run)
+    assert done.code == 0, done.stderr
+    written = json.loads((run / "report.json").read_text())
+    assert not any((run / "raw" / "xla-dump").iterdir())
+    (run / "report.json").unlink()
+    shown = run_cli("report", run, "--format", "json")
+    assert shown.code == 0, shown.stderr
+    rebuilt = json.loads(shown.stdout)
+    sizes = ("hlo_instructions", "optimized_hlo_instructions", "fusions", "temp_bytes", "files")
+    assert [[graph[key] for key in sizes] for graph in rebuilt["graphs"]] == [
+        [graph[key] for key in sizes] for graph in written["graphs"]
+    ]
+    assert all(graph["hlo_instructions"] for graph in rebuilt["graphs"])

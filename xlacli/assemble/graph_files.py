@@ -42,11 +42,13 @@ def organize_graph_files(
         (folder / GRAPH_FILE_NAMES["ir"]).write_text(_ir_file_text(ir_graph), encoding="utf-8")
         files["ir"] = f"graphs/{graph_hash}/{GRAPH_FILE_NAMES['ir']}"
     for role, source in module.files.items() if module else ():
-        target = folder / GRAPH_FILE_NAMES[role]
         if source.exists():
-            shutil.move(str(source), target)
-        if target.exists():
-            files[role] = f"graphs/{graph_hash}/{GRAPH_FILE_NAMES[role]}"
+            shutil.move(str(source), folder / GRAPH_FILE_NAMES[role])
+    # Every kept file there, moved now or by an earlier organisation of the same
+    # folder (a report rebuilt after xlacli stopped between the two).
+    for role, name in GRAPH_FILE_NAMES.items():
+        if role not in files and (folder / name).exists():
+            files[role] = f"graphs/{graph_hash}/{name}"
     return dict(sorted(files.items()))
 
 
