@@ -6,8 +6,9 @@ frame list into the module's ``stack_frame_index`` (file names, function
 names, file locations and a tree of frames), and each instruction's metadata
 names its innermost frame by ``stack_frame_id``. The text dump drops that
 index; ``--xla_dump_hlo_as_proto`` keeps it. This reads the protobuf wire
-format directly: only a handful of fields are needed, and no XLA protobuf
-module ships with torch_xla.
+format itself where protobuf's C runtime is missing (``hlo_proto_subset.py``
+decodes the same fields with it, 50x faster): only a handful of fields are
+needed, and no XLA protobuf module ships with torch_xla.
 
 Field numbers (xla/service/hlo.proto): HloProto.hlo_module=1;
 HloModuleProto.computations=3, stack_frame_index=17; HloComputationProto
@@ -21,11 +22,14 @@ parent_frame_id=2). Ids are 1-based; 0 means none.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from xlacli.parse.frames import Frame
+from xlacli.parse.hlo_proto_subset import message_classes
 
 _VARINT, _FIXED64, _BYTES, _FIXED32 = 0, 1, 2, 5
 
@@ -59,7 +63,80 @@ def read_hlo_stacks(path: Path) -> list[StackedOp] | None:
 
 
 def parse_hlo_stacks(data: bytes) -> list[StackedOp]:
-    """Parse an ``HloProto`` (or a bare ``HloModuleProto``)."""
+    """Parse an ``HloProto`` (or a bare ``HloModuleProto``): decoded by protobuf's
+    C runtime when there is one (``hlo_proto_subset.py``), else by the wire
+    reader below; the same ops either way."""
+    classes = message_classes()
+    if classes is not None:
+        return _decoded_stacks(data, classes)
+    return _wire_stacks(data)
+
+
+def _decoded_stacks(data: bytes, classes: dict[str, Any]) -> list[StackedOp]:
+    from google.protobuf.message import DecodeError
+
+    module = None
+    with contextlib.suppress(DecodeError):
+        whole = classes["HloProto"].FromString(data)
+        if whole.HasField("hlo_module"):
+            inner = whole.hlo_module
+            if inner.HasField("stack_frame_index") or len(inner.computations):
+                module = inner
+    if module is None:
+        try:
+            module = classes["HloModuleProto"].FromString(data)
+        except DecodeError as error:
+            raise ValueError(f"not an HloProto: {error}") from None
+    index = module.stack_frame_index
+    frames = _frames_from(
+        [name.decode() for name in index.file_names],
+        [name.decode() for name in index.function_names],
+        [(at.file_name_id, at.function_name_id, at.line) for at in index.file_locations],
+        [(frame.file_location_id, frame.parent_frame_id) for frame in index.stack_frames],
+    )
+    # A called computation comes before its caller in the module: callers first.
+    callers: dict[int, str] = {}
+    for computation in module.computations:
+        for instruction in computation.instructions:
+            for called in instruction.called_computation_ids:
+                callers.setdefault(called, instruction.name.decode())
+    shapes: dict[tuple[int, tuple[int, ...]], str] = {}
+    ops: list[StackedOp] = []
+    for computation in module.computations:
+        caller = callers.get(computation.id, "")
+        for instruction in computation.instructions:
+            if not instruction.HasField("metadata"):
+                continue
+            metadata = instruction.metadata
+            ops.append(
+                _op(
+                    metadata.op_type,
+                    metadata.op_name,
+                    frames.get(metadata.stack_frame_id, ()),
+                    metadata.source_file,
+                    metadata.source_line,
+                    instruction.name.decode(),
+                    _decoded_shape(instruction.shape, shapes)
+                    if instruction.HasField("shape")
+                    else "",
+                    caller,
+                )
+            )
+    return ops
+
+
+def _decoded_shape(shape: Any, known: dict[tuple[int, tuple[int, ...]], str]) -> str:
+    if len(shape.tuple_shapes):
+        return "()"
+    key = (shape.element_type, tuple(shape.dimensions))
+    text = known.get(key)
+    if text is None:
+        text = known[key] = f"{key[0]}[{','.join(map(str, key[1]))}]"
+    return text
+
+
+def _wire_stacks(data: bytes) -> list[StackedOp]:
+    """The wire reader: only the fields read, walked in Python."""
     module = _first(data, 1)
     if module is None or (_first(module, 17) is None and _first(module, 3) is None):
         module = data
@@ -81,6 +158,11 @@ def parse_hlo_stacks(data: bytes) -> list[StackedOp]:
                 continue
             shape = _shape(_first(instruction, 3))
             ops.append((_stacked(metadata, frames, name, shape), computation_id))
+    return _with_callers(ops, callers)
+
+
+def _with_callers(ops: list[tuple[StackedOp, int]], callers: dict[int, str]) -> list[StackedOp]:
+    """Each op with the instruction that calls its computation, if one does."""
     return [
         replace(op, caller=callers[computation]) if computation in callers else op
         for op, computation in ops
@@ -105,20 +187,40 @@ def _stacked(
     metadata: bytes, frames: dict[int, tuple[Frame, ...]], name: str, shape: str
 ) -> StackedOp:
     fields = dict(_fields(metadata))
-    op_type = fields.get(1, b"")
-    op_name = fields.get(2, b"")
     frame_id = fields.get(15, 0)
-    stack = frames.get(frame_id, ()) if isinstance(frame_id, int) else ()
-    source = fields.get(3)
-    if not stack and isinstance(source, bytes) and source:
-        stack = (Frame("", source.decode(), _int(fields, 4)),)
-    return StackedOp(
-        op_type.decode() if isinstance(op_type, bytes) else "",
-        stack,
-        shape=shape,
-        name=name,
-        op_name=op_name.decode() if isinstance(op_name, bytes) else "",
+    return _op(
+        _bytes(fields, 1),
+        _bytes(fields, 2),
+        frames.get(frame_id, ()) if isinstance(frame_id, int) else (),
+        _bytes(fields, 3),
+        _int(fields, 4),
+        name,
+        shape,
     )
+
+
+def _op(
+    op_type: bytes,
+    op_name: bytes,
+    stack: tuple[Frame, ...],
+    source_file: bytes,
+    source_line: int,
+    name: str,
+    shape: str,
+    caller: str = "",
+) -> StackedOp:
+    """One op from its metadata; a single frame from the source line when the
+    module's frame index names none."""
+    if not stack and source_file:
+        stack = (Frame("", source_file.decode(), source_line),)
+    return StackedOp(
+        op_type.decode(), stack, shape=shape, name=name, op_name=op_name.decode(), caller=caller
+    )
+
+
+def _bytes(fields: dict[int, int | bytes], key: int) -> bytes:
+    value = fields.get(key, b"")
+    return value if isinstance(value, bytes) else b""
 
 
 def _shape(shape: bytes | None) -> str:
@@ -158,6 +260,16 @@ def _frame_table(index: bytes) -> dict[int, tuple[Frame, ...]]:
         elif field == 4 and isinstance(value, bytes):
             stack_frame = dict(_fields(value))
             parents.append((_int(stack_frame, 1), _int(stack_frame, 2)))
+    return _frames_from(files, functions, locations, parents)
+
+
+def _frames_from(
+    files: list[str],
+    functions: list[str],
+    locations: list[tuple[int, int, int]],
+    parents: list[tuple[int, int]],
+) -> dict[int, tuple[Frame, ...]]:
+    """The frame table from the index's lists (ids 1-based)."""
     table: dict[int, tuple[Frame, ...]] = {}
     for frame_id in range(1, len(parents) + 1):  # parents come before their children
         location_id, parent = parents[frame_id - 1]
