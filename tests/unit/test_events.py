@@ -38,6 +38,9 @@ def test_a_repeated_step_is_one_short_line_read_back_whole(tmp_path):
         def after_step(self, step):
             pass
 
+        def compiles_in_step(self, compiled):
+            pass
+
     class Tracker:
         def __init__(self):
             self.counters = iter([{"CachedCompile": 1}] * 3 + [{"UncachedCompile": 1}] + [{}] * 2)

@@ -37,37 +37,50 @@ class BackwardSites:
         self._backward: Any = None
         self._open: dict[int, Any] = {}  # id(node) -> its scope pusher, popped when it ends
         self._anomaly = (False, True)  # the user's own anomaly mode, restored at stop
+        self._active = False
 
     def start(self) -> None:
-        """Record forward stacks and scope backward nodes from now on."""
-        if self._backward is not None:
-            return
-        self._anomaly = (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled())
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "Anomaly Detection has been enabled"
-            torch.autograd.set_detect_anomaly(True, check_nan=self._anomaly[0] and self._anomaly[1])
-        self._backward = torch.autograd.backward
-        original = self._backward
+        """Record forward stacks and scope backward nodes from now on (again,
+        after ``pause``)."""
+        if self._backward is None:
+            self._anomaly = (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled())
+            self._backward = torch.autograd.backward
+            original = self._backward
 
-        def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
-            with contextlib.suppress(Exception):  # lines are a nicety; the backward is not
-                self._hook_graph(tensors)
-            try:
-                return original(tensors, *args, **kwargs)
-            finally:
-                self._open.clear()  # a node that raised leaves no scope open for the sync
+            def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
+                if self._active:
+                    with contextlib.suppress(Exception):  # lines are a nicety; the backward is not
+                        self._hook_graph(tensors)
+                try:
+                    return original(tensors, *args, **kwargs)
+                finally:
+                    self._open.clear()  # a node that raised leaves no scope open for the sync
 
-        torch.autograd.backward = backward  # Tensor.backward calls it through the module
+            torch.autograd.backward = backward  # Tensor.backward calls it through the module
+        if not self._active:
+            self._active = True
+            self._set_anomaly(True, check_nan=self._anomaly[0] and self._anomaly[1])
+
+    def pause(self) -> None:
+        """No stacks and no scopes until ``start``: the graphs are compiled. The
+        wrapper stays (a library may have wrapped it since) and calls straight through."""
+        if self._active:
+            self._active = False
+            self._set_anomaly(*self._anomaly)
 
     def stop(self) -> None:
-        """Back to plain autograd: the graphs are compiled."""
+        """Back to plain autograd, for good."""
+        self.pause()
         if self._backward is None:
             return
         torch.autograd.backward = self._backward
         self._backward = None
+
+    @staticmethod
+    def _set_anomaly(enabled: bool, check_nan: bool) -> None:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.autograd.set_detect_anomaly(*self._anomaly)
+            warnings.simplefilter("ignore")  # "Anomaly Detection has been enabled"
+            torch.autograd.set_detect_anomaly(enabled, check_nan=check_nan)
 
     def _hook_graph(self, tensors: Any) -> None:
         roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())

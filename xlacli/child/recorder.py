@@ -115,8 +115,10 @@ class StepRecorder:
             self.window.exit_step()
         delta = self.tracker.delta(waited=self._waited)
         self._waited = True
-        if self.window is not None and "UncachedCompile" not in delta["counters"]:
+        compiled = "UncachedCompile" in delta["counters"]
+        if self.window is not None and not compiled:
             self.window.compiles_settled()
+        self.observers.compiles_in_step(compiled)
         self.observers.runtime()  # the device exists by now, whoever made it
         observed = self.observers.step_fields(traced)
         self._write_step(step, {"traced": traced, **record, **delta, **observed})
