@@ -30,7 +30,7 @@ from xlacli.child.memory_probe import StepProbe
 from xlacli.child.spmd import SpmdObserver
 from xlacli.child.value_reads import ValueReadSites
 from xlacli.run_folder.events import EventWriter
-from xlacli.run_folder.request import CaptureRequest
+from xlacli.run_folder.request import STEADY_STEPS_BEFORE_PAUSE, CaptureRequest
 
 
 class StepObservers:
@@ -61,6 +61,7 @@ class StepObservers:
         self._backward_lines = (
             request.debug_artifacts and request.mode == "lazy" and request.profile_logdir is None
         )
+        self._steady_steps = 0  # steps in a row that compiled nothing
         if self._backward_lines:
             self.backward_sites.start()
         # Each new graph's IR, once (issue 23); before the target, so every tensor is seen.
@@ -111,22 +112,24 @@ class StepObservers:
 
     def compiles_in_step(self, compiled: bool) -> None:
         """Whether the step just ended compiled: the backward ops' lines are
-        recorded only while graphs are new.
+        recorded while graphs are new.
 
         Anomaly mode keeps a Python stack for every autograd node of every
-        forward pass: on a cached step that is work for no graph (a 8-layer
-        decoder's step: 0.5 s of CPU against 0.55 s for the step itself,
-        docs/performance.md). It stops after a step that compiled nothing and
-        starts again after one that compiled, for the graphs that follow (the
-        first graph after a steady stretch is traced before anyone knows it is
-        new: its backward ops keep the ``backward()`` call's line). The scope
-        is no part of a graph's hash: switching it changes no graph.
+        forward pass: on a cached step that is work for no graph (an 8-layer
+        decoder's step: 0.5 s of CPU, as much as the step itself,
+        docs/performance.md). It pauses after STEADY_STEPS_BEFORE_PAUSE steps in
+        a row compiled nothing and starts again after a step that compiled, for
+        the graphs that follow: a graph compiled first after such a stretch is
+        traced before anyone knows it is new, and its backward ops keep the
+        ``backward()`` call's line. The scope is no part of a graph's hash:
+        pausing it changes no graph.
         """
         if not self._backward_lines:
             return
+        self._steady_steps = 0 if compiled else self._steady_steps + 1
         if compiled:
             self.backward_sites.start()
-        else:
+        elif self._steady_steps >= STEADY_STEPS_BEFORE_PAUSE:
             self.backward_sites.pause()
 
     def after_step(self, step: int | None) -> None:

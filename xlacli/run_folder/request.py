@@ -9,6 +9,12 @@ from pathlib import Path
 # Up to this many steps, the per-sync IR dump costs less than a second (~15-20 ms a
 # step on a small training step); past it, its cost and size grow with the run.
 NATIVE_IR_DUMP_MAX_STEPS = 50
+# Steps in a row that compiled nothing before the child stops recording the
+# backward ops' lines (``child/observers.py``): a run that settles pays them
+# once; a short run (every example and recorded test run here has at most 11
+# such steps before a later compile) never pauses, and a graph compiled after
+# a shorter calm keeps its lines.
+STEADY_STEPS_BEFORE_PAUSE = 12
 
 
 @dataclass(frozen=True)
