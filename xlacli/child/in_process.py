@@ -63,6 +63,9 @@ class _NoObservers:
     def after_step(self, step: int | None) -> None:
         pass
 
+    def compiles_in_step(self, compiled: bool) -> None:
+        pass  # no backward lines recorded in a test's process: nothing to pause
+
     def close(self) -> None:
         pass
 
