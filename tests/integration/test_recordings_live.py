@@ -30,6 +30,9 @@ pytestmark = pytest.mark.e2e
 LIVE = {
     "mlp": "a model file",
     "scripts__train_cnn": "a script",
+    # A script run to its end: the child writes each new graph's IR itself (graph_ir.py).
+    "scripts__train_causal_lm": "a script run to its end (a Hugging Face model, AdamW)",
+    "scripts__compiled__eval_no_grad": "torch.compile in a script run to its end",
     "dynamo__graph_break": "Dynamo (--mode dynamo)",
     "scripts__compiled__train_eager": "eager mode in a script",
     "spmd__data_parallel_mlp": "SPMD over 4 devices",

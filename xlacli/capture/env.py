@@ -69,7 +69,7 @@ def capture_environment(
         # Every sync's whole IR (~15-20 ms a step on a small training step):
         # short runs only; longer ones have the child write each new graph's
         # IR once (child/graph_ir.py).
-        env.update(native_ir_dump_environment(paths))
+        env.update(paths.native_ir_dump_environment())
     return env
 
 
@@ -85,16 +85,6 @@ def rank_template(
     env = capture_environment(base, request, rank_paths, dump_dir=dump_dir or rank_paths.xla_dump)
     named = {name: value for name, value in env.items() if RANK_PLACEHOLDER in value}
     return RankTemplate(str(folder), named)
-
-
-def native_ir_dump_environment(paths: RunPaths) -> dict[str, str]:
-    """torch_xla's own IR dump, one block per sync (``XLA_SAVE_TENSORS_FILE``).
-
-    For a process xlacli does not start (the pytest plugin's test process),
-    where the child's once-per-graph writer (``child/graph_ir.py``) is not
-    installed; the per-sync cost is paid there, on a test's few steps.
-    """
-    return {"XLA_SAVE_TENSORS_FILE": str(paths.ir_dump), "XLA_SAVE_TENSORS_FMT": "text"}
 
 
 def _with_dump_flags(xla_flags: str, dump_dir: Path) -> str:

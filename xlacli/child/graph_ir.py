@@ -21,9 +21,23 @@ graph is new:
 Dynamo's graphs are compiled through ``_xla_warm_up_cache`` on explicit
 tensors, right after Dynamo hashes them (``_get_graph_hash``, wrapped: the
 text is taken there, and written at the next hook if a compile followed).
-A value read (``loss.item()``) compiles inside native code with no Python
-hook point: its graph has no IR block (the report says so through
-``ir_nodes: null``).
+A value read (``loss.item()``, ``bool(t)``, ``.tolist()``, ``.cpu()``)
+compiles inside native code: ``value_reads.py`` wraps those methods and
+calls ``sync_starting``/``sync_ended`` around them, and the read tensor's
+graph is taken the same way; so is a sync of chosen tensors
+(``_xla_sync_multi``: Dynamo's inputs before a cached graph runs,
+``xm.unlazy``). A graph compiled where no hook sees it (a copy to the host by
+``.to("cpu")``, say), or one none of whose tensors has pending IR (Dynamo's
+graph of an output that is a clone of an input: one device-data node), has no
+IR block (the report says so through ``ir_nodes: null``).
+
+Eager mode (``torch_xla.experimental.eager_mode(True)``) compiles a graph
+per op inside native code, and only torch_xla's own per-sync dump lists
+those graphs (the debug log does not: ``parse/eager_ops.py``). torch_xla
+reads ``XLA_SAVE_TENSORS_FILE`` at a thread's first graph, so for a run
+whose length is unknown (a script run to its end) the choice is made then:
+if eager mode is switched on before any graph ran, the writer steps aside
+and sets that variable, and torch_xla's dump takes over for the whole run.
 
 Finding the pending tensors: torch_xla keeps its live tensors in native code
 and has no binding that returns them. Every Python tensor object passes
@@ -39,9 +53,10 @@ rather than show a wrong IR.
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -50,10 +65,14 @@ import torch_xla
 import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 import torch_xla.utils.utils as xu
+from torch._subclasses.fake_tensor import FakeTensor
+from torch._subclasses.functional_tensor import FunctionalTensor
 
 from xlacli.child.sync_points import SYNC_WAIT_SETTING
 
 MAX_FRAMES = 64
+# Dynamo's and AOTAutograd's stand-ins: on the "xla" device, never torch_xla's.
+_TRACING_TENSORS = (FakeTensor, FunctionalTensor)
 _XLAC: Any = torch_xla._XLAC
 
 
@@ -79,14 +98,32 @@ class XlaTensorTracker:
     def look(self) -> None:
         known = self._known
         for obj in gc.get_objects(0):
-            if isinstance(obj, torch.Tensor) and obj.device.type == "xla":
+            if (
+                isinstance(obj, torch.Tensor)
+                and not isinstance(obj, _TRACING_TENSORS)
+                and obj.device.type == "xla"
+            ):
                 known[id(obj)] = obj
 
     def pending(self) -> list[torch.Tensor]:
-        """The live XLA tensors with IR not yet run, in torch_xla's order (tensor id)."""
+        """The live XLA tensors with IR not yet run, in torch_xla's order (tensor id):
+        the tensors torch_xla itself holds, inside functionalization's wrappers.
+
+        Handing a wrapper to torch_xla syncs it first (``bridge::GetXlaTensor``):
+        a view whose base changed since (``weight.t()`` kept by a traced graph) is
+        replayed, new IR a sync then compiles: the probe changed the user's graphs
+        (``t_copy``, ``detach_copy`` outputs in a Dynamo model's next graph).
+        torch_xla's sync takes the inner tensors as they are, and so does this."""
         self.look()
-        tensors = list(self._known.values())
+        # A list first: unwrapping allocates, and a collection then (gc.callbacks)
+        # adds to the dictionary.
+        tensors = [_inner(t) for t in list(self._known.values())]
         return pending_of(tensors) if tensors else []
+
+
+def _inner(tensor: torch.Tensor) -> torch.Tensor:
+    """The XLA tensor inside a functionalization wrapper, not synced."""
+    return torch._from_functional_tensor(tensor) if torch._is_functional_tensor(tensor) else tensor
 
 
 def pending_of(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -99,60 +136,112 @@ def pending_of(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
 
 
 class GraphIrWriter:
-    """Writes the IR of each graph a sync (or Dynamo's warm-up) compiles, once."""
+    """Writes the IR of each graph a sync, a value read, a sync of chosen
+    tensors or Dynamo's warm-up compiles, once.
 
-    def __init__(self, path: Path) -> None:
+    ``native_dump``: torch_xla's own dump's variables (``XLA_SAVE_TENSORS_FILE``),
+    set if eager mode is switched on before the first graph (a run whose length
+    is unknown); None: the writer stays for the whole run.
+    """
+
+    def __init__(self, path: Path, native_dump: Mapping[str, str] | None = None) -> None:
         self.path = path
+        self.native_dump = native_dump
         self.tracker = XlaTensorTracker()
         self._texts: dict[bytes, str] = {}  # probe hash -> IR text (distinct graphs only)
         self._file: TextIO | None = None
         self._before: tuple[int, str | None] | None = None  # the sync under way
         self._dynamo: tuple[int, str | None, str] | None = None  # Dynamo's graph, not settled
-        self._originals: tuple[Any, Any, Any] | None = None
+        self._originals: dict[str, Any] = {}
         self._failed = False
+        self._stepped_aside = False  # torch_xla's own dump took over (eager mode)
+
+    def _hooks(self) -> tuple[tuple[Any, str, Callable[..., Any]], ...]:
+        return (
+            (xu, "getenv_as", self._getenv_as),
+            (xm, "_run_step_closures", self._run_step_closures),
+            (_XLAC, "_get_graph_hash", self._graph_hash),
+            (_XLAC, "_xla_sync_multi", self._sync_multi),
+            (_XLAC, "_set_use_eager_mode", self._set_use_eager_mode),
+        )
 
     def install(self) -> None:
         """Hook the sync points; before the target runs, so every tensor is seen young."""
-        self._originals = (xu.getenv_as, xm._run_step_closures, _XLAC._get_graph_hash)
-        xu.getenv_as = self._getenv_as
-        xm._run_step_closures = self._run_step_closures
-        _XLAC._get_graph_hash = self._graph_hash
+        for owner, name, hook in self._hooks():
+            self._originals[name] = getattr(owner, name)
+            setattr(owner, name, hook)
         self.tracker.start()
+        if _XLAC._get_use_eager_mode():
+            self._hand_over_to_native_dump()
 
     def uninstall(self) -> None:
         self.tracker.stop()
         self._settle_dynamo()
-        if self._originals is not None:
-            xu.getenv_as, xm._run_step_closures, _XLAC._get_graph_hash = self._originals
-            self._originals = None
+        if self._originals:
+            for owner, name, _ in self._hooks():
+                setattr(owner, name, self._originals[name])
+            self._originals = {}
         if self._file is not None:
             self._file.close()
             self._file = None
 
     def _getenv_as(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        assert self._originals is not None
         if name == SYNC_WAIT_SETTING:  # sync() is about to run the step marker
             self._settle_dynamo()
             self._before = (_compiles(), self._probe(self.tracker.pending))
-        return self._originals[0](name, *args, **kwargs)
+        return self._originals["getenv_as"](name, *args, **kwargs)
 
     def _run_step_closures(self) -> Any:
-        assert self._originals is not None
         before, self._before = self._before, None
         if before is not None and before[1] is not None and _compiles() != before[0]:
             self._write(before[0], before[1], _frames_text())
-        return self._originals[1]()
+        return self._originals["_run_step_closures"]()
 
     def _graph_hash(self, tensors: Any) -> Any:
         """Dynamo hashes a graph's tensors right before compiling them
         (``_xla_warm_up_cache``). Wrapping the compile itself would put a frame
         of ours where torch_xla reads the graph's cause; the compile is settled
         at the next hook instead."""
-        assert self._originals is not None
         self._settle_dynamo()
         text = self._probe(lambda: pending_of(list(tensors)))
         self._dynamo = (_compiles(), text, _frames_text())
-        return self._originals[2](tensors)
+        return self._originals["_get_graph_hash"](tensors)
+
+    def _sync_multi(self, tensors: Any, *args: Any, **kwargs: Any) -> Any:
+        """A sync of chosen tensors (Dynamo's inputs before a cached graph runs,
+        ``xm.unlazy``, ``xm.save``): their graph, as a value read's."""
+        started = self.sync_starting(list(tensors))
+        try:
+            return self._originals["_xla_sync_multi"](tensors, *args, **kwargs)
+        finally:
+            self.sync_ended(started)
+
+    def sync_starting(self, tensors: list[torch.Tensor]) -> tuple[int, str, str] | None:
+        """Native code is about to sync ``tensors`` (a value read's, a sync of
+        chosen tensors): their pending graph (taken if new), the compile count and
+        the frames; None: nothing pending. The tensors are handed as the call
+        hands them: the call syncs their wrappers anyway."""
+        self._settle_dynamo()
+        text = self._probe(lambda: pending_of(tensors))
+        return None if text is None else (_compiles(), text, _frames_text())
+
+    def sync_ended(self, started: tuple[int, str, str] | None) -> None:
+        """The call is over: its graph is written if it compiled."""
+        if started is not None and _compiles() != started[0]:
+            self._write(*started)
+
+    def _set_use_eager_mode(self, enable: bool) -> Any:
+        if enable and _graphs_run() == 0:
+            self._hand_over_to_native_dump()
+        return self._originals["_set_use_eager_mode"](enable)
+
+    def _hand_over_to_native_dump(self) -> None:
+        """Eager mode before the first graph: torch_xla's per-sync dump instead
+        (it alone lists eager mode's op graphs), read by torch_xla at that graph."""
+        if self.native_dump is None or self._stepped_aside:
+            return
+        os.environ.update(self.native_dump)
+        self._stepped_aside = True
 
     def _settle_dynamo(self) -> None:
         """Dynamo's last hashed graph: written if a compile followed it."""
@@ -165,13 +254,13 @@ class GraphIrWriter:
 
     def _probe(self, find_pending: Callable[[], list[torch.Tensor]]) -> str | None:
         """The pending graph's text; taken only the first time its hash is seen."""
-        if self._failed or self._originals is None:
+        if self._failed or self._stepped_aside or not self._originals:
             return None
         try:
             pending = find_pending()
             if not pending:
                 return None
-            key = bytes(self._originals[2](pending))
+            key = bytes(self._originals["_get_graph_hash"](pending))
             text = self._texts.get(key)
             if text is None:
                 text = self._texts[key] = _XLAC._get_xla_tensors_text(pending)
@@ -190,6 +279,12 @@ class GraphIrWriter:
 
 def _compiles() -> int:
     return met.counter_value("UncachedCompile") or 0
+
+
+def _graphs_run() -> int:
+    """Graphs synced so far, compiled or found in a cache: torch_xla has read
+    ``XLA_SAVE_TENSORS_FILE`` once this is not 0."""
+    return _compiles() + (met.counter_value("CachedCompile") or 0)
 
 
 def _block(compile_index: int, ir_text: str, frames: str) -> str:

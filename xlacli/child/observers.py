@@ -16,7 +16,7 @@ same syncs.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ class StepObservers:
         request: CaptureRequest,
         ir_dump: Path | None = None,
         debug_log: Path | None = None,
+        native_ir_dump: Mapping[str, str] | None = None,
     ) -> None:
         self.events = events
         self.spmd = SpmdObserver(request.devices)
@@ -68,8 +69,11 @@ class StepObservers:
         self.graph_ir: GraphIrWriter | None = None
         wanted = request.debug_artifacts and request.ir_dump and not request.ir_per_sync
         if ir_dump is not None and wanted:
-            self.graph_ir = GraphIrWriter(ir_dump)
+            # A script run to its end may switch eager mode on before its first
+            # graph: torch_xla's per-sync dump then takes over (graph_ir.py).
+            self.graph_ir = GraphIrWriter(ir_dump, native_ir_dump if request.run_to_end else None)
             self.graph_ir.install()
+            self.value_reads.graph_ir = self.graph_ir
         # The debug log folded where steps repeat (issue 23): it grows with what changes.
         self.repeats: RepeatFolder | None = None
         if debug_log is not None and request.debug_artifacts:

@@ -28,7 +28,13 @@ def new_recorder(request: CaptureRequest, paths: RunPaths, events: EventWriter) 
     from xlacli.child.observers import StepObservers
     from xlacli.child.recorder import StepRecorder
 
-    observers = StepObservers(events, request, paths.ir_dump_file, paths.debug_log)
+    observers = StepObservers(
+        events,
+        request,
+        paths.ir_dump_file,
+        paths.debug_log,
+        native_ir_dump=paths.native_ir_dump_environment(),
+    )
     return StepRecorder(
         events,
         profile_window(request, events),

@@ -42,8 +42,12 @@ _RECORDING: list[RankRecording] = []
 def follow(rank: int) -> None:
     """Record this process as rank ``rank``: run before ``spawn_main``."""
     template = RankTemplate.loads(os.environ.pop(RANK_ENV_VAR))  # its own children: not ranks
-    os.environ.update(template.environment_of(rank))
     paths = RunPaths(template.folder_of(rank))
+    # The main process's own IR dump (eager mode's, set by its graph_ir.py) is not
+    # this rank's: the template names this rank's when the run dumps every sync.
+    for name in paths.native_ir_dump_environment():
+        os.environ.pop(name, None)
+    os.environ.update(template.environment_of(rank))
     _own_output(paths)
     request_parent_death_signal()  # no orphan when the script's main process dies
     enable_stack_dumps()  # --hang-timeout's SIGUSR1 dumps into this rank's child.log

@@ -37,6 +37,7 @@ import torch
 import torch_xla.debug.metrics as met
 
 from xlacli.child.dynamo import hidden_from_dynamo
+from xlacli.child.graph_ir import GraphIrWriter
 from xlacli.parse.frames import CodeRoots, Frame, current_code_roots
 
 READ_FALLBACK = "aten::_local_scalar_dense"
@@ -58,6 +59,9 @@ class ValueReadSites:
         self._times: dict[tuple[str | None, str | None], list[int]] = {}
         self._reads: Counter[tuple[str | None, str | None]] = Counter()  # timed or not
         self._inside = False
+        # The writer of each new graph's IR (graph_ir.py): a read compiles its
+        # graph inside native code, where only this wrapper sees it start and end.
+        self.graph_ir: GraphIrWriter | None = None
 
     def install(self) -> None:
         for name in READ_METHODS:
@@ -97,6 +101,7 @@ class ValueReadSites:
             if torch.compiler.is_compiling() or sites._inside or tensor.device.type != "xla":
                 return original(tensor, *args, **kwargs)
             sites._inside = True  # item() inside bool() is one read
+            graph = sites.graph_ir.sync_starting([tensor]) if sites.graph_ir else None
             before = met.counter_value(READ_FALLBACK) or 0
             copies = _transfers()
             compiles = met.counter_value(COMPILES) or 0
@@ -107,6 +112,8 @@ class ValueReadSites:
                 wall, cpu = time.perf_counter_ns() - wall, time.process_time_ns() - cpu
                 main = time.thread_time_ns() - main
                 sites._inside = False
+                if graph is not None:
+                    sites.graph_ir.sync_ended(graph)  # type: ignore[union-attr]
                 ran = (met.counter_value(READ_FALLBACK) or 0) - before
                 if ran > 0 or _transfers() > copies:
                     site = sites._site(sys._getframe(1))

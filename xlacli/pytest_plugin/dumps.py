@@ -22,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from xlacli.capture.env import capture_environment, is_flag_safe, native_ir_dump_environment
+from xlacli.capture.env import capture_environment, is_flag_safe
 from xlacli.run_folder.request import CaptureRequest, RunPaths
 
 # What capture_environment sets that torch_xla reads; PJRT_DEVICE and
@@ -42,7 +42,7 @@ DEBUG_SWITCHES = (
 def debug_switches(base: Mapping[str, str], paths: RunPaths) -> dict[str, str]:
     """The switches ``xlacli compile`` gives its child, for a process dumping into ``paths``."""
     request = CaptureRequest(model_path="", model_entry=None, steps=0)
-    env = {**capture_environment(base, request, paths), **native_ir_dump_environment(paths)}
+    env = {**capture_environment(base, request, paths), **paths.native_ir_dump_environment()}
     return {name: env[name] for name in DEBUG_SWITCHES}
 
 

@@ -58,13 +58,17 @@ class CaptureRequest:
 
     @property
     def ir_per_sync(self) -> bool:
-        """torch_xla's own IR dump of every sync (``XLA_SAVE_TENSORS_FILE``), for
-        a short run or a script run to its end (its length unknown): it also has
-        the graphs a value read compiles, which no Python hook sees. A run of
-        more steps has the child write each new graph's IR once
-        (``child/graph_ir.py``) instead."""
-        return self.ir_dump and (
-            self.run_to_end or self.warmup + self.steps <= NATIVE_IR_DUMP_MAX_STEPS
+        """torch_xla's own IR dump of every sync (``XLA_SAVE_TENSORS_FILE``) from
+        the start, for a run of known short length: it has every graph, also those
+        compiled where no Python hook sees them. Every other run has the child
+        write each new graph's IR once (``child/graph_ir.py``); a script run to
+        its end (its length unknown, and each sync of a large graph costs ~0.5 s
+        printed) hands over to the per-sync dump if it switches eager mode on
+        before its first graph."""
+        return (
+            self.ir_dump
+            and not self.run_to_end
+            and self.warmup + self.steps <= NATIVE_IR_DUMP_MAX_STEPS
         )
 
     def planned_steps(self, ran: int) -> int:
@@ -108,6 +112,13 @@ class RunPaths:
     def ir_dump(self) -> Path:
         # torch_xla appends ".<ordinal>" to this path.
         return self.raw / "ir-dump.txt"
+
+    def native_ir_dump_environment(self) -> dict[str, str]:
+        """torch_xla's own IR dump, one block per sync (``XLA_SAVE_TENSORS_FILE``):
+        for a run of known short length, a process xlacli does not start (the
+        pytest plugin's test process), or a script run to its end that switches
+        eager mode on before its first graph (set then by ``child/graph_ir.py``)."""
+        return {"XLA_SAVE_TENSORS_FILE": str(self.ir_dump), "XLA_SAVE_TENSORS_FMT": "text"}
 
     @property
     def ir_dump_file(self) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from xlacli.capture.env import capture_environment, native_ir_dump_environment
+from xlacli.capture.env import capture_environment
 from xlacli.pytest_plugin.dumps import DEBUG_SWITCHES, ImportWatch, SessionDumps, debug_switches
 from xlacli.run_folder.request import CaptureRequest, RunPaths
 
@@ -19,7 +19,7 @@ def test_switches_are_the_childs(tmp_path: Path) -> None:
     child = capture_environment({"XLA_FLAGS": "--xla_cpu_use_thunk_runtime=false"}, request, paths)
     switches = debug_switches({"XLA_FLAGS": "--xla_cpu_use_thunk_runtime=false"}, paths)
     # The child writes each new graph's IR itself; the test process has torch_xla's dump.
-    native = native_ir_dump_environment(paths)
+    native = paths.native_ir_dump_environment()
     assert switches == {name: {**child, **native}[name] for name in DEBUG_SWITCHES}
     long_run = CaptureRequest(model_path="m.py", model_entry=None, steps=1000)
     assert "XLA_SAVE_TENSORS_FILE" not in capture_environment({}, long_run, paths)
@@ -81,3 +81,19 @@ def test_import_watch_names_the_importing_line(monkeypatch: pytest.MonkeyPatch) 
     assert watch.importer is not None
     assert watch.importer.endswith(f"test_dumps.py:{line}")
     assert watch not in sys.meta_path  # once is enough
+
+
+@pytest.mark.parametrize(
+    ("steps", "run_to_end", "per_sync"),
+    [(5, False, True), (60, False, False), (0, True, False)],
+)
+def test_torch_xlas_per_sync_dump_only_for_runs_of_known_short_length(
+    tmp_path: Path, steps: int, run_to_end: bool, per_sync: bool
+) -> None:
+    """A script run to its end has the child write each graph's IR once (a large
+    graph's IR printed at every sync cost ~0.5 s a step); the child sets the
+    per-sync dump itself if eager mode comes on before its first graph."""
+    request = CaptureRequest("t.py", None, steps, target_kind="script", run_to_end=run_to_end)
+    env = capture_environment({}, request, RunPaths(tmp_path))
+    assert request.ir_per_sync is per_sync
+    assert ("XLA_SAVE_TENSORS_FILE" in env) is per_sync
