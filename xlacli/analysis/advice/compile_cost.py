@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from xlacli.analysis.advice.inputs import AdviceInputs, GraphArtifacts
 from xlacli.analysis.profile.op_lines import BACKWARD_SCOPE, OPTIMIZER_STEP
@@ -76,7 +75,8 @@ def _graph_cost(artifacts: GraphArtifacts, inputs: AdviceInputs) -> GraphLineCos
             line = places.of(op).location
             inner = op.stack[0]
             by_innermost.setdefault((inner.file, inner.line), Counter())[line] += 1
-            key = (op.ir_op, Path(inner.file).name, inner.line)
+            # The IR names a file by its base name (a string split: 70k ops a graph).
+            key = (op.ir_op, inner.file.rpartition("/")[2], inner.line)
             by_ir_key.setdefault(key, Counter())[line] += 1
     ir = Counter(_ir_line(node, by_ir_key) for node in artifacts.ir_nodes)
     optimized = Counter(_optimized_lines(artifacts, by_innermost, inputs.roots))
