@@ -162,6 +162,15 @@ def _shared_root(factory: pytest.TempPathFactory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _named_basetemp(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Recordings name pytest's temporary folder by a placeholder (``@TMP@``),
+    wherever ``--basetemp`` put it (``tests/recorded_cli.py``)."""
+    from tests.recorded_cli import BASETEMP_VARIABLE
+
+    os.environ[BASETEMP_VARIABLE] = str(tmp_path_factory.getbasetemp())
+
+
 @pytest.fixture(scope="session")
 def capture_once(tmp_path_factory: pytest.TempPathFactory):
     """``capture_once("compile", "examples/mlp.py", "--steps", "3")``: the command run

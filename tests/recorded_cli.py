@@ -126,10 +126,21 @@ def _test_places(cwd: Path, inside: Path) -> dict[str, str]:
     temporary folder holding ``inside`` (a project beside the working folder: the
     model its pyproject names)."""
     places = {"@CWD@": str(cwd)}
-    temporary = _PYTEST_TEMP.match(str(inside))
-    if temporary:
+    base = pytest_basetemp()
+    if base is not None and str(inside).startswith(base + "/"):
+        places["@TMP@"] = base  # wherever --basetemp put it
+    elif temporary := _PYTEST_TEMP.match(str(inside)):
         places["@TMP@"] = temporary.group(1)
     return places
+
+
+def pytest_basetemp() -> str | None:
+    """This process's pytest temporary folder (``tests/conftest.py`` names it
+    when the session starts; an xdist worker's is its ``popen-gwN``)."""
+    return os.environ.get(BASETEMP_VARIABLE)
+
+
+BASETEMP_VARIABLE = "XLACLI_TEST_BASETEMP"
 
 
 def _named_call(words: list[str], places: dict[str, str]) -> RecordedCall:
