@@ -36,8 +36,10 @@ per op inside native code, and only torch_xla's own per-sync dump lists
 those graphs (the debug log does not: ``parse/eager_ops.py``). torch_xla
 reads ``XLA_SAVE_TENSORS_FILE`` at a thread's first graph, so for a run
 whose length is unknown (a script run to its end) the choice is made then:
-if eager mode is switched on before any graph ran, the writer steps aside
-and sets that variable, and torch_xla's dump takes over for the whole run.
+if eager mode is switched on before any graph ran, or the script's own text
+switches it anywhere (an evaluation run eagerly after training), the writer
+steps aside and sets that variable, and torch_xla's dump takes over for the
+whole run.
 
 Finding the pending tensors: torch_xla keeps its live tensors in native code
 and has no binding that returns them. Every Python tensor object passes
@@ -54,6 +56,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import sys
 import weakref
 from collections.abc import Callable, Mapping
@@ -71,6 +74,8 @@ from torch._subclasses.functional_tensor import FunctionalTensor
 from xlacli.child.sync_points import SYNC_WAIT_SETTING
 
 MAX_FRAMES = 64
+# torch_xla.experimental.eager_mode(True), eager_mode_context(...), the binding itself.
+_EAGER_SWITCH = re.compile(r"\beager_mode(?:_context)?\s*\(|\b_set_use_eager_mode\s*\(")
 # Dynamo's and AOTAutograd's stand-ins: on the "xla" device, never torch_xla's.
 _TRACING_TENSORS = (FakeTensor, FunctionalTensor)
 _XLAC: Any = torch_xla._XLAC
@@ -234,6 +239,18 @@ class GraphIrWriter:
         if enable and _graphs_run() == 0:
             self._hand_over_to_native_dump()
         return self._originals["_set_use_eager_mode"](enable)
+
+    def hand_over_if_the_program_uses_eager_mode(self, program: Path) -> None:
+        """Before the program runs: if its own text switches eager mode (a
+        training loop whose evaluation runs eagerly, once graphs have run), hand
+        over now; later it would be too late. A library that switches it
+        itself, after the first graph, leaves its op graphs unlisted."""
+        try:
+            text = program.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return
+        if _EAGER_SWITCH.search(text):
+            self._hand_over_to_native_dump()
 
     def _hand_over_to_native_dump(self) -> None:
         """Eager mode before the first graph: torch_xla's per-sync dump instead

@@ -73,6 +73,8 @@ class StepObservers:
             # graph: torch_xla's per-sync dump then takes over (graph_ir.py).
             self.graph_ir = GraphIrWriter(ir_dump, native_ir_dump if request.run_to_end else None)
             self.graph_ir.install()
+            if request.target_kind == "script":
+                self.graph_ir.hand_over_if_the_program_uses_eager_mode(Path(request.model_path))
             self.value_reads.graph_ir = self.graph_ir
         # The debug log folded where steps repeat (issue 23): it grows with what changes.
         self.repeats: RepeatFolder | None = None

@@ -127,3 +127,31 @@ def test_eager_mode_before_the_first_graph_hands_over_to_torch_xlas_dump(tmp_pat
         # xlacli's block of the lazy graph only: eager mode's op graphs are not listed
         assert len(blocks) == 1 and blocks[0].compile_index is not None
         assert not any(n.op == "aten::relu" for n in blocks[0].nodes)
+
+
+@pytest.mark.parametrize(
+    ("source", "hands_over"),
+    [
+        ("torch_xla.experimental.eager_mode(True)\n", True),
+        ("with eager_mode_context(True):\n    evaluate()\n", True),
+        ("torch_xla._XLAC._set_use_eager_mode(True)\n", True),
+        ("torch_xla.sync()  # no eager mode here\n", False),
+    ],
+)
+def test_a_script_that_switches_eager_mode_hands_over_before_it_runs(
+    tmp_path, monkeypatch, source, hands_over
+):
+    """Eager mode switched on after graphs ran is too late for torch_xla's dump
+    (read at the first graph): a script whose text switches it hands over first."""
+    for name in ("XLA_SAVE_TENSORS_FILE", "XLA_SAVE_TENSORS_FMT"):
+        monkeypatch.setenv(name, "unset")  # restored after the test
+    program = tmp_path / "train.py"
+    program.write_text(source)
+    native = {
+        "XLA_SAVE_TENSORS_FILE": str(tmp_path / "ir-dump.txt"),
+        "XLA_SAVE_TENSORS_FMT": "text",
+    }
+    GraphIrWriter(tmp_path / "ir-dump.txt.0", native).hand_over_if_the_program_uses_eager_mode(
+        program
+    )
+    assert (os.environ["XLA_SAVE_TENSORS_FILE"] == native["XLA_SAVE_TENSORS_FILE"]) is hands_over
