@@ -22,14 +22,17 @@ pytestmark = pytest.mark.e2e
 RANKS = EXAMPLES / "ranks"
 
 
-def compile_run(out: Path, example: str, *args: str) -> RanksRun:
-    result = run_cli("compile", RANKS / example, "--out", out, *args, timeout=600)
+def compile_run(out: Path, example: str, *args: str, live: bool = False) -> RanksRun:
+    result = run_cli("compile", RANKS / example, "--out", out, *args, timeout=600, live=live)
     return RanksRun(result.code, result.stdout, result.stderr, out)
 
 
 @pytest.fixture(scope="module")
 def torch_spawn(tmp_path_factory) -> RanksRun:
-    return compile_run(tmp_path_factory.mktemp("spawn") / "run", "spawn_master_print.py")
+    # Live: the capture path of a script's own processes (each spawned rank records
+    # itself: child/rank_process.py, child/spawn_follow.py), run to its end.
+    out = tmp_path_factory.mktemp("spawn") / "run"
+    return compile_run(out, "spawn_master_print.py", live=True)
 
 
 @pytest.fixture(scope="module")
