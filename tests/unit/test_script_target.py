@@ -104,3 +104,41 @@ def test_the_tail_event_counts_among_metric_events(tmp_path):
         ]
     )
     assert log.ended
+
+
+def test_a_scripts_exit_code_is_its_failure_with_what_it_printed_last(tmp_path):
+    """``sys.exit(2)`` (argparse's usage error) fails the run with the script's last
+    lines; ``sys.exit(0)`` and ``sys.exit()`` are a normal end."""
+    from types import SimpleNamespace
+
+    from xlacli.child.script_target import _no_step_message, _script_exited
+    from xlacli.errors import ModelError
+    from xlacli.run_folder.request import RunPaths
+
+    paths = RunPaths(tmp_path)
+    paths.child_log.write_text(
+        "FutureWarning: something\nusage: train.py [-h] --batch-size N\n"
+        "train.py: error: the following arguments are required: --batch-size\n"
+    )
+    before_steps, later = SimpleNamespace(step=0), SimpleNamespace(step=3)
+    for normal in (SystemExit(0), SystemExit(None)):
+        _script_exited(normal, before_steps, paths)  # no error
+    with pytest.raises(ModelError) as raised:
+        _script_exited(SystemExit(2), before_steps, paths)
+    assert "exited with SystemExit (sys.exit(2)) before any step ran" in str(raised.value)
+    assert raised.value.details.splitlines() == [  # warnings left out
+        "usage: train.py [-h] --batch-size N",
+        "train.py: error: the following arguments are required: --batch-size",
+    ]
+    assert str(paths.child_log) in (raised.value.hint or "")
+    with pytest.raises(ModelError, match="during step 3"):
+        _script_exited(SystemExit("bad"), later, paths)
+    assert "never synced a graph" in _no_step_message("train.py")
+
+
+def test_a_missing_torchrun_variable_is_recognised():
+    from xlacli.child.script_target import _missing_torchrun_variable
+
+    assert _missing_torchrun_variable(KeyError("LOCAL_RANK"))
+    assert not _missing_torchrun_variable(KeyError("HOME"))
+    assert not _missing_torchrun_variable(ValueError("RANK"))
