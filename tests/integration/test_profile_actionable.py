@@ -30,8 +30,10 @@ pytestmark = pytest.mark.e2e
 DECODER = REPO / "examples" / "decoder_lm.py"
 
 
-def profile_json(out: Path, *args: str) -> dict:
-    result = run_cli("profile", *args[:1], "--out", out, "--format", "json", *args[1:], cwd=REPO)
+def profile_json(out: Path, *args: str, live: bool = False) -> dict:
+    result = run_cli(
+        "profile", *args[:1], "--out", out, "--format", "json", *args[1:], cwd=REPO, live=live
+    )
     assert result.code == 0, result.stderr
     assert "Traceback" not in result.stderr, result.stderr
     return json.loads(result.stdout)
@@ -49,7 +51,9 @@ def self_profiled(tmp_path_factory):
     out = tmp_path_factory.mktemp("self") / "run"
     script = "examples/scripts/train_self_profiled.py"
     args = ("--steps", "4", "--warmup", "2", "--", "--steps", "8", "--seconds", "1")
-    return profile_json(out, script, *args)
+    # Live: the capture path of a script that runs torch_xla's profiler itself
+    # (the child's window stands aside: child/profiler.py).
+    return profile_json(out, script, *args, live=True)
 
 
 def test_a_script_profiling_itself_gets_the_profiler(self_profiled):
