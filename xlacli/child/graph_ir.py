@@ -156,7 +156,7 @@ class GraphIrWriter:
         self._texts: dict[bytes, str] = {}  # probe hash -> IR text (distinct graphs only)
         self._file: TextIO | None = None
         self._before: tuple[int, str | None] | None = None  # the sync under way
-        self._dynamo: tuple[int, str | None, str] | None = None  # Dynamo's graph, not settled
+        self._dynamo: tuple[int, str, str] | None = None  # Dynamo's graph, not settled
         self._originals: dict[str, Any] = {}
         self._failed = False
         self._stepped_aside = False  # torch_xla's own dump took over (eager mode)
@@ -207,9 +207,7 @@ class GraphIrWriter:
         (``_xla_warm_up_cache``). Wrapping the compile itself would put a frame
         of ours where torch_xla reads the graph's cause; the compile is settled
         at the next hook instead."""
-        self._settle_dynamo()
-        text = self._probe(lambda: pending_of(list(tensors)))
-        self._dynamo = (_compiles(), text, _frames_text())
+        self._dynamo = self.sync_starting(list(tensors))
         return self._originals["_get_graph_hash"](tensors)
 
     def _sync_multi(self, tensors: Any, *args: Any, **kwargs: Any) -> Any:
@@ -263,11 +261,7 @@ class GraphIrWriter:
     def _settle_dynamo(self) -> None:
         """Dynamo's last hashed graph: written if a compile followed it."""
         dynamo, self._dynamo = self._dynamo, None
-        if dynamo is None:
-            return
-        compiles_before, text, frames = dynamo
-        if text is not None and _compiles() != compiles_before:
-            self._write(compiles_before, text, frames)
+        self.sync_ended(dynamo)
 
     def _probe(self, find_pending: Callable[[], list[torch.Tensor]]) -> str | None:
         """The pending graph's text; taken only the first time its hash is seen."""
