@@ -304,7 +304,17 @@ def test_tensorboard_serves_the_logdir(tmp_path):
         time.sleep(1)  # xlacli prints the URL once it sees the port open (it polls)
     finally:
         process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=60)
+        try:
+            _, stderr = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            _, stderr = process.communicate()
+            log = tmp_path / "run" / "tensorboard.log"
+            raise AssertionError(
+                "xlacli did not end within 60 s of SIGINT; its stderr:\n"
+                + stderr
+                + (f"\ntensorboard.log:\n{log.read_text()}" if log.exists() else "")
+            ) from None
     assert f"http://localhost:{port}/#profile" in stderr
 
 
