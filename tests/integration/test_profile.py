@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -307,11 +308,15 @@ def test_tensorboard_serves_the_logdir(tmp_path):
         try:
             _, stderr = process.communicate(timeout=60)
         except subprocess.TimeoutExpired:
+            status = Path(f"/proc/{process.pid}/status").read_text()
+            masks = [line for line in status.splitlines() if line.startswith(("SigIgn", "SigCgt"))]
             process.kill()
             _, stderr = process.communicate()
             log = tmp_path / "run" / "tensorboard.log"
             raise AssertionError(
-                "xlacli did not end within 60 s of SIGINT; its stderr:\n"
+                "xlacli did not end within 60 s of SIGINT "
+                f"({masks}; this worker's SIGINT handler: {signal.getsignal(signal.SIGINT)}); "
+                "its stderr:\n"
                 + stderr
                 + (f"\ntensorboard.log:\n{log.read_text()}" if log.exists() else "")
             ) from None
