@@ -266,6 +266,10 @@ def test_model_error_mid_profile_exits_3_with_a_summary(tmp_path):
     assert list((tmp_path / "run" / "tensorboard").rglob("*.xplane.pb"))
 
 
+def _sigint_as_at_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_tensorboard_serves_the_logdir(tmp_path):
     with socket.socket() as probe:
         probe.bind(("localhost", 0))
@@ -291,6 +295,9 @@ def test_tensorboard_serves_the_logdir(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C reaches a command typed at a terminal; a shell's background job
+        # (`pytest ... &`) ignores SIGINT, and every process it starts inherits that.
+        preexec_fn=_sigint_as_at_a_terminal,
     )
     try:
         deadline = time.monotonic() + 120
