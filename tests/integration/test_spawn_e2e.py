@@ -181,7 +181,9 @@ if __name__ == "__main__":
 
 def test_a_world_of_one_that_fails_keeps_its_own_error_and_report(tmp_path):
     (tmp_path / "train.py").write_text(FAILING_ALONE)
-    result = run_cli("compile", "train.py", "--out", "run", cwd=tmp_path)
+    # Live: a followed process whose function raises (child/rank_process.py's
+    # FollowedCall ends its recording with the user's error).
+    result = run_cli("compile", "train.py", "--out", "run", cwd=tmp_path, live=True)
     assert result.code == 3, result.stderr
     assert "ValueError: a bad batch" in result.stderr and "rank 0:" not in result.stderr
     report = json.loads((tmp_path / "run" / "report.json").read_text())

@@ -15,8 +15,11 @@ torch_xla = pytest.importorskip("torch_xla")
 
 from xlacli.capture.discover import LoadedModel  # noqa: E402
 from xlacli.child.steps import (  # noqa: E402
+    IGNORED_TRAIN_WARNING,
     INPUT_SPLIT_HINT,
+    NONE_OUTPUT_WARNING,
     StepRunner,
+    input_signature,
     move_model,
     to_device,
 )
@@ -146,3 +149,84 @@ def test_a_model_that_cannot_move_is_the_models_error_with_a_memory_hint():
         move_model(Huge(), torch_xla.device())
     assert "moving the model to the XLA device raised RuntimeError" in str(raised.value)
     assert "do not fit in memory" in (raised.value.hint or "")
+
+
+def test_a_batch_signature_names_scalars_and_dataclass_fields():
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Batch:
+        ids: object
+        mask: object
+
+    batch = (torch.ones(2, 3), 3, Batch(torch.zeros(4, dtype=torch.int64), None))
+    assert input_signature(batch) == [
+        "input 0 f32[2,3]",
+        "input 1 int 3",
+        "input 2.ids s64[4]",
+        "input 2.mask NoneType None",
+    ]
+
+
+def test_a_user_step_with_train_says_train_is_ignored_and_sgd_is_the_other_optimizer():
+    def step(model, batch, step):
+        return model(batch)
+
+    steps, warnings = runner("tuple", step_fn=step)
+    assert warnings == [IGNORED_TRAIN_WARNING] and steps.optimizer is None
+    sgd = StepRunner(
+        runner("tuple")[0].loaded, torch_xla.device(), train=True, optimizer_name="sgd", warn=print
+    )
+    assert type(sgd.optimizer) is torch.optim.SGD
+
+
+def test_dynamo_mode_compiles_the_users_step_not_the_forward():
+    def step(model, batch, step):
+        return model(batch)
+
+    steps, _ = runner("tuple", train=False, step_fn=step)
+    dynamo = StepRunner(
+        steps.loaded,
+        torch_xla.device(),
+        train=False,
+        optimizer_name="sgd",
+        warn=print,
+        mode="dynamo",
+    )
+    assert dynamo._step_fn is not step and dynamo._forward is dynamo.model
+
+
+def test_a_forward_returning_none_is_said_once_at_the_first_step():
+    steps, warnings = runner("tuple", train=False)
+    steps.model.forward = lambda x: None
+    steps.run(0)
+    steps.run(1)
+    assert warnings == [NONE_OUTPUT_WARNING]
+
+
+def test_a_failing_step_without_an_arity_mistake_has_no_split_hint():
+    def step(model, batch, step):
+        raise ValueError("a bad batch")
+
+    steps, _ = runner("tuple", train=False, step_fn=step)
+    with pytest.raises(ModelError) as raised:
+        steps.run(0)
+    assert "step 0 raised ValueError: a bad batch" in str(raised.value)
+    assert raised.value.hint is None
+
+
+def test_a_sync_or_device_wait_that_fails_is_the_steps_graph_failing(monkeypatch):
+    # XLA's own failures (a compile error, a device lost) surface in these two calls.
+    import xlacli.child.steps as steps_module
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("INTERNAL: compile failed")
+
+    steps, _ = runner("tuple", train=False)
+    monkeypatch.setattr(steps_module.torch_xla, "sync", fails)
+    with pytest.raises(ModelError, match="failed to compile or run step 0's graph: RuntimeError"):
+        steps.run(0)
+    monkeypatch.undo()
+    monkeypatch.setattr(steps_module.xm, "wait_device_ops", fails)
+    with pytest.raises(ModelError, match="failed to compile or run step 4's graph"):
+        steps.finish(4)
