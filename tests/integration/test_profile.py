@@ -266,8 +266,15 @@ def test_model_error_mid_profile_exits_3_with_a_summary(tmp_path):
     assert list((tmp_path / "run" / "tensorboard").rglob("*.xplane.pb"))
 
 
-def _sigint_as_at_a_terminal() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+# Ctrl-C reaches a command typed at a terminal; a shell's background job (`pytest ... &`)
+# ignores SIGINT, and every process it starts inherits that. So xlacli starts through
+# this: SIGINT back at its default, then exec (a default disposition survives exec).
+AT_A_TERMINAL = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])",
+]
 
 
 def test_tensorboard_serves_the_logdir(tmp_path):
@@ -276,7 +283,7 @@ def test_tensorboard_serves_the_logdir(tmp_path):
         port = probe.getsockname()[1]
     process = subprocess.Popen(
         [
-            sys.executable,
+            *AT_A_TERMINAL,
             "-m",
             "xlacli",
             "profile",
@@ -295,9 +302,6 @@ def test_tensorboard_serves_the_logdir(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        # Ctrl-C reaches a command typed at a terminal; a shell's background job
-        # (`pytest ... &`) ignores SIGINT, and every process it starts inherits that.
-        preexec_fn=_sigint_as_at_a_terminal,
     )
     try:
         deadline = time.monotonic() + 120
