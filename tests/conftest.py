@@ -25,6 +25,16 @@ def golden() -> Path:
 
 MODELS = ASSETS / "models"
 EXAMPLES = REPO / "examples"
+# Ctrl-C reaches a command typed at a terminal; a shell's background job (`pytest ... &`)
+# ignores SIGINT, and every process it starts inherits that (Python then installs no
+# KeyboardInterrupt handler). Tests that interrupt xlacli start it through this prefix:
+# SIGINT back at its default, then exec (a default disposition survives exec).
+PYTHON_AS_AT_A_TERMINAL = (
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])",
+)
 # xlacli's own package: no message may show a file of it (our traceback). The
 # checkout's folder may itself be called xlacli (git clone's default), so
 # paths are resolved, never matched as text.

@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import ASSETS
+from tests.conftest import ASSETS, PYTHON_AS_AT_A_TERMINAL
 
 FAULT_MODELS = ASSETS / "models" / "faults"
 
 
 def start_cli(*args: str | Path, cwd: Path | None = None, **env: str) -> subprocess.Popen[str]:
-    """Start ``python -m xlacli ARGS`` without waiting for it."""
+    """Start ``python -m xlacli ARGS`` without waiting for it, as from a terminal."""
     return subprocess.Popen(
-        [sys.executable, "-m", "xlacli", *map(str, args)],
+        [*PYTHON_AS_AT_A_TERMINAL, "-m", "xlacli", *map(str, args)],
         cwd=cwd,
         env={**os.environ, "COLUMNS": "200", **env},
         stdout=subprocess.PIPE,

@@ -9,14 +9,20 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import MODELS, REPO, assert_clean_error, run_cli, wait_for_events
+from tests.conftest import (
+    MODELS,
+    PYTHON_AS_AT_A_TERMINAL,
+    REPO,
+    assert_clean_error,
+    run_cli,
+    wait_for_events,
+)
 from xlacli.run_folder.events import STEP_TRACE_NAME
 
 pytestmark = pytest.mark.e2e
@@ -206,7 +212,7 @@ def test_sigint_keeps_a_loadable_trace(tmp_path):
     run = tmp_path / "run"
     process = subprocess.Popen(
         [
-            sys.executable,
+            *PYTHON_AS_AT_A_TERMINAL,
             "-m",
             "xlacli",
             "profile",
@@ -266,24 +272,13 @@ def test_model_error_mid_profile_exits_3_with_a_summary(tmp_path):
     assert list((tmp_path / "run" / "tensorboard").rglob("*.xplane.pb"))
 
 
-# Ctrl-C reaches a command typed at a terminal; a shell's background job (`pytest ... &`)
-# ignores SIGINT, and every process it starts inherits that. So xlacli starts through
-# this: SIGINT back at its default, then exec (a default disposition survives exec).
-AT_A_TERMINAL = [
-    sys.executable,
-    "-c",
-    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
-    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])",
-]
-
-
 def test_tensorboard_serves_the_logdir(tmp_path):
     with socket.socket() as probe:
         probe.bind(("localhost", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen(
         [
-            *AT_A_TERMINAL,
+            *PYTHON_AS_AT_A_TERMINAL,
             "-m",
             "xlacli",
             "profile",

@@ -43,7 +43,14 @@ class Outputs(torch.nn.Module):
         return (y,)
 
 
-def runner(kind: str, train: bool = True, inputs=lambda step: torch.ones(2, 4), **loaded):
+def runner(
+    kind: str,
+    train: bool = True,
+    inputs=lambda step: torch.ones(2, 4),
+    optimizer: str = "adamw",
+    mode: str = "lazy",
+    **loaded,
+):
     warnings: list[str] = []
     model = LoadedModel(
         model=Outputs(kind),
@@ -55,7 +62,12 @@ def runner(kind: str, train: bool = True, inputs=lambda step: torch.ones(2, 4), 
         forward_inputs=loaded.get("forward_inputs"),
     )
     steps = StepRunner(
-        model, torch_xla.device(), train=train, optimizer_name="adamw", warn=warnings.append
+        model,
+        torch_xla.device(),
+        train=train,
+        optimizer_name=optimizer,
+        warn=warnings.append,
+        mode=mode,
     )
     return steps, warnings
 
@@ -174,9 +186,7 @@ def test_a_user_step_with_train_says_train_is_ignored_and_sgd_is_the_other_optim
 
     steps, warnings = runner("tuple", step_fn=step)
     assert warnings == [IGNORED_TRAIN_WARNING] and steps.optimizer is None
-    sgd = StepRunner(
-        runner("tuple")[0].loaded, torch_xla.device(), train=True, optimizer_name="sgd", warn=print
-    )
+    sgd, _ = runner("tuple", optimizer="sgd")
     assert type(sgd.optimizer) is torch.optim.SGD
 
 
@@ -184,15 +194,7 @@ def test_dynamo_mode_compiles_the_users_step_not_the_forward():
     def step(model, batch, step):
         return model(batch)
 
-    steps, _ = runner("tuple", train=False, step_fn=step)
-    dynamo = StepRunner(
-        steps.loaded,
-        torch_xla.device(),
-        train=False,
-        optimizer_name="sgd",
-        warn=print,
-        mode="dynamo",
-    )
+    dynamo, _ = runner("tuple", train=False, mode="dynamo", step_fn=step)
     assert dynamo._step_fn is not step and dynamo._forward is dynamo.model
 
 
