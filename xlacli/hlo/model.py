@@ -83,7 +83,10 @@ class ArrayShape:
         if 0 < bits < 8:
             packed = _ELEMENT_SIZE.search(self.layout.extra) if self.layout else None
             bits = int(packed.group(1)) if packed else 8
-        elements = math.prod(max(size, 0) for size in self.dimensions)
+        # Asked of every instruction of a graph (150k): only a dynamic shape can
+        # hold -1 (``?``).
+        sizes = self.dimensions
+        elements = math.prod(max(size, 0) for size in sizes) if self.dynamic else math.prod(sizes)
         return (elements * bits + 7) // 8
 
     def __str__(self) -> str:

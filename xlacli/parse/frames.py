@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 _FRAME = re.compile(r"^\s*(?P<function>.*?) \((?P<file>.*):(?P<line>\d+)\)\s*$")
 
@@ -110,7 +110,38 @@ def outside_xlacli(location: str | None) -> str | None:
 
 def first_user_frame(frames: tuple[Frame, ...] | list[Frame], roots: CodeRoots) -> Frame | None:
     """The innermost frame in the user's own code."""
-    return next((frame for frame in frames if roots.is_user(frame)), None)
+    for frame in frames:
+        if _is_user_file(roots, frame.file):
+            return frame
+    return None
+
+
+class FirstUserFrames:
+    """``first_user_frame`` of many stacks that share their tuples, each walked once.
+
+    A protobuf's frame table gives every op of one stack the same tuple (a
+    50-layer decoder's graph: 60k ops, a few thousand stacks): kept by the
+    tuple's identity, the tuple held so that its id stays its own.
+    """
+
+    def __init__(self, roots: CodeRoots) -> None:
+        self._roots = roots
+        self._found: dict[int, tuple[tuple[Frame, ...], Frame | None]] = {}
+
+    def __call__(self, stack: tuple[Frame, ...]) -> Frame | None:
+        known = self._found.get(id(stack))
+        if known is not None and known[0] is stack:
+            return known[1]
+        frame = first_user_frame(stack, self._roots)
+        self._found[id(stack)] = (stack, frame)
+        return frame
+
+
+@functools.lru_cache(maxsize=8192)
+def base_name(file: str) -> str:
+    """``Path(file).name``, the way the IR names a file, asked once per op of a
+    graph (100k) about a few hundred files."""
+    return PurePosixPath(file).name
 
 
 def current_code_roots() -> CodeRoots:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from xlacli.parse.frames import CodeRoots, first_user_frame
+from xlacli.parse.frames import CodeRoots, FirstUserFrames
 from xlacli.parse.hlo_stacks import StackedOp, read_hlo_stacks
 
 
@@ -69,10 +69,11 @@ def line_walk(stacks: Iterable[StackedOp] | None, roots: CodeRoots) -> LineWalk:
     """The walks of one module's stacked ops (``parse/hlo_stacks.py``)."""
     by_name: dict[str, Walked] = {}
     users: dict[str, set[str]] = {}
+    user_frame = FirstUserFrames(roots)
     for op in stacks or ():
         if not op.stack or roots.is_user(op.stack[0]):
             continue
-        user = first_user_frame(op.stack, roots)
+        user = user_frame(op.stack)
         if user is None:
             continue
         library = op.stack[0].location

@@ -15,13 +15,13 @@ differentiates, and the line's row counts them apart as its backward share
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from xlacli.analysis.advice.inputs import AdviceInputs, GraphArtifacts
-from xlacli.analysis.profile.op_lines import BACKWARD_SCOPE, OPTIMIZER_STEP
-from xlacli.parse.frames import CodeRoots, Frame, first_user_frame
+from xlacli.analysis.profile.op_lines import BACKWARD_SCOPE, BACKWARD_SCOPE_MARK, OPTIMIZER_STEP
+from xlacli.parse.frames import CodeRoots, FirstUserFrames, Frame, base_name, first_user_frame
 from xlacli.parse.hlo_stacks import StackedOp
 from xlacli.parse.ir_dump import IrNode
 from xlacli.report.advice import CompileCost, GraphLineCost, LineCost
@@ -68,16 +68,15 @@ def user_line(stack: Iterable[Frame], roots: CodeRoots) -> str | None:
 def _graph_cost(artifacts: GraphArtifacts, inputs: AdviceInputs) -> GraphLineCost:
     places = _Places(artifacts, inputs)
     hlo: Counter[_Place] = Counter(places.of(op) for op in artifacts.stacks)
-    by_innermost: dict[tuple[str, int], Counter[str | None]] = {}
-    by_ir_key: dict[tuple[str, str, int], Counter[str | None]] = {}
+    by_innermost: defaultdict[tuple[str, int], Counter[str | None]] = defaultdict(Counter)
+    by_ir_key: defaultdict[tuple[str, str, int], Counter[str | None]] = defaultdict(Counter)
     for op in artifacts.stacks:
         if op.stack:
             line = places.of(op).location
             inner = op.stack[0]
-            by_innermost.setdefault((inner.file, inner.line), Counter())[line] += 1
-            # The IR names a file by its base name (a string split: 70k ops a graph).
-            key = (op.ir_op, inner.file.rpartition("/")[2], inner.line)
-            by_ir_key.setdefault(key, Counter())[line] += 1
+            by_innermost[(inner.file, inner.line)][line] += 1
+            # The IR names a file by its base name (70k ops a graph, a few hundred files).
+            by_ir_key[(op.ir_op, base_name(inner.file), inner.line)][line] += 1
     ir = Counter(_ir_line(node, by_ir_key) for node in artifacts.ir_nodes)
     optimized = Counter(_optimized_lines(artifacts, by_innermost, inputs.roots))
     total = sum(hlo.values())
@@ -132,6 +131,7 @@ class _Places:
 
     def __init__(self, artifacts: GraphArtifacts, inputs: AdviceInputs) -> None:
         self._roots = inputs.roots
+        self._user_frame = FirstUserFrames(inputs.roots)
         self._by_name = {op.name: op for op in artifacts.stacks if op.name}
         self._cache: dict[str, _Place] = {}
         graph = artifacts.graph
@@ -155,7 +155,7 @@ class _Places:
         scoped = backward_scope(op.op_name)
         if scoped is not None:
             return _Place(scoped, backward=True)
-        frame = first_user_frame(op.stack, self._roots)
+        frame = self._user_frame(op.stack)
         if frame is not None:
             return _Place(frame.location)
         caller = self._by_name.get(op.caller) if op.caller else None
@@ -183,6 +183,8 @@ class _Places:
 def backward_scope(op_name: str) -> str | None:
     """The forward line a backward op differentiates (``file:line``), from the
     IR scope ``child/backward_sites.py`` gave it; None for any other op."""
+    if BACKWARD_SCOPE_MARK not in op_name:  # most ops: no search through a long name
+        return None
     found = BACKWARD_SCOPE.search(op_name)
     return f"{found['file']}:{found['line']}" if found is not None else None
 

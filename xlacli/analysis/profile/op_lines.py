@@ -36,6 +36,7 @@ from xlacli.report.profile import LineTime
 
 # xlacli.child.backward_sites.SCOPE_PREFIX, as the HLO writes it (a repeated
 # scope gets a ".N" suffix).
+BACKWARD_SCOPE_MARK = "xlacli_backward_of@"
 BACKWARD_SCOPE = re.compile(r"xlacli_backward_of@(?P<file>.+?)@(?P<line>\d+)(?:\.\d+)?/")
 TOP_LINES = 10
 OPTIMIZER_STEP = "optimizer.step() (xlacli --train)"

@@ -20,7 +20,9 @@ from xlacli.analysis.recompiles.ir_index import consumers, first_at_line, node_o
 from xlacli.hlo.model import HloModule, Metadata
 from xlacli.parse.frames import (
     CodeRoots,
+    FirstUserFrames,
     Frame,
+    base_name,
     first_user_frame,
     framework_frame,
     outside_xlacli,
@@ -69,7 +71,7 @@ class Locator:
         which of the user's functions sync (``outer_user_line``)."""
         frames = tuple(frames)
         for frame in frames:
-            self.known_files.setdefault(Path(frame.file).name, set()).add(frame.file)
+            self.known_files.setdefault(base_name(frame.file), set()).add(frame.file)
         users = [index for index, frame in enumerate(frames) if self.roots.is_user(frame)]
         # A sync the user's function called (inside its frame); not a step
         # closure's read, which a sync runs from outside the user's frames.
@@ -182,7 +184,7 @@ class Locator:
                 for instruction in computation.instructions:
                     metadata = instruction.metadata
                     if metadata.source_file:
-                        key = (Path(metadata.source_file).name, metadata.source_line)
+                        key = (base_name(metadata.source_file), metadata.source_line)
                         index.setdefault(key, metadata.source_file)
             self._sources[graph_hash] = index
         return self._sources[graph_hash]
@@ -214,10 +216,11 @@ class Locator:
         the first found and whether it is the only one (keys with none left out)."""
         if graph_hash not in self._runs:
             runs: dict[tuple[str, str, int], list[Frame | None]] = {}
+            user_frame = FirstUserFrames(self.roots)
             for op in self.load_stacks(graph_hash) or ():
                 if op.stack:
-                    key = (op.ir_op, Path(op.stack[0].file).name, op.stack[0].line)
-                    caller = first_user_frame(op.stack, self.roots)
+                    key = (op.ir_op, base_name(op.stack[0].file), op.stack[0].line)
+                    caller = user_frame(op.stack)
                     frames = runs.setdefault(key, [])
                     if not frames or frames[-1] != caller:
                         frames.append(caller)
@@ -234,7 +237,7 @@ class Locator:
         """The first node of ``ir`` made at ``frame``'s file (base name) and line."""
         if ir is None:
             return None
-        return per_graph(self._by_line, ir, first_at_line).get((Path(frame.file).name, frame.line))
+        return per_graph(self._by_line, ir, first_at_line).get((base_name(frame.file), frame.line))
 
 
 class _HasIr(Protocol):
