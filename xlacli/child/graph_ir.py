@@ -58,6 +58,7 @@ import gc
 import os
 import re
 import sys
+import time
 import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -71,9 +72,11 @@ import torch_xla.utils.utils as xu
 from torch._subclasses.fake_tensor import FakeTensor
 from torch._subclasses.functional_tensor import FunctionalTensor
 
+from xlacli.child.ir_text import END_OF_RUN_WAIT_S, GraphText, TextTaker
 from xlacli.child.sync_points import SYNC_WAIT_SETTING
 
 MAX_FRAMES = 64
+PENDING_TEXTS = "ir-text-pending"  # beside the dump: texts forked copies are writing
 # torch_xla.experimental.eager_mode(True), eager_mode_context(...), the binding itself.
 _EAGER_SWITCH = re.compile(r"\beager_mode(?:_context)?\s*\(|\b_set_use_eager_mode\s*\(")
 # Dynamo's and AOTAutograd's stand-ins: on the "xla" device, never torch_xla's.
@@ -153,10 +156,12 @@ class GraphIrWriter:
         self.path = path
         self.native_dump = native_dump
         self.tracker = XlaTensorTracker()
-        self._texts: dict[bytes, str] = {}  # probe hash -> IR text (distinct graphs only)
+        self._texts: dict[bytes, GraphText] = {}  # probe hash -> IR text (distinct graphs only)
+        self._taker = TextTaker(path.parent / PENDING_TEXTS, _XLAC._get_xla_tensors_text)
+        self._blocks: list[tuple[int, GraphText, str]] = []  # compiled, text still being written
         self._file: TextIO | None = None
-        self._before: tuple[int, str | None] | None = None  # the sync under way
-        self._dynamo: tuple[int, str, str] | None = None  # Dynamo's graph, not settled
+        self._before: tuple[int, GraphText | None] | None = None  # the sync under way
+        self._dynamo: tuple[int, GraphText, str] | None = None  # Dynamo's graph, not settled
         self._originals: dict[str, Any] = {}
         self._failed = False
         self._stepped_aside = False  # torch_xla's own dump took over (eager mode)
@@ -182,6 +187,8 @@ class GraphIrWriter:
     def uninstall(self) -> None:
         self.tracker.stop()
         self._settle_dynamo()
+        self._write_ready(deadline=time.monotonic() + END_OF_RUN_WAIT_S)
+        self._taker.finish()
         if self._originals:
             for owner, name, _ in self._hooks():
                 setattr(owner, name, self._originals[name])
@@ -193,6 +200,7 @@ class GraphIrWriter:
     def _getenv_as(self, name: str, *args: Any, **kwargs: Any) -> Any:
         if name == SYNC_WAIT_SETTING:  # sync() is about to run the step marker
             self._settle_dynamo()
+            self._write_ready()
             self._before = (_compiles(), self._probe(self.tracker.pending))
         return self._originals["getenv_as"](name, *args, **kwargs)
 
@@ -219,7 +227,7 @@ class GraphIrWriter:
         finally:
             self.sync_ended(started)
 
-    def sync_starting(self, tensors: list[torch.Tensor]) -> tuple[int, str, str] | None:
+    def sync_starting(self, tensors: list[torch.Tensor]) -> tuple[int, GraphText, str] | None:
         """Native code is about to sync ``tensors`` (a value read's, a sync of
         chosen tensors): their pending graph (taken if new), the compile count and
         the frames; None: nothing pending. The tensors are handed as the call
@@ -228,7 +236,7 @@ class GraphIrWriter:
         text = self._probe(lambda: pending_of(tensors))
         return None if text is None else (_compiles(), text, _frames_text())
 
-    def sync_ended(self, started: tuple[int, str, str] | None) -> None:
+    def sync_ended(self, started: tuple[int, GraphText, str] | None) -> None:
         """The call is over: its graph is written if it compiled."""
         if started is not None and _compiles() != started[0]:
             self._write(*started)
@@ -263,8 +271,10 @@ class GraphIrWriter:
         dynamo, self._dynamo = self._dynamo, None
         self.sync_ended(dynamo)
 
-    def _probe(self, find_pending: Callable[[], list[torch.Tensor]]) -> str | None:
-        """The pending graph's text; taken only the first time its hash is seen."""
+    def _probe(self, find_pending: Callable[[], list[torch.Tensor]]) -> GraphText | None:
+        """The pending graph's text (``ir_text.py``: formatted by a forked copy of
+        the process while this one compiles); taken only the first time its hash
+        is seen."""
         if self._failed or self._stepped_aside or not self._originals:
             return None
         try:
@@ -274,18 +284,33 @@ class GraphIrWriter:
             key = bytes(self._originals["_get_graph_hash"](pending))
             text = self._texts.get(key)
             if text is None:
-                text = self._texts[key] = _XLAC._get_xla_tensors_text(pending)
+                text = self._texts[key] = self._taker.take(pending)
             return text
         except Exception as error:  # the IR is a bonus: never fail the user's sync for it
             self._failed = True
             print(f"xlacli: the graphs' IR is not recorded: {error}", file=sys.stderr)
             return None
 
-    def _write(self, compile_index: int, text: str, frames: str) -> None:
-        if self._file is None:
-            self._file = self.path.open("a", encoding="utf-8")
-        self._file.write(_block(compile_index, text, frames))
-        self._file.flush()  # a run killed later keeps the graphs compiled so far
+    def _write(self, compile_index: int, text: GraphText, frames: str) -> None:
+        self._blocks.append((compile_index, text, frames))
+        self._write_ready()
+
+    def _write_ready(self, deadline: float | None = None) -> None:
+        """The compiled graphs' blocks whose text is there, in compile order;
+        with a ``deadline``, all of them (a text not there by then is lost)."""
+        while self._blocks:
+            compile_index, text, frames = self._blocks[0]
+            if deadline is None and not text.ready():
+                return
+            self._blocks.pop(0)
+            taken = text.text(deadline)
+            if taken is None:
+                self._taker.stop_forking(f"the IR of compile {compile_index} was not written")
+                continue
+            if self._file is None:
+                self._file = self.path.open("a", encoding="utf-8")
+            self._file.write(_block(compile_index, taken, frames))
+            self._file.flush()  # a run killed later keeps the graphs compiled so far
 
 
 def _compiles() -> int:

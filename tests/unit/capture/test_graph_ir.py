@@ -11,7 +11,7 @@ os.environ.setdefault("PJRT_DEVICE", "CPU")
 torch = pytest.importorskip("torch")
 torch_xla = pytest.importorskip("torch_xla")
 
-from xlacli.child.graph_ir import GraphIrWriter  # noqa: E402
+from xlacli.child.graph_ir import PENDING_TEXTS, GraphIrWriter  # noqa: E402
 from xlacli.parse.ir_dump import parse_ir_dump  # noqa: E402
 
 
@@ -39,6 +39,7 @@ def test_each_compiled_graph_is_written_once(tmp_path):
     assert "f32[5,3]" in blocks[2].ir_text and "f32[2,3]" in blocks[1].ir_text
     assert any(node.op == "aten::relu" for node in blocks[2].nodes)
     assert blocks[2].frames and blocks[2].frames[0].function == "sync"
+    assert not (tmp_path / PENDING_TEXTS).exists()  # the forked copies' texts, read and gone
 
 
 def test_a_value_read_writes_the_graph_it_compiles(tmp_path):
