@@ -55,10 +55,11 @@ def as_processor(advisor: Callable[[AdviceInputs], T]) -> Callable[[OrganisedRun
     return run_advisor
 
 
-# report field -> its processor (the advisors read the "events" section)
+# report field -> its processor, the sections it reads (the bucket advice reads the
+# explained compiles), and whether it may run beside the others (processors.py)
 ADVISORS = (
-    ("compile_cost", as_processor(compile_cost), lambda: None),
-    ("scan_advice", as_processor(advise_scan), tuple),
-    ("bucket_advice", as_processor(advise_buckets), tuple),
-    ("value_read_costs", as_processor(rank_value_reads), tuple),
+    ("compile_cost", as_processor(compile_cost), lambda: None, (), True),
+    ("scan_advice", as_processor(advise_scan), tuple, (), False),
+    ("bucket_advice", as_processor(advise_buckets), tuple, ("events",), False),
+    ("value_read_costs", as_processor(rank_value_reads), tuple, (), False),
 )

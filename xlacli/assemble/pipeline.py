@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from xlacli.analysis.recompiles.phases import loop_step_count
+from xlacli.assemble.beside import can_run_beside, start_beside
 from xlacli.assemble.graph_files import HloCache
 from xlacli.assemble.organise import OrganisedRun, organise_run
 from xlacli.assemble.processors import (
@@ -62,19 +63,55 @@ def build_report(
 
 
 def run_processors(
-    run: OrganisedRun, processors: Sequence[Processor]
+    run: OrganisedRun, processors: Sequence[Processor], *, beside: bool | None = None
 ) -> tuple[dict[str, Any], tuple[Problem, ...]]:
     """Every processor's section, in order; a failing one leaves its empty section
-    and a ``Problem`` naming it."""
-    sections: dict[str, Any] = {}
-    problems = []
+    and a ``Problem`` naming it. Each is handed the sections it ``reads``.
+
+    ``beside``: run the processors marked ``beside`` in a second process
+    (``beside.py``) while this one runs the rest; None: when the run is large
+    enough for it to pay. The sections are the same either way.
+    """
+    aside = [p for p in processors if p.beside]
+    if aside and (_worth_a_second_process(run) if beside is None else beside):
+        worker = start_beside(lambda: {p.section: run_one(p, run, {}) for p in aside})
+    else:
+        worker = None
+    results: dict[str, tuple[Any, Problem | None]] = {}
     for processor in processors:
-        try:
-            sections[processor.section] = processor.run(run, dict(sections))
-        except Exception as exc:  # a bug in one analysis must not lose the report
-            sections[processor.section] = processor.empty()
-            problems.append(_problem(processor, exc))
-    return sections, tuple(problems)
+        if worker is None or not processor.beside:
+            results[processor.section] = run_one(processor, run, results)
+    if worker is not None:
+        results.update(worker.result() or {})
+        for processor in processors:  # the second process failed: here, after all
+            if processor.section not in results:
+                results[processor.section] = run_one(processor, run, results)
+    sections = {p.section: results[p.section][0] for p in processors}
+    problems = tuple(problem for _, problem in (results[p.section] for p in processors) if problem)
+    return sections, problems
+
+
+# All of a run's graphs together, in HLO instructions: from this size the
+# processors marked ``beside`` run in a second process. Below it, forking and
+# pickling their sections cost more than they save (an 8-layer decoder's run
+# of 26k instructions spends ~1 s in them).
+BESIDE_FROM_INSTRUCTIONS = 20_000
+
+
+def _worth_a_second_process(run: OrganisedRun) -> bool:
+    size = sum(graph.hlo_instructions or 0 for graph in run.graphs)
+    return size >= BESIDE_FROM_INSTRUCTIONS and can_run_beside()
+
+
+def run_one(
+    processor: Processor, run: OrganisedRun, done: dict[str, tuple[Any, Problem | None]]
+) -> tuple[Any, Problem | None]:
+    """One processor's section (its empty one and the problem, if it raised)."""
+    reads = {name: done[name][0] for name in processor.reads if name in done}
+    try:
+        return processor.run(run, reads), None
+    except Exception as exc:  # a bug in one analysis must not lose the report
+        return processor.empty(), _problem(processor, exc)
 
 
 def _problem(processor: Processor, exc: Exception) -> Problem:
