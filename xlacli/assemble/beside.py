@@ -15,6 +15,7 @@ work itself, and the report is the same.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import pickle
 import select
@@ -62,6 +63,7 @@ class Beside:
                 chunks.append(chunk)
         finally:
             os.close(self._pipe)
+            gc.unfreeze()
         _, status = os.waitpid(self._pid, 0)
         if status != 0:
             return None
@@ -83,6 +85,9 @@ def start_beside(work: Callable[[], Any]) -> Beside | None:
         read_end, write_end = os.pipe()
     except OSError:
         return None
+    # The heap as it is stays out of both processes' collections: a collection
+    # writes to every object it visits, and each page written is copied.
+    gc.freeze()
     try:
         with warnings.catch_warnings():
             # Python 3.12+ warns of forking a threaded process: the fork runs
@@ -90,6 +95,7 @@ def start_beside(work: Callable[[], Any]) -> Beside | None:
             warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()
     except OSError:
+        gc.unfreeze()
         os.close(read_end)
         os.close(write_end)
         return None
@@ -105,6 +111,7 @@ def _work_and_exit(work: Callable[[], Any], pipe: int) -> None:
     process's exit handlers (its run folder and terminal are the parent's)."""
     status = 1
     try:
+        gc.disable()  # short-lived: what it allocates goes with it
         data = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
         with os.fdopen(pipe, "wb") as out:
             out.write(data)
