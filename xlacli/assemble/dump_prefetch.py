@@ -9,7 +9,9 @@ into the run folder and, when the report reads it, parsed. The report's
 ``HloCache`` asks here first, by the file's bytes, so a file the prefetcher
 saw half written, or one it never saw, is parsed then as before: the report
 is the same either way. The copy lets ``DumpStage.harvest`` skip the files
-already there.
+already there. The graphs' IR dump (``raw/ir-dump.txt.0``) is parsed a block
+at a time as the child finishes writing each, and looked up the same way, by
+the block's text.
 """
 
 from __future__ import annotations
@@ -25,12 +27,14 @@ from xlacli.errors import HloParseError, UsageError
 from xlacli.hlo import parse_hlo_bytes
 from xlacli.hlo.model import HloModule
 from xlacli.parse.hlo_stacks import StackedOp, parse_hlo_stacks
+from xlacli.parse.ir_dump import IrGraph, parse_ir_blocks
 from xlacli.parse.xla_dump import classify_dump_file
 
 _TEXT_ROLES = {"hlo_before", "hlo_after"}
 _STACK_ROLES = {"hlo_stacks", "hlo_after_stacks"}
 # A file younger than this may still be being written: it waits for the next look.
 _SETTLED_S = 0.2
+IR_BLOCK_END = b"## END_GRAPH"
 
 
 def _key(data: bytes) -> bytes:
@@ -47,6 +51,10 @@ class DumpPrefetch:
         # Names xlacli does not keep (XLA:CPU's LLVM and MLIR text of every
         # kernel, ~40 a graph): classified once, not at every look.
         self._ignored: set[str] = set()
+        # The IR dump's blocks the child has finished writing, parsed; and how far
+        # into the file they go (it only grows).
+        self.ir_blocks: dict[str, IrGraph] = {}
+        self._ir_read = 0
 
     def module(self, path: Path) -> HloModule | None:
         """The module parsed from ``path``'s bytes ahead of time, if any."""
@@ -97,6 +105,26 @@ class DumpPrefetch:
             data = copy_kept_file(path, copy_to) if copy_to is not None else _read(path)
             if data is not None:
                 self._parse(classified[2], path, data)
+
+    def look_ir(self, path: Path) -> None:
+        """Parse the IR dump's blocks written whole since the last look
+        (``child/graph_ir.py`` writes one block at a time; torch_xla's own dump a
+        block a sync): each ends with its ``## END_GRAPH`` line."""
+        try:
+            with path.open("rb") as dump:
+                dump.seek(self._ir_read)
+                data = dump.read()
+        except OSError:
+            return
+        last = data.rfind(IR_BLOCK_END)
+        cut = data.find(b"\n", last) if last >= 0 else -1
+        if cut < 0:
+            return
+        self._ir_read += cut + 1
+        try:
+            self.ir_blocks.update(parse_ir_blocks(data[: cut + 1].decode("utf-8", "replace")))
+        except (ValueError, IndexError):
+            return  # parsed again (and its error reported) when the report reads it
 
     def _parse(self, role: str, path: Path, data: bytes) -> None:
         try:

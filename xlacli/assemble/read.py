@@ -3,7 +3,7 @@ parser in ``parse/``); ``organise.py`` joins them by order (see there why)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,14 +37,17 @@ class RawRun:
     execute_times_s: list[float | None] = field(default_factory=list)
 
 
-def read_raw_run(paths: RunPaths, log: ChildLog) -> RawRun:
-    """Parse the raw artifacts of a run folder."""
+def read_raw_run(
+    paths: RunPaths, log: ChildLog, ir_blocks: Mapping[str, IrGraph] | None = None
+) -> RawRun:
+    """Parse the raw artifacts of a run folder (``ir_blocks``: the IR dump's
+    blocks parsed while the child ran, by their text)."""
     events = parse_debug_log(_read(paths.debug_log))
     ir_dump = paths.ir_dump_files()
     prune_backend_noise(paths.xla_dump)
     metrics = parse_metrics_report(_read(paths.metrics))
     counters = dict(metrics.counters) or _summed_counters(log)
-    ir_graphs = parse_ir_dump(_read(ir_dump[0])) if ir_dump else []
+    ir_graphs = parse_ir_dump(_read(ir_dump[0]), ir_blocks) if ir_dump else []
     compiles, compile_times = _with_eager_ops(
         "compile",
         [e for e in events if e.kind == "compile"],

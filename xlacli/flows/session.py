@@ -110,8 +110,9 @@ class _DumpReader:
 
     LOOK_EVERY_S = 0.25
 
-    def __init__(self) -> None:
+    def __init__(self, ir_dump: Path) -> None:
         self.prefetched: DumpPrefetch | None = None  # once the thread is done
+        self._ir_dump = ir_dump  # the graphs' IR, as the child appends it
 
     @contextlib.contextmanager
     def reading(self, dump_dir: Path, copy_to: Path | None) -> Iterator[None]:
@@ -138,6 +139,7 @@ class _DumpReader:
         try:
             while not stop.wait(self.LOOK_EVERY_S):
                 prefetch.look(dump_dir, copy_to)
+                prefetch.look_ir(self._ir_dump)
         except Exception:  # a saving only: the report parses what it needs itself
             return
         self.prefetched = prefetch
@@ -285,7 +287,7 @@ def capture(
         command=command or ("profile" if profile else "compile"),
     )
     total = None if request.run_to_end else request.planned_steps(0)
-    dump = _DumpReader()
+    dump = _DumpReader(paths.ir_dump_file)
     with StopSignals() as stop:
         with _StepProgress(label or f"Running {display_path(target.path)}", total) as progress:
             update: Callable[[ChildLog], None] = progress.update
@@ -435,7 +437,7 @@ def report_from_run(
     from xlacli.capture.outcome import error_record
     from xlacli.report.run_report import save_report
 
-    raw = read_raw_run(paths, log)
+    raw = read_raw_run(paths, log, prefetched.ir_blocks if prefetched else None)
     model_label = str(target)  # model.py:make, train.py, -m pkg.train
     hlo = HloCache(paths.root, prefetched)
     report = build_report(

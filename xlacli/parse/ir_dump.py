@@ -27,7 +27,7 @@ run, counted from 0) in place of torch_xla's hashes.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from xlacli.parse.frames import Frame, parse_frame
@@ -96,16 +96,40 @@ def operand_id(operand: str) -> int:
     return int(operand.lstrip("%").split(".")[0])
 
 
-def parse_ir_dump(text: str) -> list[IrGraph]:
+def parse_ir_dump(text: str, known: Mapping[str, IrGraph] | None = None) -> list[IrGraph]:
     """Parse every graph block of an ``XLA_SAVE_TENSORS_FILE`` text file.
 
     A block cut short (the process died while writing) is kept with what it
-    has; a file that ends mid-node loses only that node.
+    has; a file that ends mid-node loses only that node. ``known``: blocks
+    parsed ahead (``parse_ir_blocks``), by ``ir_block_key``.
     """
     # A cached graph's syncs repeat its IR, but for the scope counters of a few
     # nodes: each distinct line is parsed once.
     parsed: dict[str, IrNode | None] = {}
-    return [_parse_block(kind, lines, parsed) for kind, lines in _split_blocks(text.splitlines())]
+    graphs = []
+    for kind, lines in _split_blocks(text.splitlines()):
+        graph = known.get(ir_block_key(kind, lines)) if known else None
+        graphs.append(graph if graph is not None else _parse_block(kind, lines, parsed))
+    return graphs
+
+
+def parse_ir_blocks(text: str) -> dict[str, IrGraph]:
+    """The whole blocks of a piece of the dump, by ``ir_block_key``: read ahead
+    while the child still writes the file (``assemble/dump_prefetch.py``)."""
+    parsed: dict[str, IrNode | None] = {}
+    return {
+        ir_block_key(kind, lines): _parse_block(kind, lines, parsed)
+        for kind, lines in _split_blocks(text.splitlines())
+    }
+
+
+def ir_block_key(kind: str, lines: list[str]) -> str:
+    """A block's identity: its header and its lines, but the blank ones after it
+    (read whole, the file has them before the next block; read ahead, not yet)."""
+    end = len(lines)
+    while end and not lines[end - 1].strip():
+        end -= 1
+    return "\n".join((kind, *lines[:end]))
 
 
 def _split_blocks(lines: list[str]) -> Iterator[tuple[str, list[str]]]:

@@ -4,6 +4,7 @@ file seen half written is parsed again from what it finally holds."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 
@@ -65,3 +66,28 @@ def test_the_harvest_skips_what_was_copied_already(tmp_path):
     assert keep_dump_files(stage, kept) == 0
     (stage / "module_0009.SyncTensorsGraph.2.before_optimizations.txt").write_text("HloModule m")
     assert keep_dump_files(stage, kept) == 1
+
+
+def test_the_ir_dump_is_parsed_a_whole_block_at_a_time_as_it_grows(tmp_path):
+    """The child appends one block at a time; a look between two writes parses the
+    blocks written whole, a block half written waits, and the report's parse takes
+    the blocks read ahead by their text (the same graphs as a parse of the file)."""
+    from xlacli.parse.ir_dump import parse_ir_dump
+
+    text = (GOLDEN / "shape_change" / "ir-dump.txt").read_text()
+    cuts = [0, *(text.index("## END_GRAPH", 1 + text.index("## END_GRAPH")) + 5, len(text))]
+    path = tmp_path / "ir-dump.txt.0"
+    prefetch = DumpPrefetch()
+    prefetch.look_ir(path)  # not there yet
+    known = []
+    with path.open("w", encoding="utf-8") as dump:
+        for start, end in itertools.pairwise(cuts):
+            dump.write(text[start:end])  # the second cut: inside the second block's last line
+            dump.flush()
+            prefetch.look_ir(path)
+            known.append(len(prefetch.ir_blocks))
+    assert known[0] == 1  # the half-written second block waited
+    whole = parse_ir_dump(text)
+    ahead = parse_ir_dump(text, prefetch.ir_blocks)
+    assert ahead == whole and len(whole) == text.count("## END_GRAPH") >= 3
+    assert all(any(graph is known for known in prefetch.ir_blocks.values()) for graph in ahead)
