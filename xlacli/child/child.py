@@ -128,16 +128,34 @@ def exit_without_teardown(code: int) -> NoReturn:
 
 def _flush_open_files() -> None:
     """Flush every file object still open for writing (the teardown's garbage
-    collection would have closed them): one pass over the heap, tens of ms."""
+    collection would have closed them): one pass over the heap. An ``isinstance``
+    of io's abstract class for each of a training process's million objects took
+    0.5 s; an exact type looked up in the set of every file class is a third of it."""
     import contextlib
     import gc
-    import io
 
+    file_types = _file_classes()
     for candidate in gc.get_objects():
-        if isinstance(candidate, io.IOBase):
+        if type(candidate) in file_types:
             with contextlib.suppress(Exception):
                 if not candidate.closed and candidate.writable():
                     candidate.flush()
+
+
+def _file_classes() -> frozenset[type]:
+    """Every class of file object defined now: the C base of io's classes and all
+    its subclasses (io's own, and any of the program's or a library's)."""
+    import io
+
+    base = io.IOBase.__mro__[1]  # _io._IOBase, which every file object's class derives from
+    found: set[type] = set()
+    pending = [base]
+    while pending:
+        for subclass in pending.pop().__subclasses__():
+            if subclass not in found:
+                found.add(subclass)
+                pending.append(subclass)
+    return frozenset(found)
 
 
 def run_as_child(argv: list[str]) -> None:

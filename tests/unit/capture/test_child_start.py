@@ -3,6 +3,7 @@ imported before it starts (issue 40, item 2)."""
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 import time
@@ -75,14 +76,25 @@ def test_a_file_the_program_left_open_is_written_out(tmp_path):
     # it are seen only in this process) ...
     from xlacli.child.child import _flush_open_files
 
+    class StepLog(io.TextIOWrapper):  # a program's own kind of file, made after xlacli started
+        pass
+
     kept = (tmp_path / "kept.txt").open("w", buffering=1 << 16)
+    binary = (tmp_path / "kept.bin").open("wb", buffering=1 << 16)
+    own = StepLog(io.BufferedWriter(io.FileIO(tmp_path / "own.txt", "w"), 1 << 16))
     try:
         kept.write("step 3 loss 0.25\n")
+        binary.write(b"\x00\x01")
+        own.write("step 4\n")
         assert (tmp_path / "kept.txt").read_text() == ""  # still in the buffer
         _flush_open_files()
         assert (tmp_path / "kept.txt").read_text() == "step 3 loss 0.25\n"
+        assert (tmp_path / "kept.bin").read_bytes() == b"\x00\x01"
+        assert (tmp_path / "own.txt").read_text() == "step 4\n"
     finally:
         kept.close()
+        binary.close()
+        own.close()
     # ... and the child's exit running it.
     log = tmp_path / "log.txt"
     code = (
