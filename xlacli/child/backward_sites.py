@@ -49,6 +49,8 @@ class BackwardSites:
         self._anomaly = (False, True)  # the user's own anomaly mode, restored at stop
         self._active = False
         self._full_stack: Callable[[], list[str]] | None = None  # fx's, while ours stands in
+        self._user_code: dict[Any, bool] = {}  # code object -> the user's own
+        self._sites: dict[str, str | None] = {}  # stack entry -> its "file@line" or None
 
     def start(self) -> None:
         """Record forward stacks and scope backward nodes from now on (again,
@@ -73,7 +75,7 @@ class BackwardSites:
             self._set_anomaly(True, check_nan=self._anomaly[0] and self._anomaly[1])
             if not self._anomaly[0]:
                 self._full_stack = fx_traceback.format_stack
-                fx_traceback.format_stack = self._innermost_user_frame  # type: ignore[assignment]
+                fx_traceback.format_stack = self._innermost_user_frame
 
     def pause(self) -> None:
         """No stacks and no scopes until ``start``: the graphs are compiled. The
@@ -82,7 +84,7 @@ class BackwardSites:
             self._active = False
             self._set_anomaly(*self._anomaly)
             if self._full_stack is not None:
-                fx_traceback.format_stack = self._full_stack  # type: ignore[assignment]
+                fx_traceback.format_stack = self._full_stack
                 self._full_stack = None
 
     def stop(self) -> None:
@@ -120,9 +122,13 @@ class BackwardSites:
         if fx_traceback.should_preserve_node_meta and self._full_stack is not None:
             return self._full_stack()
         frame: Any = sys._getframe(1)
+        user_code = self._user_code
         while frame is not None:
             code = frame.f_code
-            if self._roots.is_user(Frame(code.co_name, code.co_filename, frame.f_lineno)):
+            user = user_code.get(code)
+            if user is None:
+                user = user_code[code] = self._roots.is_user(Frame("", code.co_filename, 0))
+            if user:
                 return [f'  File "{code.co_filename}", line {frame.f_lineno}, in {code.co_name}\n']
             frame = frame.f_back
         return []
@@ -130,14 +136,23 @@ class BackwardSites:
     def _user_line(self, node: Any) -> str | None:
         """The innermost user frame of the node's forward stack: ``file@line``."""
         stack = (getattr(node, "metadata", None) or {}).get("traceback_") or ()
+        sites = self._sites
         for entry in reversed(stack):
-            match = _STACK_LINE.match(entry.splitlines()[0] if entry else "")
-            if match is None:
-                continue
-            frame = Frame(match["function"], match["file"], int(match["line"]))
-            if self._roots.is_user(frame):
-                return f"{frame.file}@{frame.line}"
+            if entry not in sites:
+                sites[entry] = self._entry_site(entry)
+            site = sites[entry]
+            if site is not None:
+                return site
         return None
+
+    def _entry_site(self, entry: str) -> str | None:
+        """One stack entry's ``file@line`` if it is a user frame. Asked for every node of
+        every backward pass: the same few hundred entries, read once each."""
+        match = _STACK_LINE.match(entry.splitlines()[0] if entry else "")
+        if match is None:
+            return None
+        frame = Frame(match["function"], match["file"], int(match["line"]))
+        return f"{frame.file}@{frame.line}" if self._roots.is_user(frame) else None
 
     def _scope_node(self, node: Any, scope: str) -> None:
         key = id(node)  # a node runs once per backward pass, prehook then hook

@@ -149,8 +149,9 @@ def _file_classes() -> frozenset[type]:
 
     base = io.IOBase.__mro__[1]  # _io._IOBase, which every file object's class derives from
     found: set[type] = set()
-    pending = [base]
+    pending: list[type] = [base]
     while pending:
+        subclass: type
         for subclass in pending.pop().__subclasses__():
             if subclass not in found:
                 found.add(subclass)

@@ -142,6 +142,9 @@ def _write_and_exit(
     status = 1
     try:
         gc.disable()  # no collection: the process's gc callbacks stay its own
+        # Behind the compile it runs beside (the run's own time) and the parent's
+        # reading of the dump: the text is wanted only once the graph compiled.
+        os.nice(10)
         for stop in (signal.SIGINT, signal.SIGTERM):
             signal.signal(stop, signal.SIG_DFL)  # stopped with the run, nothing recorded
         text = format_text(tensors)
