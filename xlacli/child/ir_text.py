@@ -32,6 +32,9 @@ from typing import Any
 # A forked copy that has not written its text by the end of the run (after the
 # child's last sync, which compiled for longer than any text took): given up.
 END_OF_RUN_WAIT_S = 60.0
+# A text this long (~1,400 IR nodes, ~70 ms to format) is worth a fork (~10 ms for a
+# process of a few GB, and its pages copied as they are written).
+FORK_FROM_CHARS = 100_000
 
 
 class GraphText:
@@ -101,15 +104,30 @@ class TextTaker:
         self._format = format_text
         self._forks = hasattr(os, "fork")
         self._count = 0
+        self._recent: list[GraphText] = []  # the last few taken, newest last
 
     def take(self, tensors: list[Any]) -> GraphText:
-        """The text of the graph pending on ``tensors``."""
-        if self._forks:
+        """The text of the graph pending on ``tensors``: by a forked copy, unless
+        the last graph whose text is known was small (a new graph every step of
+        a small model: a fork costs more than its text)."""
+        if self._forks and not self._graphs_are_small():
             try:
-                return self._forked(tensors)
+                text = self._forked(tensors)
             except OSError as error:
                 self.stop_forking(f"cannot fork ({error})")
-        return GraphText(self._format(tensors))
+            else:
+                self._recent = [*self._recent[-3:], text]
+                return text
+        text = GraphText(self._format(tensors))
+        self._recent = [*self._recent[-3:], text]
+        return text
+
+    def _graphs_are_small(self) -> bool:
+        for text in reversed(self._recent):
+            if text.ready():
+                taken = text.text()
+                return taken is not None and len(taken) < FORK_FROM_CHARS
+        return False
 
     def stop_forking(self, why: str) -> None:
         """Take every later text in the process itself."""

@@ -78,3 +78,18 @@ def test_the_copy_runs_nothing_of_the_process_own(tmp_path: Path) -> None:
         check=True,
     )
     assert done.stdout.splitlines() == ["buffered before the fork", "the text", "atexit ran"]
+
+
+def test_small_graphs_are_taken_in_process_once_one_is_known_small(tmp_path: Path) -> None:
+    """A new graph every step of a small model: a fork costs more than its text."""
+    taker = TextTaker(tmp_path / "pending", lambda tensors: f"formatted by {os.getpid()}")
+    first = taker.take([1]).text()
+    later = [taker.take([1]).text() for _ in range(3)]
+    assert first != f"formatted by {os.getpid()}"  # not known yet: forked
+    assert later == [f"formatted by {os.getpid()}"] * 3
+
+
+def test_large_graphs_keep_forking(tmp_path: Path) -> None:
+    taker = TextTaker(tmp_path / "pending", lambda tensors: f"{os.getpid()} " + "x" * 200_000)
+    texts = [taker.take([1]).text() or "" for _ in range(3)]
+    assert all(not text.startswith(f"{os.getpid()} ") for text in texts)
