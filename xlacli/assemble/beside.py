@@ -14,16 +14,15 @@ work itself, and the report is the same.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import pickle
 import select
-import signal
 import time
-import warnings
 from collections.abc import Callable
 from typing import Any
+
+from xlacli.forks import fork_helper, stop_helper
 
 # The second process is given this long after this one has finished its own share
 # (its share is the same size); then it is stopped and its work done here.
@@ -55,7 +54,7 @@ class Beside:
             while True:
                 left = deadline - time.monotonic()
                 if left <= 0 or not select.select([self._pipe], [], [], left)[0]:
-                    self._stop()
+                    stop_helper(self._pid)
                     return None
                 chunk = os.read(self._pipe, 1 << 20)
                 if not chunk:
@@ -72,12 +71,6 @@ class Beside:
         except Exception:  # a section that does not load back: done here instead
             return None
 
-    def _stop(self) -> None:
-        with contextlib.suppress(OSError):
-            os.kill(self._pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self._pid, 0)
-
 
 def start_beside(work: Callable[[], Any]) -> Beside | None:
     """``work()`` started in a fork; None when no fork could be made."""
@@ -89,11 +82,7 @@ def start_beside(work: Callable[[], Any]) -> Beside | None:
     # writes to every object it visits, and each page written is copied.
     gc.freeze()
     try:
-        with warnings.catch_warnings():
-            # Python 3.12+ warns of forking a threaded process: the fork runs
-            # only the analyses, which take no lock another thread may hold.
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
+        pid = fork_helper()
     except OSError:
         gc.unfreeze()
         os.close(read_end)

@@ -24,10 +24,11 @@ import shutil
 import signal
 import sys
 import time
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from xlacli.forks import fork_helper, stop_helper
 
 # A forked copy that has not written its text by the end of the run (after the
 # child's last sync, which compiled for longer than any text took): given up.
@@ -89,10 +90,7 @@ class GraphText:
         return text
 
     def _stop(self) -> None:
-        with contextlib.suppress(OSError):
-            os.kill(self._pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self._pid, 0)
+        stop_helper(self._pid)
         self._pid, self._text, self.failed = 0, None, True
 
 
@@ -140,11 +138,7 @@ class TextTaker:
         self._folder.mkdir(parents=True, exist_ok=True)
         self._count += 1
         path = self._folder / f"graph-{self._count}.txt"
-        with warnings.catch_warnings():
-            # Python 3.12+ warns that a threaded process's fork may deadlock: the
-            # copy takes no lock another thread may hold (it formats host memory).
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
+        pid = fork_helper()
         if pid == 0:  # the copy: format, write, leave
             _write_and_exit(self._format, tensors, path)
         return GraphText(pid=pid, path=path)
