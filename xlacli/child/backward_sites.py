@@ -103,13 +103,18 @@ class BackwardSites:
 
     def _hook_graph(self, tensors: Any) -> None:
         roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
-        seen: set[int] = set()
+        # A C++ node's Python object lives only while something holds it, and
+        # ``next_functions`` makes a new one when it is gone: the walk keeps every
+        # node it has seen, or an id is reused by another node (skipped: its lines
+        # lost) or a node reached again comes back new (a residual network's
+        # graph walked as a tree: exponential, a 12-layer GPT-2 filled 23 GB).
+        seen: dict[int, Any] = {}
         pending = [t.grad_fn for t in roots if isinstance(t, torch.Tensor) and t.grad_fn]
         while pending:
             node = pending.pop()
             if id(node) in seen:
                 continue
-            seen.add(id(node))
+            seen[id(node)] = node
             site = self._user_line(node)
             if site is not None:
                 self._scope_node(node, SCOPE_PREFIX + site)
