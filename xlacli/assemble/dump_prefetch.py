@@ -27,14 +27,13 @@ from xlacli.errors import HloParseError, UsageError
 from xlacli.hlo import parse_hlo_bytes
 from xlacli.hlo.model import HloModule
 from xlacli.parse.hlo_stacks import StackedOp, parse_hlo_stacks
-from xlacli.parse.ir_dump import IrGraph, parse_ir_blocks
+from xlacli.parse.ir_dump import IR_BLOCK_END, IrGraph, parse_ir_blocks
 from xlacli.parse.xla_dump import classify_dump_file
 
 _TEXT_ROLES = {"hlo_before", "hlo_after"}
 _STACK_ROLES = {"hlo_stacks", "hlo_after_stacks"}
 # A file younger than this may still be being written: it waits for the next look.
 _SETTLED_S = 0.2
-IR_BLOCK_END = b"## END_GRAPH"
 
 
 def _key(data: bytes) -> bytes:
@@ -116,7 +115,7 @@ class DumpPrefetch:
                 data = dump.read()
         except OSError:
             return
-        last = data.rfind(IR_BLOCK_END)
+        last = data.rfind(IR_BLOCK_END.encode())
         cut = data.find(b"\n", last) if last >= 0 else -1
         if cut < 0:
             return

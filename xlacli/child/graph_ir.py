@@ -74,6 +74,7 @@ from torch._subclasses.functional_tensor import FunctionalTensor
 
 from xlacli.child.ir_text import END_OF_RUN_WAIT_S, GraphText, TextTaker
 from xlacli.child.sync_points import SYNC_WAIT_SETTING
+from xlacli.parse.ir_dump import IR_BLOCK_END
 
 MAX_FRAMES = 64
 PENDING_TEXTS = "ir-text-pending"  # beside the dump: texts forked copies are writing
@@ -327,7 +328,7 @@ def _block(compile_index: int, ir_text: str, frames: str) -> str:
     """One graph in the native dump's text format, plus the compile it belongs to."""
     return (
         f"[ScheduleSyncTensorsGraph]\nTensorsGraphInfo:\n{frames}\n"
-        f"Compile Index: {compile_index}\n\n## BEGIN_GRAPH\n{ir_text}\n## END_GRAPH\n\n"
+        f"Compile Index: {compile_index}\n\n## BEGIN_GRAPH\n{ir_text}\n{IR_BLOCK_END}\n\n"
     )
 
 

@@ -108,15 +108,14 @@ class TextTaker:
         """The text of the graph pending on ``tensors``: by a forked copy, unless
         the last graph whose text is known was small (a new graph every step of
         a small model: a fork costs more than its text)."""
+        text: GraphText | None = None
         if self._forks and not self._graphs_are_small():
             try:
                 text = self._forked(tensors)
             except OSError as error:
                 self.stop_forking(f"cannot fork ({error})")
-            else:
-                self._recent = [*self._recent[-3:], text]
-                return text
-        text = GraphText(self._format(tensors))
+        if text is None:
+            text = GraphText(self._format(tensors))
         self._recent = [*self._recent[-3:], text]
         return text
 

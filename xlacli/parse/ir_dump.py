@@ -33,6 +33,9 @@ from dataclasses import dataclass, field
 from xlacli.parse.frames import Frame, parse_frame
 
 _HEADER = re.compile(r"^\[(\w+)\]\s*$")
+# The line that closes a block's IR: the child writes it last (``child/graph_ir.py``),
+# and a block read ahead counts as whole once it is there (``assemble/dump_prefetch.py``).
+IR_BLOCK_END = "## END_GRAPH"
 _ROOT_HASHES = re.compile(r"^Root Hashes: \((.*)\)\s*$")
 _GRAPH_HASH = re.compile(r"^Graph Hash: ([0-9a-f]+)\s*$")
 _COMPILE_INDEX = re.compile(r"^Compile Index: (\d+)\s*$")
